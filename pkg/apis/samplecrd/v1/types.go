@@ -1,0 +1,106 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Network declares an IP network that must exist in OpenStack Neutron: a
+// Neutron network with one subnet of Spec.CIDR whose gateway is Spec.Gateway.
+// The user says what; network-controller decides how, and reports what it
+// did in Status.
+//
+// The schema and validation of this type live in
+// artifacts/crd/networks.samplecrd.k8s.io.yaml; a unit test keeps the two in
+// agreement field for field.
+type Network struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the network the user wants.
+	Spec NetworkSpec `json:"spec"`
+
+	// Status is what the controller last observed and did.
+	// +optional
+	Status NetworkStatus `json:"status,omitempty"`
+}
+
+// NetworkSpec is the desired state of a Network.
+type NetworkSpec struct {
+	// CIDR is the network's address range in canonical form, IPv4 or IPv6,
+	// e.g. "192.168.0.0/16" or "fd00:10::/64". It cannot change once set:
+	// a Neutron subnet's range is fixed, so a different range is a different
+	// Network.
+	CIDR string `json:"cidr"`
+
+	// Gateway is the router address of the network. It must lie inside CIDR
+	// and be neither its network address nor, for IPv4, its broadcast
+	// address. It may change.
+	Gateway string `json:"gateway"`
+}
+
+// NetworkStatus is the observed state of a Network.
+type NetworkStatus struct {
+	// ObservedGeneration is the metadata.generation that the conditions
+	// describe. A value below metadata.generation means the controller has
+	// not yet acted on the latest spec.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions are the latest observations of the Network's state. The
+	// controller maintains the Ready condition.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// NetworkID is the ID of the Neutron network that implements this Network.
+	// +optional
+	NetworkID string `json:"networkID,omitempty"`
+
+	// SubnetID is the ID of the Neutron subnet that implements Spec.CIDR.
+	// +optional
+	SubnetID string `json:"subnetID,omitempty"`
+}
+
+// ConditionReady is the condition type that says whether the Neutron network
+// and subnet exist and match the spec.
+const ConditionReady = "Ready"
+
+// Reasons of the Ready condition. They are part of the API: tools may match
+// on them, so they only ever gain values.
+const (
+	// ReasonProvisioned: the Neutron network and subnet match the spec.
+	ReasonProvisioned = "Provisioned"
+	// ReasonProvisioning: the controller is creating or updating Neutron resources.
+	ReasonProvisioning = "Provisioning"
+	// ReasonNeutronUnavailable: Neutron could not be reached or answered with
+	// a server error; the controller retries with backoff.
+	ReasonNeutronUnavailable = "NeutronUnavailable"
+	// ReasonCIDRConflict: Neutron refused the subnet because its range
+	// overlaps another one, or the actual subnet's range differs from the spec.
+	ReasonCIDRConflict = "CIDRConflict"
+	// ReasonNeutronRejected: Neutron refused the request (invalid, over
+	// quota, forbidden); the message carries Neutron's own words.
+	ReasonNeutronRejected = "NeutronRejected"
+	// ReasonDeleting: the Network is being deleted and its Neutron resources
+	// are being removed.
+	ReasonDeleting = "Deleting"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NetworkList is a list of Networks.
+type NetworkList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the Networks.
+	Items []Network `json:"items"`
+}
