@@ -1,0 +1,187 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is one daemon of the stack, started from a fixed command line so
+// that it can be stopped and started again (outage tests) with the same
+// ports and data.
+type Process struct {
+	// Name names the daemon in logs and errors.
+	Name string
+	// Path and Args are the command line.
+	Path string
+	Args []string
+	// Dir is the working directory.
+	Dir string
+	// LogPath receives the daemon's stdout and stderr, appended across restarts.
+	LogPath string
+	// Credential, when set, runs the daemon as another user (the stack runs
+	// its daemons as nobody when started by root: MariaDB refuses root).
+	Credential *syscall.Credential
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Start starts the daemon. Its process group is killed with it, and the
+// kernel kills it if the process that started it dies first (Pdeathsig), so
+// a test binary killed mid-run leaves nothing behind.
+func (p *Process) Start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		return fmt.Errorf("%s: already running", p.Name)
+	}
+	logFile, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: opening log: %w", p.Name, err)
+	}
+	cmd := exec.Command(p.Path, p.Args...)
+	cmd.Dir = p.Dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:    true,
+		Pdeathsig:  syscall.SIGKILL,
+		Credential: p.Credential,
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("%s: starting %s: %w", p.Name, p.Path, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(done)
+	}()
+	p.cmd, p.done = cmd, done
+	return nil
+}
+
+// Exited reports whether a started daemon has exited by itself.
+func (p *Process) Exited() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop sends SIGTERM to the daemon's process group, waits up to grace for it
+// to exit, then kills the group. Stopping a stopped daemon does nothing.
+func (p *Process) Stop(grace time.Duration) error {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.cmd, p.done = nil, nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	pgid := -cmd.Process.Pid
+	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		<-done
+	}
+	// Children that outlived the leader (neutron's API workers) go too.
+	_ = syscall.Kill(pgid, syscall.SIGKILL)
+	return nil
+}
+
+// Kill stops the daemon at once with SIGKILL, as a crash would.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.cmd, p.done = nil, nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+}
+
+// Tail returns the last n bytes of the daemon's log.
+func (p *Process) Tail(n int64) string {
+	f, err := os.Open(p.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err.Error()
+	}
+	off := st.Size() - n
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return err.Error()
+	}
+	return string(buf)
+}
+
+// run runs a one-shot command (a schema init, a migration) to completion,
+// its output appended to logPath and quoted in the error when it fails.
+func run(ctx context.Context, logPath string, cred *syscall.Credential, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
+	out, err := cmd.CombinedOutput()
+	if logPath != "" {
+		if f, ferr := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			fmt.Fprintf(f, "$ %s %v\n%s\n", name, args, out)
+			f.Close()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %v: %w\n%s", filepath.Base(name), args, err, out)
+	}
+	return nil
+}
+
+// waitFor polls check every interval until it returns nil, the process it
+// depends on exits, or the deadline passes. The last error is returned.
+func waitFor(ctx context.Context, timeout time.Duration, p *Process, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if last = check(ctx); last == nil {
+			return nil
+		}
+		if p != nil && p.Exited() {
+			return fmt.Errorf("%s exited while starting: %v\n%s", p.Name, last, p.Tail(4000))
+		}
+		select {
+		case <-ctx.Done():
+			name := "condition"
+			if p != nil {
+				name = p.Name
+			}
+			return errors.Join(fmt.Errorf("%s not ready after %s", name, timeout), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
