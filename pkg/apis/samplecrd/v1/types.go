@@ -104,3 +104,10 @@ type NetworkList struct {
 	// Items are the Networks.
 	Items []Network `json:"items"`
 }
+
+// NetworkFinalizer is the finalizer network-controller puts on every Network
+// before it creates anything in Neutron, and removes once Neutron has
+// confirmed the deletion of the Network's subnet and network. It is what
+// makes "delete the Network" mean "and its Neutron resources", even when the
+// controller was not running at the moment of the delete.
+const NetworkFinalizer = "samplecrd.k8s.io/neutron-cleanup"

@@ -1,0 +1,66 @@
+package neutron
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+)
+
+// RejectedError is a request Neutron understood and refused: invalid input,
+// an overlapping range, a quota, a policy. Retrying it unchanged will fail
+// the same way, so the controller reports it and does not retry hot.
+type RejectedError struct {
+	// Op says what was asked.
+	Op string
+	// StatusCode is Neutron's HTTP status.
+	StatusCode int
+	// Type is Neutron's error type, e.g. "InvalidInput" or "OverQuota".
+	Type string
+	// Message is Neutron's own explanation.
+	Message string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("%s: neutron refused (%d %s): %s", e.Op, e.StatusCode, e.Type, e.Message)
+}
+
+// Overlap reports whether Neutron refused a subnet because its range
+// overlaps another subnet's.
+func (e *RejectedError) Overlap() bool {
+	return strings.Contains(strings.ToLower(e.Message), "overlap")
+}
+
+// classify wraps a gophercloud error with what was asked, and turns
+// Neutron's refusals (4xx other than 404, 408 and 429) into a RejectedError.
+// Everything else — connection errors, timeouts, 5xx — is unavailability
+// and worth retrying.
+func classify(op string, err error) error {
+	var code gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &code) {
+		switch c := code.Actual; {
+		case c == http.StatusNotFound || c == http.StatusRequestTimeout || c == http.StatusTooManyRequests:
+		case c >= 400 && c < 500:
+			typ, msg := neutronError(code.Body)
+			return &RejectedError{Op: op, StatusCode: c, Type: typ, Message: msg}
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// neutronError extracts Neutron's {"NeutronError": {"type", "message"}}.
+func neutronError(body []byte) (typ, msg string) {
+	var e struct {
+		NeutronError struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"NeutronError"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.NeutronError.Message != "" {
+		return e.NeutronError.Type, e.NeutronError.Message
+	}
+	return "", strings.TrimSpace(string(body))
+}
