@@ -72,6 +72,13 @@ func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Netw
 	return nil
 }
 
+// finalizerFieldManager owns the finalizer. It is not the status's manager:
+// the API server keeps a manager's fields of the main resource and of the
+// status subresource apart, but not every implementation does (client-go's
+// fake tracker does not), and with one name an apply of the status would
+// then withdraw the finalizer.
+const finalizerFieldManager = controllerAgentName + "-finalizer"
+
 // setFinalizer adds (present) or removes the controller's finalizer with
 // server-side apply: metadata.finalizers is a set, so the controller's
 // apply adds or withdraws its own entry and leaves everyone else's alone.
@@ -81,7 +88,7 @@ func (c *Controller) setFinalizer(ctx context.Context, network *samplecrdv1.Netw
 		ac.WithFinalizers(samplecrdv1.NetworkFinalizer)
 	}
 	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).Apply(ctx, ac,
-		metav1.ApplyOptions{FieldManager: controllerAgentName, Force: true}); err != nil {
+		metav1.ApplyOptions{FieldManager: finalizerFieldManager, Force: true}); err != nil {
 		verb := "adding"
 		if !present {
 			verb = "removing"
