@@ -47,8 +47,13 @@ e2e: controlplane neutron-packages ## Run the e2e suite against real etcd, kube-
 
 ##@ Local stack
 
+.PHONY: build
+build: ## Build the controller into bin/network-controller (the Dockerfile runs the same command).
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/network-controller .
+
 .PHONY: run
-run: up ## Bring up the local stack (etcd, kube-apiserver, neutron-server) with the example Network.
+run: up build ## Bring up the local stack with the example Network, and run the controller on it (Ctrl-C stops the controller).
+	source .local/env && bin/network-controller --kubeconfig="$$KUBECONFIG" --neutron-endpoint="$$NEUTRON_ENDPOINT"
 
 .PHONY: up
 up: ## Start the local stack in the background (hack/local-up.sh).

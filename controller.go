@@ -43,6 +43,8 @@ const (
 	// unsyncedRefreshInterval is how often Neutron is listed while no list
 	// has succeeded yet.
 	unsyncedRefreshInterval = 5 * time.Second
+
+	uidIndex = "uid"
 )
 
 // Options tune a Controller. The zero value is not useful: see main.go for
@@ -51,6 +53,14 @@ type Options struct {
 	// NeutronResyncPeriod is how often the Neutron inventory is listed
 	// anew, which is how drift made outside the controller is noticed.
 	NeutronResyncPeriod time.Duration
+	// UntaggedGracePeriod is how old an untagged network named like ours
+	// must be before it is adopted or deleted; younger ones may be a create
+	// of this controller whose tag request is still under way.
+	UntaggedGracePeriod time.Duration
+	// Namespace, when not empty, is the only namespace whose Networks the
+	// controller manages; Neutron resources of other namespaces are left
+	// alone, even when they look orphaned from here.
+	Namespace string
 }
 
 // Controller keeps Neutron equal to the declared Networks. It is the
@@ -68,6 +78,8 @@ type Controller struct {
 	// returns are shared with the cache and must never be modified.
 	networksLister listers.NetworkLister
 	networksSynced cache.InformerSynced
+	// networksByUID is the informer's Indexer, with an index by UID.
+	networksByUID cache.Indexer
 
 	// neutron is the cached view of what Neutron holds, written through
 	// by our own changes.
@@ -110,7 +122,7 @@ func NewController(
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
-		neutron:          neutron.NewInventory(neutronClient),
+		neutron:          neutron.NewInventory(neutronClient, opts.UntaggedGracePeriod),
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
@@ -118,6 +130,15 @@ func NewController(
 		recorder: recorder,
 		opts:     opts,
 	}
+
+	// An index by UID maps a Neutron resource, which knows only the UID of
+	// its Network when its tags are missing, back to the Network.
+	if err := networkInformer.Informer().AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
+		return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
+	}}); err != nil {
+		return nil, fmt.Errorf("adding the UID index: %w", err)
+	}
+	c.networksByUID = networkInformer.Informer().GetIndexer()
 
 	logger.Info("Setting up event handlers")
 	// Level-triggered: every notification, whatever it says changed, only
@@ -218,17 +239,37 @@ func (c *Controller) refreshNeutron(ctx context.Context) {
 		return
 	}
 	for _, key := range changed {
-		c.enqueueKey(key)
+		if ns, _, _ := cache.SplitMetaNamespaceKey(key); c.opts.Namespace == "" || ns == c.opts.Namespace {
+			c.enqueueKey(key)
+		}
 	}
 	orphans := 0
 	for _, key := range c.neutron.Keys() {
 		ns, name, err := cache.SplitMetaNamespaceKey(key)
-		if err != nil {
+		if err != nil || (c.opts.Namespace != "" && ns != c.opts.Namespace) {
 			continue
 		}
 		if _, err := c.networksLister.Networks(ns).Get(name); apierrors.IsNotFound(err) {
 			orphans++
 			c.enqueueKey(key)
+		}
+	}
+	// Untagged networks named like ours: their Network's sync adopts or
+	// deletes them; those of no Network are deleted here.
+	for uid, nets := range c.neutron.Untagged() {
+		objs, err := c.networksByUID.ByIndex(uidIndex, string(uid))
+		if err == nil && len(objs) > 0 {
+			c.enqueueNetwork(objs[0])
+			continue
+		}
+		for _, n := range nets {
+			if err := c.neutron.DeleteNetwork(ctx, n); err != nil {
+				utilruntime.HandleErrorWithContext(ctx, err, "Deleting an orphaned untagged Neutron network", "networkID", n.ID)
+				continue
+			}
+			c.neutron.ForgetUntagged(uid, n.ID)
+			orphans++
+			logger.Info("Deleted orphaned untagged Neutron network", "networkID", n.ID, "uid", uid)
 		}
 	}
 	logger.V(4).Info("Listed Neutron", "changed", len(changed), "orphans", orphans)
@@ -254,7 +295,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "objectRef", objRef)
 	ctx = klog.NewContext(ctx, logger)
 
+	start := time.Now()
 	err := c.syncHandler(ctx, objRef)
+	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "error", err)
 	var retryAfter retryAfterError
 	switch {
 	case err == nil:

@@ -63,7 +63,7 @@ func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfa
 		}
 	}
 	// The inventory is listed as Run lists it before the workers start;
-	// its two list requests are not part of any sync.
+	// its list requests are not part of any sync.
 	if _, err := c.neutron.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -272,9 +272,11 @@ func TestSyncHandler(t *testing.T) {
 			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
 			failOn: map[string]error{neutronfake.CreateSubnet: &neutron.RejectedError{StatusCode: 400, Type: "InvalidInput",
 				Message: "Requested subnet with cidr: 192.168.0.0/16 overlaps with another subnet"}},
-			wantErr:     "retry-after",
-			wantWrites:  []string{"apply networks", "apply networks/status"},
-			wantNeutron: []string{neutronfake.FindNetworks, neutronfake.CreateNetwork, neutronfake.TagNetwork, neutronfake.CreateSubnet},
+			wantErr:    "retry-after",
+			wantWrites: []string{"apply networks", "apply networks/status"},
+			// On an overlap the network's subnets are read once, in case
+			// the overlapping subnet is a late create of our own.
+			wantNeutron: []string{neutronfake.FindNetworks, neutronfake.CreateNetwork, neutronfake.TagNetwork, neutronfake.CreateSubnet, neutronfake.SubnetsOf},
 			wantReady:   "False/CIDRConflict",
 			wantEvents:  []string{"Warning CIDRConflict Neutron refused: Requested subnet with cidr: 192.168.0.0/16 overlaps with another subnet"},
 			check: func(t *testing.T, f *fixture) {
@@ -310,6 +312,22 @@ func TestSyncHandler(t *testing.T) {
 				}
 				if st := f.network("net").Status; st.NetworkID != seededNet || st.SubnetID != seededSubnet {
 					t.Errorf("status names %s/%s, want the adopted %s/%s", st.NetworkID, st.SubnetID, seededNet, seededSubnet)
+				}
+			},
+		},
+		{
+			name:    "an untagged duplicate network (a create finished after its sender died) is deleted",
+			network: provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
+			seed: func(f *neutronfake.Neutron) {
+				inSync("192.168.0.0/16", "192.168.0.1")(f)
+				f.AddNetwork(owner, false)
+			},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Warning DriftRepaired Deleted duplicate untagged Neutron network net-3"},
+			check: func(t *testing.T, f *fixture) {
+				if n := len(f.neutron.Networks()); n != 1 {
+					t.Errorf("%d networks in Neutron, want 1", n)
 				}
 			},
 		},
@@ -426,7 +444,7 @@ func TestReadyKeepsItsTransitionTimeUntilItFlips(t *testing.T) {
 // listed, a sync cannot tell what exists and must not create anything.
 func TestUnsyncedInventoryReportsNeutronUnavailable(t *testing.T) {
 	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
-	f.controller.neutron = neutron.NewInventory(f.neutron)
+	f.controller.neutron = neutron.NewInventory(f.neutron, 0)
 	err := f.sync("net")
 	if !errors.Is(err, neutron.ErrNotSynced) {
 		t.Fatalf("sync returned %v, want ErrNotSynced", err)

@@ -35,6 +35,7 @@ type options struct {
 	resyncPeriod time.Duration
 	kubeAPIQPS   float64
 	kubeAPIBurst int
+	namespace    string
 
 	neutronEndpoint     string
 	osCloud             string
@@ -51,6 +52,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 200, "Client-side rate limit of requests to the API server, per second.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 400, "Burst allowed above --kube-api-qps.")
 
+	fs.StringVar(&o.namespace, "namespace", "", "Only manage the Networks of this namespace (default: all namespaces).")
 	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth (the local stack's), e.g. http://127.0.0.1:9696/. When empty, the cloud is read from clouds.yaml and OS_* variables (see --os-cloud).")
 	fs.StringVar(&o.osCloud, "os-cloud", os.Getenv("OS_CLOUD"), "Name of the cloud in clouds.yaml to use for Neutron (default $OS_CLOUD).")
 	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster, recorded in the tags of every Neutron resource the controller makes. Clusters sharing a Neutron project must use different names.")
@@ -116,11 +118,17 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 
-	informerFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
+	informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
+		informers.WithNamespace(opts.namespace))
 	controller, err := NewController(ctx, kubeClient, networkClient,
 		informerFactory.Samplecrd().V1().Networks(),
 		neutron.NewGophercloud(neutronClient, opts.clusterName),
-		Options{NeutronResyncPeriod: opts.neutronResyncPeriod})
+		Options{
+			NeutronResyncPeriod: opts.neutronResyncPeriod,
+			Namespace:           opts.namespace,
+			// A create and its tag request each take at most one timeout.
+			UntaggedGracePeriod: 2 * opts.neutronTimeout,
+		})
 	if err != nil {
 		return err
 	}

@@ -127,6 +127,19 @@ func (c *Controller) ensureNeutron(ctx context.Context, network *samplecrdv1.Net
 			}
 		}
 	}
+	// Untagged networks of this UID other than the chosen one are
+	// duplicates: a create that Neutron finished after the controller that
+	// sent it had died, and after its successor had made another.
+	for _, n := range c.neutron.UntaggedOf(network.UID) {
+		c.neutron.ForgetUntagged(network.UID, n.ID)
+		if n.ID == net.ID || slices.ContainsFunc(mine, func(m neutron.Network) bool { return m.ID == n.ID }) {
+			continue
+		}
+		if err := c.neutron.DeleteNetwork(ctx, n); err != nil {
+			return net.ID, "", err
+		}
+		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired, "Deleted duplicate untagged Neutron network %s", n.ID)
+	}
 	for _, n := range mine {
 		if n.ID != net.ID {
 			if err := c.deleteNetworkAndSubnets(ctx, n, subs); err != nil {
@@ -182,6 +195,18 @@ func (c *Controller) ensureNeutron(ctx context.Context, network *samplecrdv1.Net
 
 	if subnet == nil {
 		s, err := c.neutron.CreateSubnet(ctx, owner, net.ID, network.Spec.CIDR, network.Spec.Gateway)
+		var rejected *neutron.RejectedError
+		if errors.As(err, &rejected) && rejected.Overlap() {
+			// On a network of our own, only a subnet of our own can
+			// overlap: one whose create request Neutron finished after the
+			// controller that sent it had died. Adopt it.
+			if adopted, adoptErr := c.adoptSubnet(ctx, owner, net.ID, matches); adoptErr != nil || adopted != nil {
+				if adoptErr != nil {
+					return net.ID, "", adoptErr
+				}
+				return net.ID, adopted.ID, nil
+			}
+		}
 		if err != nil {
 			return net.ID, "", err
 		}
@@ -200,6 +225,26 @@ func (c *Controller) ensureNeutron(ctx context.Context, network *samplecrdv1.Net
 		c.recorder.Eventf(network, corev1.EventTypeNormal, eventUpdated, "Moved the gateway of Neutron subnet %s from %s to %s", s.ID, old, s.GatewayIP)
 	}
 	return net.ID, subnet.ID, nil
+}
+
+// adoptSubnet tags and returns the subnet of networkID that matches, or nil
+// when there is none.
+func (c *Controller) adoptSubnet(ctx context.Context, owner neutron.Owner, networkID string, matches func(neutron.Subnet) bool) (*neutron.Subnet, error) {
+	subs, err := c.neutron.SubnetsOf(ctx, networkID)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range subs {
+		if matches(s) {
+			adopted, err := c.neutron.AdoptSubnet(ctx, s, owner)
+			if err != nil {
+				return nil, err
+			}
+			klog.FromContext(ctx).Info("Adopted Neutron subnet found on an overlap refusal", "subnetID", adopted.ID)
+			return &adopted, nil
+		}
+	}
+	return nil, nil
 }
 
 // finalize deletes network's Neutron resources and then releases its

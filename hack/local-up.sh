@@ -57,6 +57,11 @@ The local stack is running.
   etcd:            ${ETCD_ENDPOINTS}
   all of the above: source .local/env
 
-Try: kubectl get networks -o wide
-Stop it with: make down
+The controller is not part of the stack: \`make run\` runs it in the
+foreground on this stack (or run bin/network-controller yourself with
+--kubeconfig and --neutron-endpoint as above). Then, in another terminal:
+  source .local/env
+  kubectl get networks -o wide
+  ovn-nbctl --db=\$OVN_NB_DB show
+Stop the stack with: make down
 MSG

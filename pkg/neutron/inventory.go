@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Inventory is the controller's cached view of the Neutron resources it
@@ -26,6 +28,10 @@ type Inventory struct {
 	lastErr  error
 	lastSync time.Time
 	byKey    map[string]*owned
+	// untagged are the networks named like ours but untagged, by UID, that
+	// are older than untaggedGrace.
+	untagged      map[types.UID][]Network
+	untaggedGrace time.Duration
 	// writes counts write-throughs; written[key] is the count at the last
 	// write for key. A refresh whose lists began before a write to key
 	// keeps the written state: the list may predate the write.
@@ -40,8 +46,42 @@ type owned struct {
 }
 
 // NewInventory returns an empty, unsynced inventory over client.
-func NewInventory(client Interface) *Inventory {
-	return &Inventory{client: client, byKey: map[string]*owned{}, written: map[string]uint64{}}
+// untaggedGrace is how old an untagged network must be before the inventory
+// reports it: younger ones may be a create of this very controller whose tag
+// request is still to come.
+func NewInventory(client Interface, untaggedGrace time.Duration) *Inventory {
+	return &Inventory{client: client, byKey: map[string]*owned{}, written: map[string]uint64{}, untaggedGrace: untaggedGrace}
+}
+
+// Untagged returns the networks named for uid that never got our tags and
+// are older than the grace period: left by a create whose tagging was cut
+// short, or by a create request that Neutron completed after the controller
+// that sent it had died (and its successor had made another).
+func (inv *Inventory) Untagged() map[types.UID][]Network {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	out := make(map[types.UID][]Network, len(inv.untagged))
+	for uid, ns := range inv.untagged {
+		out[uid] = slices.Clone(ns)
+	}
+	return out
+}
+
+// UntaggedOf returns the untagged networks named for uid (see Untagged).
+func (inv *Inventory) UntaggedOf(uid types.UID) []Network {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return slices.Clone(inv.untagged[uid])
+}
+
+// ForgetUntagged drops an untagged network the controller deleted or adopted.
+func (inv *Inventory) ForgetUntagged(uid types.UID, id string) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.untagged[uid] = slices.DeleteFunc(inv.untagged[uid], func(n Network) bool { return n.ID == id })
+	if len(inv.untagged[uid]) == 0 {
+		delete(inv.untagged, uid)
+	}
 }
 
 // Synced reports whether a refresh has ever succeeded.
@@ -95,13 +135,29 @@ func (inv *Inventory) Refresh(ctx context.Context) (changed []string, err error)
 	if err == nil {
 		var subs []Subnet
 		if subs, err = inv.client.ListSubnets(ctx); err == nil {
-			return inv.replace(nets, subs, startWrites), nil
+			var untagged []Network
+			if untagged, err = inv.client.ListUntagged(ctx); err == nil {
+				inv.setUntagged(untagged)
+				return inv.replace(nets, subs, startWrites), nil
+			}
 		}
 	}
 	inv.mu.Lock()
 	inv.lastErr = err
 	inv.mu.Unlock()
 	return nil, err
+}
+
+func (inv *Inventory) setUntagged(nets []Network) {
+	byUID := map[types.UID][]Network{}
+	for _, n := range nets {
+		if time.Since(n.CreatedAt) >= inv.untaggedGrace {
+			byUID[n.Owner.UID] = append(byUID[n.Owner.UID], n)
+		}
+	}
+	inv.mu.Lock()
+	inv.untagged = byUID
+	inv.mu.Unlock()
 }
 
 func (inv *Inventory) replace(nets []Network, subs []Subnet, startWrites uint64) []string {

@@ -19,7 +19,7 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	f := fake.New()
 	netA := f.AddNetwork(ownerA, true)
 	f.AddSubnet(ownerA, true, netA, "10.0.0.0/24", "10.0.0.1")
-	inv := neutron.NewInventory(f)
+	inv := neutron.NewInventory(f, 0)
 
 	changed, err := inv.Refresh(ctx)
 	if err != nil {
@@ -73,7 +73,7 @@ func (r *racingClient) ListSubnets(ctx context.Context) ([]neutron.Subnet, error
 func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 	ctx := context.Background()
 	client := &racingClient{Neutron: fake.New()}
-	inv := neutron.NewInventory(client)
+	inv := neutron.NewInventory(client, 0)
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

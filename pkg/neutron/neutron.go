@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
@@ -31,6 +32,8 @@ func (o Owner) Key() string { return o.Namespace + "/" + o.Name }
 type Network struct {
 	ID    string
 	Owner Owner
+	// CreatedAt is when Neutron created it; set by ListUntagged only.
+	CreatedAt time.Time
 }
 
 // Subnet is the part of a Neutron subnet the controller reads.
@@ -54,6 +57,9 @@ type Subnet struct {
 type Interface interface {
 	ListNetworks(ctx context.Context) ([]Network, error)
 	ListSubnets(ctx context.Context) ([]Subnet, error)
+	// ListUntagged lists the networks that carry a name of ours (NameFor)
+	// but none of our tags: creates whose tagging never happened.
+	ListUntagged(ctx context.Context) ([]Network, error)
 	// FindNetworks returns the networks named for owner, tagged or not.
 	FindNetworks(ctx context.Context, owner Owner) ([]Network, error)
 	// SubnetsOf returns the subnets of a network, tagged or not.
@@ -76,7 +82,9 @@ type Interface interface {
 // derived from the UID alone, so that it is unique, fits Neutron's 255
 // characters, and can be looked up after a crash; the namespace and name
 // are in the tags and description.
-func NameFor(owner Owner) string { return "k8s-" + string(owner.UID) }
+func NameFor(owner Owner) string { return namePrefix + string(owner.UID) }
+
+const namePrefix = "k8s-"
 
 // Tags. Neutron tags are plain strings (no commas, at most 255 characters);
 // "key=value" keeps them readable in `openstack network show`.
@@ -154,6 +162,29 @@ func (g *Gophercloud) ListSubnets(ctx context.Context) ([]Subnet, error) {
 		})
 	if err != nil {
 		return nil, classify("listing subnets", err)
+	}
+	return out, nil
+}
+
+// ListUntagged lists the networks named like ours that have none of our
+// tags. Their Owner has only the UID, read from the name.
+func (g *Gophercloud) ListUntagged(ctx context.Context) ([]Network, error) {
+	var out []Network
+	err := networks.List(g.client, networks.ListOpts{NotTagsAny: managedByTag, Limit: g.pageSize}).
+		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+			ns, err := networks.ExtractNetworks(page)
+			if err != nil {
+				return false, err
+			}
+			for _, n := range ns {
+				if uid, ok := strings.CutPrefix(n.Name, namePrefix); ok && uid != "" {
+					out = append(out, Network{ID: n.ID, Owner: Owner{UID: types.UID(uid)}, CreatedAt: n.CreatedAt})
+				}
+			}
+			return true, nil
+		})
+	if err != nil {
+		return nil, classify("listing untagged networks", err)
 	}
 	return out, nil
 }

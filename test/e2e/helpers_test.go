@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -71,4 +72,8 @@ func eventually(ctx context.Context, t *testing.T, timeout time.Duration, condit
 	if err != nil {
 		t.Fatalf("not true within %s: %s (%v)", timeout, last, err)
 	}
+}
+
+func httpRequest(ctx context.Context, url string) (*http.Request, error) {
+	return http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 }

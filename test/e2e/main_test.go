@@ -8,7 +8,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +21,9 @@ import (
 // stack is shared by every test of the package: starting Neutron costs
 // about ten seconds. Tests isolate themselves by namespace and by name.
 var stack *framework.Stack
+
+// controllerBinary is network-controller built from this tree.
+var controllerBinary string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -35,6 +40,16 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fmt.Printf("e2e: stack up in %s (%s)\n", time.Since(start).Round(time.Millisecond), stack.Dir)
+
+	// The controller under test is the binary a user runs, built from this tree.
+	controllerBinary = filepath.Join(stack.Dir, "network-controller")
+	build := exec.CommandContext(ctx, "go", "build", "-o", controllerBinary, ".")
+	build.Dir = stack.RepoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		stack.Stop()
+		fmt.Fprintf(os.Stderr, "e2e: building the controller: %v\n%s", err, out)
+		return 1
+	}
 
 	// An interrupted run (Ctrl-C, go test's own timeout signal) still stops
 	// the daemons; a killed one relies on their parent-death signal.

@@ -320,3 +320,10 @@ ovn_sb_connection = %s
 ovn_metadata_enabled = false
 `, nb, sb)
 }
+
+// FullServerLog returns neutron-server's whole log file, e.g. to count the
+// requests it served.
+func (n *Neutron) FullServerLog() string {
+	data, _ := os.ReadFile(filepath.Join(n.dir, "neutron", "neutron-server.log"))
+	return string(data)
+}

@@ -7,7 +7,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
@@ -16,6 +19,7 @@ import (
 const (
 	ListNetworks  = "list-networks"
 	ListSubnets   = "list-subnets"
+	ListUntagged  = "list-untagged"
 	FindNetworks  = "find-networks"
 	SubnetsOf     = "subnets-of"
 	CreateNetwork = "create-network"
@@ -167,6 +171,22 @@ func (f *Neutron) ListSubnets(context.Context) ([]neutron.Subnet, error) {
 	for _, s := range f.subnets {
 		if s.Owner.UID != "" {
 			out = append(out, s.Subnet)
+		}
+	}
+	return out, nil
+}
+
+func (f *Neutron) ListUntagged(context.Context) ([]neutron.Network, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(ListUntagged); err != nil {
+		return nil, err
+	}
+	var out []neutron.Network
+	for _, n := range f.networks {
+		if uid, ok := strings.CutPrefix(n.Name, "k8s-"); ok && n.Owner.UID == "" {
+			// Created long before the test: past any grace period.
+			out = append(out, neutron.Network{ID: n.ID, Owner: neutron.Owner{UID: types.UID(uid)}})
 		}
 	}
 	return out, nil

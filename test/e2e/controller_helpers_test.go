@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+// controller is one network-controller process under test. It manages only
+// its test's namespace and tags its Neutron resources with a cluster name
+// of its own, so tests cannot see each other's Networks or networks.
+type controller struct {
+	*framework.Process
+	namespace, cluster string
+	args               []string
+}
+
+// startController runs network-controller against the stack for namespace
+// ns; it is stopped when the test ends, after the test's own cleanups.
+func startController(t *testing.T, ns string, extraArgs ...string) *controller {
+	t.Helper()
+	kubeconfig := filepath.Join(stack.Dir, ns+".kubeconfig")
+	if err := framework.WriteKubeconfig(stack.ControlPlane.AdminConfig, "admin", kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	c := &controller{namespace: ns, cluster: "e2e-" + ns}
+	c.args = append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--namespace=" + ns,
+		"--neutron-endpoint=" + stack.Neutron.Endpoint,
+		"--cluster-name=" + c.cluster,
+		"-v=4",
+	}, extraArgs...)
+	c.Process = &framework.Process{
+		Name:    "network-controller",
+		Path:    controllerBinary,
+		Args:    c.args,
+		Dir:     stack.Dir,
+		LogPath: filepath.Join(stack.Dir, ns+"-controller.log"),
+	}
+	c.start(t)
+	t.Cleanup(func() {
+		_ = c.Stop(10 * time.Second)
+		if t.Failed() {
+			t.Logf("controller log (tail):\n%s", c.Tail(6000))
+		}
+	})
+	return c
+}
+
+func (c *controller) start(t *testing.T) {
+	t.Helper()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logCount counts the lines of the controller's log that contain s.
+func (c *controller) logCount(s string) int {
+	data, _ := os.ReadFile(c.LogPath)
+	return strings.Count(string(data), s)
+}
+
+func networkClient(t *testing.T) clientset.Interface {
+	t.Helper()
+	c, err := clientset.NewForConfig(stack.ControlPlane.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func createNetwork(ctx context.Context, t *testing.T, ns, name, cidr, gateway string) *samplecrdv1.Network {
+	t.Helper()
+	n, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, &samplecrdv1.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       samplecrdv1.NetworkSpec{CIDR: cidr, Gateway: gateway},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating Network %s: %v", name, err)
+	}
+	return n
+}
+
+// cleanupNetworks deletes the namespace's Networks when the test ends and
+// waits until they are gone, while the test's controller still runs.
+func cleanupNetworks(t *testing.T, ns string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		client := networkClient(t).SamplecrdV1().Networks(ns)
+		if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			list, err := client.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			return len(list.Items) == 0, fmt.Sprintf("%d Networks left in %s", len(list.Items), ns), nil
+		})
+	})
+}
+
+// readyCondition returns the Network's Ready condition, or nil.
+func readyCondition(n *samplecrdv1.Network) *metav1.Condition {
+	return meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady)
+}
+
+// waitForReady waits until the Network is Ready=True for its current
+// generation, and returns it.
+func waitForReady(ctx context.Context, t *testing.T, ns, name string, timeout time.Duration) *samplecrdv1.Network {
+	t.Helper()
+	return waitForCondition(ctx, t, ns, name, timeout, metav1.ConditionTrue, samplecrdv1.ReasonProvisioned)
+}
+
+func waitForCondition(ctx context.Context, t *testing.T, ns, name string, timeout time.Duration, status metav1.ConditionStatus, reason string) *samplecrdv1.Network {
+	t.Helper()
+	var got *samplecrdv1.Network
+	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+		n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		got = n
+		c := readyCondition(n)
+		if c == nil {
+			return false, name + " has no Ready condition", nil
+		}
+		ok := c.Status == status && c.Reason == reason && n.Status.ObservedGeneration == n.Generation
+		return ok, fmt.Sprintf("%s Ready=%s/%s (%s), observedGeneration %d of %d", name, c.Status, c.Reason, c.Message, n.Status.ObservedGeneration, n.Generation), nil
+	})
+	return got
+}
+
+func waitForGone(ctx context.Context, t *testing.T, ns, name string, timeout time.Duration) {
+	t.Helper()
+	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+		_, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("%s still exists (%v)", name, err), nil
+	})
+}
+
+// neutronNetworks lists the Neutron networks tagged for the controller's
+// cluster, and every subnet on them.
+func (c *controller) neutronNetworks(ctx context.Context, t *testing.T) ([]networks.Network, []subnets.Subnet) {
+	t.Helper()
+	page, err := networks.List(stack.Neutron.Client, networks.ListOpts{Tags: "k8s-cluster=" + c.cluster}).AllPages(ctx)
+	if err != nil {
+		t.Fatalf("listing Neutron networks: %v", err)
+	}
+	nets, err := networks.ExtractNetworks(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []subnets.Subnet
+	for _, n := range nets {
+		page, err := subnets.List(stack.Neutron.Client, subnets.ListOpts{NetworkID: n.ID}).AllPages(ctx)
+		if err != nil {
+			t.Fatalf("listing subnets: %v", err)
+		}
+		s, err := subnets.ExtractSubnets(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s...)
+	}
+	return nets, subs
+}

@@ -1,0 +1,304 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// TestNetworkLifecycle follows one Network from create to delete and checks
+// each step where a user would: status, Neutron, and OVN.
+func TestNetworkLifecycle(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns)
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "example-network", "192.168.0.0/16", "192.168.0.1")
+	n := waitForReady(ctx, t, ns, "example-network", time.Minute)
+	if n.Status.NetworkID == "" || n.Status.SubnetID == "" {
+		t.Fatalf("Ready without Neutron IDs: %+v", n.Status)
+	}
+	if !strings.Contains(strings.Join(n.Finalizers, ","), samplecrdv1.NetworkFinalizer) {
+		t.Errorf("finalizers = %v, want %s", n.Finalizers, samplecrdv1.NetworkFinalizer)
+	}
+	subnet, err := subnets.Get(ctx, stack.Neutron.Client, n.Status.SubnetID).Extract()
+	if err != nil {
+		t.Fatalf("the subnet in status is not in Neutron: %v", err)
+	}
+	if subnet.NetworkID != n.Status.NetworkID || subnet.CIDR != "192.168.0.0/16" || subnet.GatewayIP != "192.168.0.1" {
+		t.Errorf("Neutron subnet: network %s cidr %s gateway %s", subnet.NetworkID, subnet.CIDR, subnet.GatewayIP)
+	}
+	if !strings.Contains(strings.Join(subnet.Tags, ","), "k8s-uid="+string(n.UID)) {
+		t.Errorf("subnet tags %v do not name the Network's UID", subnet.Tags)
+	}
+	switchName := "neutron-" + n.Status.NetworkID
+	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch", "name="+switchName)
+		return strings.TrimSpace(out) == switchName, "OVN logical switch " + switchName + ": " + out, err
+	})
+	dhcpRouter := func(want string) func(ctx context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=options", "find", "DHCP_Options", `cidr="192.168.0.0/16"`)
+			return strings.Contains(out, "router="+want), "OVN DHCP_Options of 192.168.0.0/16: " + out, err
+		}
+	}
+	eventually(ctx, t, 30*time.Second, dhcpRouter("192.168.0.1"))
+
+	// The gateway may change; Neutron and OVN follow.
+	patch := []byte(`{"spec":{"gateway":"192.168.0.254"}}`)
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, "example-network", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n = waitForReady(ctx, t, ns, "example-network", time.Minute)
+	if n.Status.ObservedGeneration != 2 {
+		t.Errorf("observedGeneration = %d after the update, want 2", n.Status.ObservedGeneration)
+	}
+	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		s, err := subnets.Get(ctx, stack.Neutron.Client, n.Status.SubnetID).Extract()
+		if err != nil {
+			return false, "", err
+		}
+		return s.GatewayIP == "192.168.0.254", "Neutron gateway " + s.GatewayIP, nil
+	})
+	eventually(ctx, t, 30*time.Second, dhcpRouter("192.168.0.254"))
+
+	// Delete: Neutron first, then the object.
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "example-network", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "example-network", time.Minute)
+	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("the Neutron network outlived its Network: %v", err)
+	}
+	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch", "name="+switchName)
+		return strings.TrimSpace(out) == "", "OVN still has " + out, err
+	})
+	if nets, _ := c.neutronNetworks(ctx, t); len(nets) != 0 {
+		t.Errorf("Neutron networks left for the cluster: %v", nets)
+	}
+}
+
+// TestControllerKilledMidReconcileLeavesNoDuplicates kills the controller
+// with SIGKILL while it is creating, restarts it, and checks that every
+// Network ends with exactly one network and one subnet. Create requests the
+// dead controller had in flight may still complete in Neutron after its
+// successor made its own; the successor must find and delete those (after
+// a grace period of two Neutron timeouts, here 10s).
+func TestControllerKilledMidReconcileLeavesNoDuplicates(t *testing.T) {
+	ctx := testContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	const count = 20
+	c := startController(t, ns, "--neutron-timeout=5s", "--neutron-resync-period=2s")
+	cleanupNetworks(t, ns)
+
+	for i := range count {
+		createNetwork(ctx, t, ns, fmt.Sprintf("net-%02d", i), fmt.Sprintf("10.%d.0.0/24", 100+i), fmt.Sprintf("10.%d.0.1", 100+i))
+	}
+	// Kill it once it has made some Neutron networks but not all.
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		made := c.logCount("Created Neutron network")
+		return made >= 3, fmt.Sprintf("%d networks created", made), nil
+	})
+	c.Kill()
+	c.start(t)
+
+	for i := range count {
+		waitForReady(ctx, t, ns, fmt.Sprintf("net-%02d", i), 2*time.Minute)
+	}
+	list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		nets, subs := c.neutronNetworks(ctx, t)
+		if len(nets) != count || len(subs) != count {
+			return false, fmt.Sprintf("%d tagged networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), count), nil
+		}
+		for _, n := range list.Items {
+			// By name, tagged or not: an untagged duplicate shows here.
+			page, err := networks.List(stack.Neutron.Client, networks.ListOpts{Name: neutron.NameFor(neutron.Owner{UID: n.UID})}).AllPages(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			named, _ := networks.ExtractNetworks(page)
+			if len(named) != 1 || named[0].ID != n.Status.NetworkID {
+				return false, fmt.Sprintf("%s: %d Neutron networks named for it, status names %s", n.Name, len(named), n.Status.NetworkID), nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
+// TestNeutronOutage stops neutron-server under a running controller: a new
+// Network reports NeutronUnavailable, a deleted one waits, and both finish
+// by themselves once neutron-server is back.
+func TestNeutronOutage(t *testing.T) {
+	ctx := testContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	startController(t, ns)
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "before", "10.61.0.0/24", "10.61.0.1")
+	before := waitForReady(ctx, t, ns, "before", time.Minute)
+
+	if err := stack.Neutron.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = stack.Neutron.StartServer(context.Background())
+		}
+	})
+
+	createNetwork(ctx, t, ns, "during", "10.62.0.0/24", "10.62.0.1")
+	waitForCondition(ctx, t, ns, "during", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonNeutronUnavailable)
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "before", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleting := waitForCondition(ctx, t, ns, "before", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonDeleting)
+	if deleting.DeletionTimestamp == nil {
+		t.Fatal("not being deleted")
+	}
+
+	if err := stack.Neutron.StartServer(ctx); err != nil {
+		t.Fatalf("restarting neutron-server: %v", err)
+	}
+	restarted = true
+	waitForReady(ctx, t, ns, "during", 2*time.Minute)
+	waitForGone(ctx, t, ns, "before", 2*time.Minute)
+	if _, err := networks.Get(ctx, stack.Neutron.Client, before.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("the deleted Network's Neutron network survived the outage: %v", err)
+	}
+}
+
+// TestFiftyNetworksAtOnce creates 50 Networks in one go; all become Ready.
+func TestFiftyNetworksAtOnce(t *testing.T) {
+	ctx := testContext(t, 5*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns)
+	cleanupNetworks(t, ns)
+
+	const count = 50
+	start := time.Now()
+	for i := range count {
+		createNetwork(ctx, t, ns, fmt.Sprintf("bulk-%02d", i), fmt.Sprintf("10.%d.%d.0/24", 150+i/200, i%200), fmt.Sprintf("10.%d.%d.1", 150+i/200, i%200))
+	}
+	eventually(ctx, t, 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		ready := 0
+		for i := range list.Items {
+			if c := readyCondition(&list.Items[i]); c != nil && c.Status == metav1.ConditionTrue {
+				ready++
+			}
+		}
+		return ready == count, fmt.Sprintf("%d of %d Ready", ready, count), nil
+	})
+	t.Logf("%d Networks Ready in %s", count, time.Since(start).Round(time.Millisecond))
+	if nets, subs := c.neutronNetworks(ctx, t); len(nets) != count || len(subs) != count {
+		t.Errorf("%d networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), count)
+	}
+}
+
+// TestResyncOfAnInSyncClusterWritesNothing lets several informer resyncs
+// and Neutron lists pass over Ready Networks and counts the writes they
+// cause: none to the API server, none to Neutron.
+func TestResyncOfAnInSyncClusterWritesNothing(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns, "--resync-period=2s", "--neutron-resync-period=2s")
+	cleanupNetworks(t, ns)
+
+	const count = 5
+	for i := range count {
+		createNetwork(ctx, t, ns, fmt.Sprintf("steady-%d", i), fmt.Sprintf("10.70.%d.0/24", i), fmt.Sprintf("10.70.%d.1", i))
+	}
+	for i := range count {
+		waitForReady(ctx, t, ns, fmt.Sprintf("steady-%d", i), time.Minute)
+	}
+
+	apiWrites := networkWrites(ctx, t)
+	neutronWrites := neutronWriteRequests()
+	syncs, lists := c.logCount("Finished syncing"), c.logCount("Listed Neutron")
+	// Wait for three informer resyncs of every Network and three Neutron lists.
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		s, l := c.logCount("Finished syncing")-syncs, c.logCount("Listed Neutron")-lists
+		return s >= 3*count && l >= 3, fmt.Sprintf("%d syncs and %d Neutron lists since Ready", s, l), nil
+	})
+	if got := networkWrites(ctx, t) - apiWrites; got != 0 {
+		t.Errorf("%d API server writes to networks during resyncs of an in-sync cluster, want 0", got)
+	}
+	if got := neutronWriteRequests() - neutronWrites; got != 0 {
+		t.Errorf("%d Neutron write requests during resyncs of an in-sync cluster, want 0", got)
+	}
+}
+
+// networkWrites sums kube-apiserver's own count of write requests to the
+// networks resource (its /metrics), whoever made them.
+func networkWrites(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	client, err := rest.HTTPClientFor(stack.ControlPlane.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := httpRequest(ctx, stack.ControlPlane.AdminConfig.Host+"/metrics")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	total := 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="networks"`) {
+			continue
+		}
+		write := false
+		for _, verb := range []string{"APPLY", "PATCH", "UPDATE", "POST", "DELETE", "DELETECOLLECTION"} {
+			if strings.Contains(line, `verb="`+verb+`"`) {
+				write = true
+			}
+		}
+		if !write {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+		if err != nil {
+			t.Fatalf("parsing %q: %v", line, err)
+		}
+		total += int(v)
+	}
+	return total
+}
+
+// neutronWriteRequests counts the write requests neutron-server has logged.
+func neutronWriteRequests() int {
+	log := stack.Neutron.FullServerLog()
+	n := 0
+	for _, verb := range []string{`"POST /v2.0`, `"PUT /v2.0`, `"DELETE /v2.0`} {
+		n += strings.Count(log, verb)
+	}
+	return n
+}
