@@ -9,8 +9,11 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/samplecrd/network-controller/test/cases"
@@ -161,5 +164,32 @@ func TestNeutronServerRestartIsSurvived(t *testing.T) {
 	}
 	if err := networks.Delete(ctx, client, after.ID).ExtractErr(); err != nil {
 		t.Errorf("deleting it: %v", err)
+	}
+}
+
+// TestServiceAccountIdentityIsSubjectToRBAC mints a kubeconfig for a fresh
+// ServiceAccount through the TokenRequest API and checks that the API
+// server authenticates it and, with RBAC on and no role bound, refuses it.
+func TestServiceAccountIdentityIsSubjectToRBAC(t *testing.T) {
+	ctx := testContext(t, time.Minute)
+	ns := newNamespace(ctx, t)
+	config, err := stack.ControlPlane.ServiceAccountConfig(ctx, ns, "nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("asking the API server who the token is: %v", err)
+	}
+	if want := "system:serviceaccount:" + ns + ":nobody"; review.Status.UserInfo.Username != want {
+		t.Errorf("authenticated as %q, want %q", review.Status.UserInfo.Username, want)
+	}
+	_, err = dynamic.NewForConfigOrDie(config).Resource(networksResource).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("listing Networks with no role bound: %v, want Forbidden", err)
 	}
 }
