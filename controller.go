@@ -301,13 +301,16 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	var retryAfter retryAfterError
 	switch {
 	case err == nil:
+		observeSync(resultSuccess, time.Since(start))
 		c.workqueue.Forget(objRef)
 	case errors.As(err, &retryAfter):
 		// Not an error to back off from: come back after a fixed delay.
+		observeSync(resultRejected, time.Since(start))
 		c.workqueue.Forget(objRef)
 		c.workqueue.AddAfter(objRef, retryAfter.after)
 		logger.V(2).Info("Will retry later", "reason", err, "after", retryAfter.after)
 	default:
+		observeSync(resultError, time.Since(start))
 		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing for later retry", "objectReference", objRef)
 		c.workqueue.AddRateLimited(objRef)
 	}

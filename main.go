@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2"
 
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
@@ -42,6 +44,10 @@ type options struct {
 	clusterName         string
 	neutronResyncPeriod time.Duration
 	neutronTimeout      time.Duration
+
+	leaderElection     leaderElectionOptions
+	probeBindAddress   string
+	metricsBindAddress string
 }
 
 func (o *options) addFlags(fs *flag.FlagSet) {
@@ -58,6 +64,16 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster, recorded in the tags of every Neutron resource the controller makes. Clusters sharing a Neutron project must use different names.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
+
+	le := &o.leaderElection
+	fs.BoolVar(&le.enabled, "leader-elect", true, "Run only while holding a coordination.k8s.io Lease, so that one of several replicas works at a time.")
+	fs.DurationVar(&le.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits, after the leader stopped renewing, before it takes the lease.")
+	fs.DurationVar(&le.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it stops working. Less than the lease duration.")
+	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
+	fs.StringVar(&le.resourceName, "leader-elect-resource-name", "network-controller", "Name of the Lease.")
+	fs.StringVar(&le.resourceNamespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "Namespace of the Lease (default: the Pod's namespace, or \"default\" out of cluster).")
+	fs.StringVar(&o.probeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" turns them off.")
+	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address.")
 }
 
 func (o *options) validate() error {
@@ -69,6 +85,9 @@ func (o *options) validate() error {
 	}
 	if o.clusterName == "" {
 		return fmt.Errorf("--cluster-name must not be empty")
+	}
+	if le := o.leaderElection; le.enabled && !(le.retryPeriod < le.renewDeadline && le.renewDeadline < le.leaseDuration) {
+		return fmt.Errorf("leader election needs --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration")
 	}
 	return nil
 }
@@ -98,6 +117,7 @@ func main() {
 }
 
 func run(ctx context.Context, opts options) error {
+	registerMetrics()
 	cfg, err := clientcmd.BuildConfigFromFlags(opts.masterURL, opts.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("building the API server client configuration: %w", err)
@@ -118,36 +138,52 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 
-	informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
-		informers.WithNamespace(opts.namespace))
-	controller, err := NewController(ctx, kubeClient, networkClient,
-		informerFactory.Samplecrd().V1().Networks(),
-		neutron.NewGophercloud(neutronClient, opts.clusterName),
-		Options{
-			NeutronResyncPeriod: opts.neutronResyncPeriod,
-			Namespace:           opts.namespace,
-			// A create and its tag request each take at most one timeout.
-			UntaggedGracePeriod: 2 * opts.neutronTimeout,
-		})
-	if err != nil {
+	// /healthz fails when the leader could not renew its lease in time
+	// (the process is stuck: restart it); /readyz as readiness says.
+	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	var ready readiness
+	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress,
+		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
 		return err
 	}
 
-	// Start runs each informer's ListAndWatch in its own goroutine; Run
-	// waits for their caches before it starts workers.
-	informerFactory.Start(ctx.Done())
-	defer informerFactory.Shutdown()
-	return controller.Run(ctx, opts.workers)
+	work := func(ctx context.Context) error {
+		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
+			informers.WithNamespace(opts.namespace))
+		controller, err := NewController(ctx, kubeClient, networkClient,
+			informerFactory.Samplecrd().V1().Networks(),
+			neutron.NewGophercloud(neutronClient, opts.clusterName),
+			Options{
+				NeutronResyncPeriod: opts.neutronResyncPeriod,
+				Namespace:           opts.namespace,
+				// A create and its tag request each take at most one timeout.
+				UntaggedGracePeriod: 2 * opts.neutronTimeout,
+			})
+		if err != nil {
+			return err
+		}
+		ready.set(false, controller)
+		// Start runs each informer's ListAndWatch in its own goroutine; Run
+		// waits for their caches before it starts workers.
+		informerFactory.Start(ctx.Done())
+		defer informerFactory.Shutdown()
+		return controller.Run(ctx, opts.workers)
+	}
+	if !opts.leaderElection.enabled {
+		return work(ctx)
+	}
+	return runLeaderElected(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
 }
 
 func newNeutronClient(ctx context.Context, opts options) (*gophercloud.ServiceClient, error) {
 	if opts.neutronEndpoint != "" {
-		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, &http.Client{Timeout: opts.neutronTimeout})
+		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, instrument(&http.Client{Timeout: opts.neutronTimeout}))
 	}
 	client, err := neutron.NewCloudServiceClient(ctx, opts.osCloud)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Neutron (set --neutron-endpoint for a noauth server, or --os-cloud): %w", err)
 	}
+	client.HTTPClient = *instrument(&client.HTTPClient)
 	client.HTTPClient.Timeout = opts.neutronTimeout
 	return client, nil
 }

@@ -37,6 +37,9 @@ type Inventory struct {
 	// keeps the written state: the list may predate the write.
 	writes  uint64
 	written map[string]uint64
+	// lastRequestErr is the error of the latest write-through request if
+	// Neutron was unreachable for it, nil after any answered request.
+	lastRequestErr error
 }
 
 // owned is what Neutron holds for one Network key.
@@ -97,6 +100,35 @@ func (inv *Inventory) LastRefresh() (time.Time, error) {
 	inv.mu.RLock()
 	defer inv.mu.RUnlock()
 	return inv.lastSync, inv.lastErr
+}
+
+// Healthy returns nil when the latest list of Neutron succeeded and the
+// latest request reached Neutron; otherwise why not. Readiness probes use
+// it: it costs Neutron nothing.
+func (inv *Inventory) Healthy() error {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	switch {
+	case !inv.synced && inv.lastErr == nil:
+		return ErrNotSynced
+	case inv.lastErr != nil:
+		return inv.lastErr
+	default:
+		return inv.lastRequestErr
+	}
+}
+
+// observe remembers whether a request reached Neutron.
+func (inv *Inventory) observe(err error) error {
+	var rejected *RejectedError
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if err == nil || errors.As(err, &rejected) {
+		inv.lastRequestErr = nil
+	} else {
+		inv.lastRequestErr = err
+	}
+	return err
 }
 
 // Lookup returns copies of the networks and subnets recorded for key.
@@ -252,18 +284,20 @@ func (inv *Inventory) record(key string, change func(o *owned)) {
 // FindNetworks asks Neutron (not the inventory) for the networks named for
 // owner, tagged or not.
 func (inv *Inventory) FindNetworks(ctx context.Context, owner Owner) ([]Network, error) {
-	return inv.client.FindNetworks(ctx, owner)
+	nets, err := inv.client.FindNetworks(ctx, owner)
+	return nets, inv.observe(err)
 }
 
 // SubnetsOf asks Neutron (not the inventory) for the subnets of a network,
 // tagged or not.
 func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error) {
-	return inv.client.SubnetsOf(ctx, networkID)
+	subs, err := inv.client.SubnetsOf(ctx, networkID)
+	return subs, inv.observe(err)
 }
 
 // AdoptNetwork tags network n as owner's and records it.
 func (inv *Inventory) AdoptNetwork(ctx context.Context, n Network, owner Owner) (Network, error) {
-	if err := inv.client.TagNetwork(ctx, n.ID, owner); err != nil {
+	if err := inv.observe(inv.client.TagNetwork(ctx, n.ID, owner)); err != nil {
 		return Network{}, err
 	}
 	n.Owner = owner
@@ -275,7 +309,7 @@ func (inv *Inventory) AdoptNetwork(ctx context.Context, n Network, owner Owner) 
 
 // AdoptSubnet tags subnet s as owner's and records it.
 func (inv *Inventory) AdoptSubnet(ctx context.Context, s Subnet, owner Owner) (Subnet, error) {
-	if err := inv.client.TagSubnet(ctx, s.ID, owner); err != nil {
+	if err := inv.observe(inv.client.TagSubnet(ctx, s.ID, owner)); err != nil {
 		return Subnet{}, err
 	}
 	s.Owner = owner
@@ -288,7 +322,7 @@ func (inv *Inventory) AdoptSubnet(ctx context.Context, s Subnet, owner Owner) (S
 // CreateNetwork creates a network for owner and records it.
 func (inv *Inventory) CreateNetwork(ctx context.Context, owner Owner) (Network, error) {
 	n, err := inv.client.CreateNetwork(ctx, owner)
-	if err != nil {
+	if inv.observe(err) != nil {
 		return Network{}, err
 	}
 	n.Owner = owner
@@ -299,7 +333,7 @@ func (inv *Inventory) CreateNetwork(ctx context.Context, owner Owner) (Network, 
 // CreateSubnet creates a subnet for owner and records it.
 func (inv *Inventory) CreateSubnet(ctx context.Context, owner Owner, networkID, cidr, gateway string) (Subnet, error) {
 	s, err := inv.client.CreateSubnet(ctx, owner, networkID, cidr, gateway)
-	if err != nil {
+	if inv.observe(err) != nil {
 		return Subnet{}, err
 	}
 	s.Owner = owner
@@ -310,7 +344,7 @@ func (inv *Inventory) CreateSubnet(ctx context.Context, owner Owner, networkID, 
 // UpdateSubnetGateway moves the gateway of subnet s and records it.
 func (inv *Inventory) UpdateSubnetGateway(ctx context.Context, s Subnet, gateway string) (Subnet, error) {
 	updated, err := inv.client.UpdateSubnetGateway(ctx, s.ID, s.CIDR, gateway)
-	if err != nil {
+	if inv.observe(err) != nil {
 		return Subnet{}, err
 	}
 	updated.Owner = s.Owner
@@ -326,7 +360,7 @@ func (inv *Inventory) UpdateSubnetGateway(ctx context.Context, s Subnet, gateway
 
 // DeleteSubnet deletes subnet s and forgets it.
 func (inv *Inventory) DeleteSubnet(ctx context.Context, s Subnet) error {
-	if err := inv.client.DeleteSubnet(ctx, s.ID); err != nil {
+	if err := inv.observe(inv.client.DeleteSubnet(ctx, s.ID)); err != nil {
 		return err
 	}
 	inv.record(s.Owner.Key(), func(o *owned) {
@@ -337,7 +371,7 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, s Subnet) error {
 
 // DeleteNetwork deletes network n and forgets it.
 func (inv *Inventory) DeleteNetwork(ctx context.Context, n Network) error {
-	if err := inv.client.DeleteNetwork(ctx, n.ID); err != nil {
+	if err := inv.observe(inv.client.DeleteNetwork(ctx, n.ID)); err != nil {
 		return err
 	}
 	inv.record(n.Owner.Key(), func(o *owned) {

@@ -27,6 +27,8 @@ type controller struct {
 	*framework.Process
 	namespace, cluster string
 	args               []string
+	// probeURL and metricsURL are the roots of its HTTP endpoints.
+	probeURL, metricsURL string
 }
 
 // startController runs network-controller against the stack for namespace
@@ -38,7 +40,17 @@ func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 		t.Fatal(err)
 	}
 	c := &controller{namespace: ns, cluster: "e2e-" + ns}
+	ports, err := framework.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.probeURL = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	c.metricsURL = fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	c.args = append([]string{
+		// A lease of its own: a test's controllers compete only with each other.
+		"--leader-elect-resource-name=" + ns,
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[1]),
 		"--kubeconfig=" + kubeconfig,
 		"--namespace=" + ns,
 		"--neutron-endpoint=" + stack.Neutron.Endpoint,
@@ -50,7 +62,8 @@ func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 		Path:    controllerBinary,
 		Args:    c.args,
 		Dir:     stack.Dir,
-		LogPath: filepath.Join(stack.Dir, ns+"-controller.log"),
+		// Unique per process: a test may run several controllers.
+		LogPath: filepath.Join(stack.Dir, fmt.Sprintf("%s-controller-%d.log", ns, time.Now().UnixNano())),
 	}
 	c.start(t)
 	t.Cleanup(func() {

@@ -52,7 +52,7 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string) (*Contro
 			return nil, fmt.Errorf("%s missing in %s: run hack/build-controlplane.sh (make controlplane): %w", b, binDir, err)
 		}
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
 	}

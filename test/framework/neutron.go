@@ -49,7 +49,7 @@ func startNeutron(ctx context.Context, dir string) (_ *Neutron, err error) {
 			return nil, fmt.Errorf("%s not found: run hack/install-neutron.sh (make install-neutron)", bin)
 		}
 	}
-	ports, err := freePorts(4)
+	ports, err := FreePorts(4)
 	if err != nil {
 		return nil, err
 	}

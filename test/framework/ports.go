@@ -5,20 +5,10 @@ import (
 	"net"
 )
 
-// freePort asks the kernel for a free loopback TCP port. The port is free
-// when this returns; stacks started side by side (a second CI run, the
-// local stack and a test) therefore do not clash on fixed ports.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// freePorts returns n distinct free ports.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n distinct free loopback TCP ports. They are free when
+// this returns; stacks started side by side (a second CI run, the local
+// stack and a test) therefore do not clash on fixed ports.
+func FreePorts(n int) ([]int, error) {
 	// Hold every listener until all are chosen so the kernel cannot hand
 	// out the same port twice.
 	var ls []net.Listener

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+)
+
+// readiness is what /readyz reports: a replica that leads is ready once its
+// informer cache has synced and Neutron answers; a standby replica is ready
+// as it is (it is healthy and waiting to take over).
+type readiness struct {
+	mu         sync.Mutex
+	standby    bool
+	controller *Controller
+}
+
+func (r *readiness) set(standby bool, c *Controller) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.standby, r.controller = standby, c
+}
+
+func (r *readiness) checks() []healthz.HealthChecker {
+	get := func() (bool, *Controller) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.standby, r.controller
+	}
+	return []healthz.HealthChecker{
+		healthz.NamedCheck("informer-sync", func(*http.Request) error {
+			standby, c := get()
+			switch {
+			case standby:
+				return nil
+			case c == nil:
+				return errors.New("the controller is starting")
+			case !c.networksSynced():
+				return errors.New("the Network informer's cache has not synced yet")
+			}
+			return nil
+		}),
+		healthz.NamedCheck("neutron", func(*http.Request) error {
+			standby, c := get()
+			switch {
+			case standby:
+				return nil
+			case c == nil:
+				return errors.New("the controller is starting")
+			}
+			return c.neutron.Healthy()
+		}),
+	}
+}
+
+// serve serves /healthz and /readyz on probeAddr and /metrics on
+// metricsAddr (the same server when they are equal; "0" turns one off)
+// until ctx ends.
+func serve(ctx context.Context, probeAddr, metricsAddr string, health, ready []healthz.HealthChecker) error {
+	muxes := map[string]*http.ServeMux{}
+	mux := func(addr string) *http.ServeMux {
+		if muxes[addr] == nil {
+			muxes[addr] = http.NewServeMux()
+		}
+		return muxes[addr]
+	}
+	if probeAddr != "0" {
+		m := mux(probeAddr)
+		healthz.InstallHandler(m, health...)
+		healthz.InstallReadyzHandler(m, ready...)
+	}
+	if metricsAddr != "0" {
+		mux(metricsAddr).Handle("/metrics", legacyregistry.Handler())
+	}
+	logger := klog.FromContext(ctx)
+	for addr, m := range muxes {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", addr, err)
+		}
+		srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			<-ctx.Done()
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdownCtx)
+		}()
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error(err, "HTTP server failed", "address", addr)
+			}
+		}()
+		logger.Info("Serving", "address", ln.Addr().String())
+	}
+	return nil
+}

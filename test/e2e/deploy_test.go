@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+const deployNamespace = "network-controller-system"
+
+// TestDeployManifestsAreSufficientAndLeast applies artifacts/deploy with
+// kubectl, as a cluster admin would, then runs the controller with the
+// token of the ServiceAccount the manifests create: it must reconcile a
+// Network through create, update and delete, and it must be able to do
+// nothing it does not need.
+func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", stack.ControlPlane.AdminKubeconfig,
+		"apply", "-k", filepath.Join(stack.RepoRoot, "artifacts", "deploy")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply -k artifacts/deploy: %v\n%s", err, out)
+	}
+
+	saConfig, err := stack.ControlPlane.ServiceAccountConfig(ctx, deployNamespace, "network-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(stack.Dir, "deployed-sa.kubeconfig")
+	if err := framework.WriteKubeconfig(saConfig, "network-controller", kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(ctx, t)
+	startController(t, ns,
+		"--kubeconfig="+kubeconfig,
+		"--leader-elect-resource-namespace="+deployNamespace,
+		"--leader-elect-resource-name=network-controller")
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "rbac", "10.80.0.0/24", "10.80.0.1")
+	waitForReady(ctx, t, ns, "rbac", time.Minute)
+	patch := []byte(`{"spec":{"gateway":"10.80.0.254"}}`)
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, "rbac", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForReady(ctx, t, ns, "rbac", time.Minute)
+	events, err := kubeClient(t).CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Items) == 0 {
+		t.Error("the controller could not record Events with the deployed RBAC")
+	}
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "rbac", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "rbac", time.Minute)
+
+	user := "system:serviceaccount:" + deployNamespace + ":network-controller"
+	for _, denied := range []authorizationv1.ResourceAttributes{
+		{Verb: "get", Resource: "secrets"},
+		{Verb: "list", Resource: "secrets", Namespace: deployNamespace},
+		{Verb: "delete", Group: "samplecrd.k8s.io", Resource: "networks", Namespace: ns},
+		{Verb: "create", Group: "samplecrd.k8s.io", Resource: "networks", Namespace: ns},
+		{Verb: "update", Group: "samplecrd.k8s.io", Resource: "networks", Namespace: ns},
+		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: deployNamespace, Name: "someone-elses-lease"},
+		{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"},
+		{Verb: "list", Resource: "pods"},
+	} {
+		review, err := kubeClient(t).AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &denied},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Allowed {
+			t.Errorf("the ServiceAccount may %s %s %q in %q: more than it needs", denied.Verb, denied.Resource, denied.Name, denied.Namespace)
+		}
+	}
+}
+
+// TestLeaderElectionFailsOver runs two controllers against one Lease:
+// exactly one works; killed, the other takes over within the lease
+// duration and finishes the work, with no duplicate in Neutron.
+func TestLeaderElectionFailsOver(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	fast := []string{"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=500ms"}
+	first := startController(t, ns, fast...)
+	eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
+		return first.logCount("Became the leader") == 1, "the first controller is not leading yet", nil
+	})
+	second := startController(t, ns, fast...)
+	cleanupNetworks(t, ns)
+	eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
+		return second.logCount("Another replica leads") >= 1, "the second controller has not seen the leader", nil
+	})
+
+	createNetwork(ctx, t, ns, "one", "10.81.0.0/24", "10.81.0.1")
+	waitForReady(ctx, t, ns, "one", time.Minute)
+	if n := second.logCount("Created Neutron network"); n != 0 || second.logCount("Became the leader") != 0 {
+		t.Fatalf("the standby worked: %d creates", n)
+	}
+
+	first.Kill()
+	killedAt := time.Now()
+	createNetwork(ctx, t, ns, "two", "10.82.0.0/24", "10.82.0.1")
+	waitForReady(ctx, t, ns, "two", time.Minute)
+	t.Logf("the standby finished the work %s after the leader died", time.Since(killedAt).Round(time.Millisecond))
+	if second.logCount("Became the leader") != 1 {
+		t.Error("the standby never became the leader")
+	}
+	nets, subs := second.neutronNetworks(ctx, t)
+	if len(nets) != 2 || len(subs) != 2 {
+		t.Errorf("%d networks and %d subnets in Neutron for 2 Networks", len(nets), len(subs))
+	}
+}
+
+// TestMetricsAndReadiness reads /metrics and /readyz as Prometheus and the
+// kubelet would.
+func TestMetricsAndReadiness(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns, "--neutron-resync-period=1s")
+	cleanupNetworks(t, ns)
+
+	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		code, body := get(ctx, c.probeURL+"/readyz")
+		return code == http.StatusOK, fmt.Sprintf("/readyz %d: %s", code, body), nil
+	})
+	createNetwork(ctx, t, ns, "measured", "10.83.0.0/24", "10.83.0.1")
+	waitForReady(ctx, t, ns, "measured", time.Minute)
+
+	_, metrics := get(ctx, c.metricsURL+"/metrics")
+	for _, want := range []string{
+		`workqueue_adds_total{name="networks"}`,
+		`workqueue_depth{name="networks"}`,
+		`network_controller_syncs_total{result="success"}`,
+		`network_controller_sync_duration_seconds_bucket{result="success"`,
+		`network_controller_neutron_requests_total{code="201",method="POST"}`,
+		`rest_client_requests_total{`,
+		`leader_election_master_status{name="` + ns + `"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if code, body := get(ctx, c.probeURL+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz %d: %s", code, body)
+	}
+
+	if err := stack.Neutron.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = stack.Neutron.StartServer(context.Background())
+		}
+	})
+	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		code, body := get(ctx, c.probeURL+"/readyz")
+		return code != http.StatusOK && strings.Contains(body, "neutron"), fmt.Sprintf("/readyz %d with neutron-server down: %s", code, body), nil
+	})
+	if err := stack.Neutron.StartServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		code, body := get(ctx, c.probeURL+"/readyz")
+		return code == http.StatusOK, fmt.Sprintf("/readyz %d after neutron-server came back: %s", code, body), nil
+	})
+}
+
+// get returns the status code and body of a GET, or 0 and the error.
+func get(ctx context.Context, url string) (int, string) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"?verbose", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
