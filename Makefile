@@ -25,6 +25,17 @@ codegen: ## Regenerate clients, listers, informers, apply configurations and dee
 fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go' | grep -v '^pkg/generated/')
 
+# The image's name and tag are set in one place: artifacts/deploy/kustomization.yaml.
+IMAGE := $(shell awk '/newName:/ {n=$$2} /newTag:/ {t=$$2} END {print n ":" t}' artifacts/deploy/kustomization.yaml)
+
+.PHONY: image-name
+image-name: ## Print the image name and tag the deploy manifests use.
+	@echo $(IMAGE)
+
+.PHONY: image
+image: ## Build the image with docker (needs a Docker engine; the build step inside is `make build`).
+	docker build -t $(IMAGE) .
+
 ##@ Testing
 
 .PHONY: test

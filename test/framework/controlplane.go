@@ -187,6 +187,9 @@ func InstallCRDs(ctx context.Context, config *rest.Config, dir string) error {
 		return fmt.Errorf("no CRDs in %s", dir)
 	}
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return err
