@@ -58,10 +58,10 @@ func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 		"-v=4",
 	}, extraArgs...)
 	c.Process = &framework.Process{
-		Name:    "network-controller",
-		Path:    controllerBinary,
-		Args:    c.args,
-		Dir:     stack.Dir,
+		Name: "network-controller",
+		Path: controllerBinary,
+		Args: c.args,
+		Dir:  stack.Dir,
 		// Unique per process: a test may run several controllers.
 		LogPath: filepath.Join(stack.Dir, fmt.Sprintf("%s-controller-%d.log", ns, time.Now().UnixNano())),
 	}
