@@ -49,8 +49,9 @@ verify: ## Check formatting, go vet, and that generated code is up to date.
 	hack/verify-codegen.sh
 
 .PHONY: unit
-unit: ## Run the unit tests (no running components needed).
+unit: ## Run the unit tests (no running components needed), and fuzz the webhook for a few seconds.
 	$(GO) test -race -count=1 $(UNIT_PKGS)
+	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime 15s ./pkg/injector
 
 .PHONY: e2e
 e2e: controlplane neutron-packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.
@@ -59,8 +60,9 @@ e2e: controlplane neutron-packages ## Run the e2e suite against real etcd, kube-
 ##@ Local stack
 
 .PHONY: build
-build: ## Build the controller into bin/network-controller (the Dockerfile runs the same command).
+build: ## Build the controller and the webhook into bin/ (the Dockerfile runs the same command).
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/network-controller .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/envoy-injector ./cmd/envoy-injector
 
 .PHONY: run
 run: up build ## Bring up the local stack with the example Network, and run the controller on it (Ctrl-C stops the controller).

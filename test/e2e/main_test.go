@@ -22,8 +22,8 @@ import (
 // about ten seconds. Tests isolate themselves by namespace and by name.
 var stack *framework.Stack
 
-// controllerBinary is network-controller built from this tree.
-var controllerBinary string
+// controllerBinary and injectorBinary are built from this tree.
+var controllerBinary, injectorBinary string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -43,12 +43,15 @@ func run(m *testing.M) int {
 
 	// The controller under test is the binary a user runs, built from this tree.
 	controllerBinary = filepath.Join(stack.Dir, "network-controller")
-	build := exec.CommandContext(ctx, "go", "build", "-o", controllerBinary, ".")
-	build.Dir = stack.RepoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		stack.Stop()
-		fmt.Fprintf(os.Stderr, "e2e: building the controller: %v\n%s", err, out)
-		return 1
+	injectorBinary = filepath.Join(stack.Dir, "envoy-injector")
+	for binary, pkg := range map[string]string{controllerBinary: ".", injectorBinary: "./cmd/envoy-injector"} {
+		build := exec.CommandContext(ctx, "go", "build", "-o", binary, pkg)
+		build.Dir = stack.RepoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			stack.Stop()
+			fmt.Fprintf(os.Stderr, "e2e: building %s: %v\n%s", pkg, err, out)
+			return 1
+		}
 	}
 
 	// An interrupted run (Ctrl-C, go test's own timeout signal) still stops

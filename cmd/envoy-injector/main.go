@@ -1,0 +1,138 @@
+// Command envoy-injector is the mutating admission webhook that merges the
+// Envoy sidecar of the ConfigMap envoy-initializer into every Pod created
+// with the annotation initializer.kubernetes.io/envoy: "true" — the
+// Initializer of the design documents, as Kubernetes does it today.
+//
+// It serves HTTPS on --bind-address: POST /mutate (AdmissionReview v1), and
+// GET /healthz and /readyz (ready once the ConfigMap informer has synced).
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/samplecrd/network-controller/pkg/injector"
+)
+
+type options struct {
+	kubeconfig, masterURL string
+	bindAddress           string
+	certFile, keyFile     string
+	configMapNamespace    string
+	configMapName         string
+}
+
+func main() {
+	klog.InitFlags(nil)
+	var o options
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
+	flag.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig.")
+	flag.StringVar(&o.bindAddress, "bind-address", ":8443", "Address of the HTTPS server (/mutate, /healthz, /readyz).")
+	flag.StringVar(&o.certFile, "tls-cert-file", "", "Serving certificate (PEM), reloaded when it changes.")
+	flag.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
+	flag.StringVar(&o.configMapNamespace, "configmap-namespace", defaultNamespace(), "Namespace of the template ConfigMap (default: the Pod's namespace, or \"default\" out of cluster).")
+	flag.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
+	flag.Parse()
+	if o.certFile == "" || o.keyFile == "" {
+		fmt.Fprintln(os.Stderr, "envoy-injector: --tls-cert-file and --tls-private-key-file are required: the API server calls webhooks over HTTPS only")
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		klog.FromContext(ctx).Error(err, "envoy-injector failed")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	klog.Flush()
+}
+
+func run(ctx context.Context, o options) error {
+	logger := klog.FromContext(ctx)
+	cfg, err := clientcmd.BuildConfigFromFlags(o.masterURL, o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("building the API server client configuration: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+
+	// One ConfigMap is watched, not every ConfigMap of the namespace.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(o.configMapNamespace),
+		informers.WithTweakListOptions(func(opts *metav1.ListOptions) {
+			opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", o.configMapName).String()
+		}))
+	configMaps := factory.Core().V1().ConfigMaps()
+	source := &injector.ConfigMapSource{Lister: configMaps.Lister(), Namespace: o.configMapNamespace, Name: o.configMapName}
+	synced := configMaps.Informer().HasSynced
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+
+	mux := http.NewServeMux()
+	mux.Handle("/mutate", &injector.Webhook{Template: func() (*injector.Template, error) {
+		if !synced() {
+			return nil, errors.New("the template ConfigMap has not been read yet")
+		}
+		return source.Template()
+	}})
+	healthz.InstallHandler(mux, healthz.PingHealthz)
+	healthz.InstallReadyzHandler(mux, healthz.NamedCheck("configmap-informer", func(*http.Request) error {
+		if !synced() {
+			return errors.New("the ConfigMap informer has not synced")
+		}
+		return nil
+	}))
+
+	certs := &injector.CertificateFiles{CertFile: o.certFile, KeyFile: o.keyFile}
+	if _, err := certs.GetCertificate(nil); err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Addr:              o.bindAddress,
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	logger.Info("Serving", "address", o.bindAddress, "configMap", o.configMapNamespace+"/"+o.configMapName)
+	if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		return strings.TrimSpace(string(data))
+	}
+	return "default"
+}

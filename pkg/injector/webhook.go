@@ -1,0 +1,116 @@
+package injector
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	jsonpatch "gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// TemplateSource returns the current template, or why there is none.
+type TemplateSource func() (*Template, error)
+
+// Webhook serves AdmissionReview requests for Pod CREATE.
+type Webhook struct {
+	// Template is read on every request that needs it, so an edit of the
+	// ConfigMap applies to the next Pod.
+	Template TemplateSource
+}
+
+// maxRequestBytes bounds a request body: the API server sends at most a
+// few MiB of object.
+const maxRequestBytes = 8 << 20
+
+// ServeHTTP answers one AdmissionReview.
+func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	logger := klog.FromContext(r.Context())
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	review := &admissionv1.AdmissionReview{}
+	if err := json.Unmarshal(body, review); err != nil || review.Request == nil {
+		http.Error(w, fmt.Sprintf("not an AdmissionReview: %v", err), http.StatusBadRequest)
+		return
+	}
+	response := wh.Review(review.Request)
+	response.UID = review.Request.UID
+	logger.V(2).Info("Admission", "namespace", review.Request.Namespace, "name", review.Request.Name,
+		"allowed", response.Allowed, "patched", len(response.Patch) > 0)
+	out, err := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: response})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
+// Review decides one admission request: allow other objects and Pods that
+// do not ask untouched; for Pods that ask, allow with the JSON patch that
+// turns the Pod into the merged one, or deny saying why.
+func (wh *Webhook) Review(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Kind.Kind != "Pod" || req.Operation != admissionv1.Create {
+		return allowed()
+	}
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
+		return denied(fmt.Sprintf("envoy sidecar injection: cannot read the Pod: %v", err))
+	}
+	if !Wants(pod) {
+		return allowed()
+	}
+	tmpl, err := wh.Template()
+	if err != nil {
+		return denied(fmt.Sprintf("envoy sidecar injection: the Pod asks for it (%s) but %v", RequestAnnotation, err))
+	}
+	merged, err := Inject(pod, tmpl)
+	if err != nil {
+		return denied("envoy sidecar injection: " + err.Error())
+	}
+	if merged == pod {
+		return allowed()
+	}
+	patch, err := podPatch(req.Object.Raw, merged)
+	if err != nil {
+		return denied(fmt.Sprintf("envoy sidecar injection: %v", err))
+	}
+	pt := admissionv1.PatchTypeJSONPatch
+	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}
+}
+
+// podPatch is the JSON patch from the Pod as the API server sent it to
+// merged. It is computed against the raw request, not a re-encoding, so it
+// applies to exactly what the API server holds.
+func podPatch(original []byte, merged *corev1.Pod) ([]byte, error) {
+	target, err := json.Marshal(merged)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := jsonpatch.CreatePatch(original, target)
+	if err != nil {
+		return nil, fmt.Errorf("computing the patch: %w", err)
+	}
+	return json.Marshal(ops)
+}
+
+func allowed() *admissionv1.AdmissionResponse {
+	return &admissionv1.AdmissionResponse{Allowed: true}
+}
+
+func denied(msg string) *admissionv1.AdmissionResponse {
+	return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
+		Status: metav1.StatusFailure, Message: msg, Reason: metav1.StatusReasonForbidden, Code: http.StatusForbidden,
+	}}
+}
