@@ -13,6 +13,9 @@ COPY . .
 RUN make build
 
 FROM gcr.io/distroless/static-debian12:nonroot
+# One image, two programs: the controller (the default) and the webhook
+# (artifacts/injector runs it with command: ["/envoy-injector"]).
 COPY --from=build /src/bin/network-controller /network-controller
+COPY --from=build /src/bin/envoy-injector /envoy-injector
 USER 65532:65532
 ENTRYPOINT ["/network-controller"]

@@ -21,4 +21,7 @@ if [[ -f "${pidfile}" ]] && pid=$(cat "${pidfile}") && kill -0 "${pid}" 2>/dev/n
 else
 	echo "no local stack running"
 fi
+if [[ -f "${state}/injector.pid" ]]; then
+	kill "$(cat "${state}/injector.pid")" 2>/dev/null || true
+fi
 rm -rf "${state}"

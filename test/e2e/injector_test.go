@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,5 +182,51 @@ func TestEnvoySidecarInjection(t *testing.T) {
 	})
 	if _, err := kube.CoreV1().Pods(ns).Create(ctx, newPod(false), metav1.CreateOptions{}); err != nil {
 		t.Errorf("a Pod that does not ask was refused because of the template: %v", err)
+	}
+}
+
+// TestInjectorManifestsApply applies artifacts/injector with kubectl and
+// runs hack/injector-certs.sh as its README says: the objects are accepted
+// by the API server, the TLS Secret exists and the webhook trusts its CA.
+func TestInjectorManifestsApply(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	kube := kubeClient(t)
+	t.Cleanup(func() {
+		// Nothing serves it here; it must not outlive the test.
+		_ = kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), "envoy-injector", metav1.DeleteOptions{})
+	})
+	env := append(os.Environ(), "KUBECONFIG="+stack.ControlPlane.AdminKubeconfig)
+	for _, cmd := range [][]string{
+		{"kubectl", "apply", "-k", filepath.Join(stack.RepoRoot, "artifacts", "injector")},
+		{filepath.Join(stack.RepoRoot, "hack", "injector-certs.sh")},
+	} {
+		c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
+		c.Env = env
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd, err, out)
+		}
+	}
+	secret, err := kube.CoreV1().Secrets("envoy-injector").Get(ctx, "envoy-injector-tls", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(secret.Data["tls.crt"], secret.Data["tls.key"])
+	if err != nil {
+		t.Fatalf("the Secret holds no usable key pair: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "envoy-injector", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cfg.Webhooks[0].ClientConfig.CABundle) {
+		t.Fatal("the webhook has no caBundle")
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "envoy-injector.envoy-injector.svc"}); err != nil {
+		t.Errorf("the API server would not trust the webhook's certificate: %v", err)
 	}
 }

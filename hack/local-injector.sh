@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs the envoy-injector webhook against the local stack (make up) and
+# registers it with the local kube-apiserver, for the README's demo:
+#   hack/local-injector.sh
+#   kubectl apply -f artifacts/examples/pod-with-envoy.yaml
+#   kubectl get pod web -o yaml     # an envoy container and volume appeared
+# It makes a throw-away CA and a serving certificate for 127.0.0.1 with
+# openssl, applies the design documents' ConfigMap to the default namespace,
+# and stops with the stack (hack/local-down.sh).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${root}"
+state="${root}/.local"
+if [[ ! -f "${state}/env" ]]; then
+	echo "the local stack is not running: make up" >&2
+	exit 1
+fi
+# shellcheck source=/dev/null
+source "${state}/env"
+certs="${state}/injector"
+mkdir -p "${certs}"
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+	-subj "/CN=local injector CA" -keyout "${certs}/ca.key" -out "${certs}/ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=envoy-injector" \
+	-keyout "${certs}/tls.key" -out "${certs}/tls.csr" 2>/dev/null
+openssl x509 -req -in "${certs}/tls.csr" -CA "${certs}/ca.crt" -CAkey "${certs}/ca.key" -CAcreateserial -days 1 \
+	-extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') -out "${certs}/tls.crt" 2>/dev/null
+
+go build -o bin/envoy-injector ./cmd/envoy-injector
+port=18443
+if [[ -f "${state}/injector.pid" ]]; then kill "$(cat "${state}/injector.pid")" 2>/dev/null || true; fi
+setsid bin/envoy-injector --kubeconfig="${KUBECONFIG}" --bind-address=127.0.0.1:${port} \
+	--tls-cert-file="${certs}/tls.crt" --tls-private-key-file="${certs}/tls.key" \
+	--configmap-namespace=default >"${state}/injector.log" 2>&1 </dev/null &
+echo $! >"${state}/injector.pid"
+
+# Without kube-controller-manager nobody makes the default ServiceAccount,
+# which the ServiceAccount admission plugin wants for every Pod.
+kubectl create serviceaccount default --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl apply -f artifacts/injector/envoy-initializer.yaml
+
+cat <<YAML | kubectl apply -f -
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: envoy-injector-local
+webhooks:
+- name: envoy.injector.samplecrd.k8s.io
+  clientConfig:
+    url: https://127.0.0.1:${port}/mutate
+    caBundle: $(base64 -w0 <"${certs}/ca.crt")
+  rules:
+  - operations: ["CREATE"]
+    apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["pods"]
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: default
+YAML
+
+deadline=$((SECONDS + 30))
+until curl -sf --cacert "${certs}/ca.crt" "https://127.0.0.1:${port}/readyz" >/dev/null; do
+	if ((SECONDS > deadline)); then
+		echo "envoy-injector is not ready; see .local/injector.log" >&2
+		exit 1
+	fi
+	sleep 0.5
+done
+echo "envoy-injector is serving on 127.0.0.1:${port} (log: .local/injector.log)"
+echo "Try: kubectl apply -f artifacts/examples/pod-with-envoy.yaml && kubectl get pod web -o yaml"
