@@ -131,6 +131,12 @@ func NewController(
 		opts:     opts,
 	}
 
+	// The cache keeps only what the controller reads: managedFields (often
+	// larger than the rest of a Network) and kubectl's last-applied copy are
+	// dropped as objects arrive, before they are stored.
+	if err := networkInformer.Informer().SetTransform(stripForCache); err != nil {
+		return nil, fmt.Errorf("setting the informer transform: %w", err)
+	}
 	// An index by UID maps a Neutron resource, which knows only the UID of
 	// its Network when its tags are missing, back to the Network.
 	if err := networkInformer.Informer().AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
@@ -198,6 +204,17 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	logger.Info("Shut down workers")
 	return nil
+}
+
+// stripForCache is the informer's transform: it runs on every object
+// before the Indexer stores it (and may modify it: the object is fresh from
+// the decoder).
+func stripForCache(obj any) (any, error) {
+	if n, ok := obj.(*samplecrdv1.Network); ok {
+		n.ManagedFields = nil
+		delete(n.Annotations, corev1.LastAppliedConfigAnnotation)
+	}
+	return obj, nil
 }
 
 // runNeutronRefresh lists Neutron every NeutronResyncPeriod, and every few

@@ -486,3 +486,20 @@ func TestNeedsSync(t *testing.T) {
 		})
 	}
 }
+
+func TestCacheKeepsOnlyWhatTheControllerReads(t *testing.T) {
+	n := newNetwork("192.168.0.0/16", "192.168.0.1")
+	n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	n.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}", "team": "net"}
+	out, err := stripForCache(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*samplecrdv1.Network)
+	if got.ManagedFields != nil || got.Annotations["kubectl.kubernetes.io/last-applied-configuration"] != "" {
+		t.Errorf("managedFields %v and annotations %v survived the transform", got.ManagedFields, got.Annotations)
+	}
+	if got.Annotations["team"] != "net" || got.Spec.CIDR != "192.168.0.0/16" {
+		t.Errorf("the transform dropped what the controller reads: %+v", got)
+	}
+}

@@ -48,6 +48,7 @@ type options struct {
 	leaderElection     leaderElectionOptions
 	probeBindAddress   string
 	metricsBindAddress string
+	profiling          bool
 }
 
 func (o *options) addFlags(fs *flag.FlagSet) {
@@ -73,6 +74,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&le.resourceName, "leader-elect-resource-name", "network-controller", "Name of the Lease.")
 	fs.StringVar(&le.resourceNamespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "Namespace of the Lease (default: the Pod's namespace, or \"default\" out of cluster).")
 	fs.StringVar(&o.probeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" turns them off.")
+	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address.")
 }
 
@@ -142,7 +144,7 @@ func run(ctx context.Context, opts options) error {
 	// (the process is stuck: restart it); /readyz as readiness says.
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	var ready readiness
-	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress,
+	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling,
 		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -64,7 +65,7 @@ func (r *readiness) checks() []healthz.HealthChecker {
 // serve serves /healthz and /readyz on probeAddr and /metrics on
 // metricsAddr (the same server when they are equal; "0" turns one off)
 // until ctx ends.
-func serve(ctx context.Context, probeAddr, metricsAddr string, health, ready []healthz.HealthChecker) error {
+func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, health, ready []healthz.HealthChecker) error {
 	muxes := map[string]*http.ServeMux{}
 	mux := func(addr string) *http.ServeMux {
 		if muxes[addr] == nil {
@@ -78,7 +79,17 @@ func serve(ctx context.Context, probeAddr, metricsAddr string, health, ready []h
 		healthz.InstallReadyzHandler(m, ready...)
 	}
 	if metricsAddr != "0" {
-		mux(metricsAddr).Handle("/metrics", legacyregistry.Handler())
+		m := mux(metricsAddr)
+		m.Handle("/metrics", legacyregistry.Handler())
+		if profiling {
+			// Go's profiler, as Kubernetes components offer it with
+			// --profiling; /debug/pprof/heap?gc=1 measures the live heap.
+			m.HandleFunc("/debug/pprof/", pprof.Index)
+			m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 	}
 	logger := klog.FromContext(ctx)
 	for addr, m := range muxes {
