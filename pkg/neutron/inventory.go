@@ -32,6 +32,12 @@ type Inventory struct {
 	// are older than untaggedGrace.
 	untagged      map[types.UID][]Network
 	untaggedGrace time.Duration
+	// sweepAt, when not zero, is when the next refresh must also list the
+	// untagged networks. Duplicates can only come from a create whose
+	// answer was lost — the controller died, or the request failed on the
+	// wire — so the sweep runs one grace period after start and after such
+	// a failure, and costs nothing in steady state.
+	sweepAt time.Time
 	// writes counts write-throughs; written[key] is the count at the last
 	// write for key. A refresh whose lists began before a write to key
 	// keeps the written state: the list may predate the write.
@@ -53,7 +59,8 @@ type owned struct {
 // reports it: younger ones may be a create of this very controller whose tag
 // request is still to come.
 func NewInventory(client Interface, untaggedGrace time.Duration) *Inventory {
-	return &Inventory{client: client, byKey: map[string]*owned{}, written: map[string]uint64{}, untaggedGrace: untaggedGrace}
+	return &Inventory{client: client, byKey: map[string]*owned{}, written: map[string]uint64{},
+		untaggedGrace: untaggedGrace, sweepAt: time.Now().Add(untaggedGrace)}
 }
 
 // Untagged returns the networks named for uid that never got our tags and
@@ -127,6 +134,10 @@ func (inv *Inventory) observe(err error) error {
 		inv.lastRequestErr = nil
 	} else {
 		inv.lastRequestErr = err
+		// The request may have been carried out anyway.
+		if at := time.Now().Add(inv.untaggedGrace); inv.sweepAt.IsZero() || at.Before(inv.sweepAt) {
+			inv.sweepAt = at
+		}
 	}
 	return err
 }
@@ -161,12 +172,16 @@ func (inv *Inventory) Keys() []string {
 func (inv *Inventory) Refresh(ctx context.Context) (changed []string, err error) {
 	inv.mu.RLock()
 	startWrites := inv.writes
+	sweep := !inv.sweepAt.IsZero() && !time.Now().Before(inv.sweepAt)
 	inv.mu.RUnlock()
 
 	nets, err := inv.client.ListNetworks(ctx)
 	if err == nil {
 		var subs []Subnet
 		if subs, err = inv.client.ListSubnets(ctx); err == nil {
+			if !sweep {
+				return inv.replace(nets, subs, startWrites), nil
+			}
 			var untagged []Network
 			if untagged, err = inv.client.ListUntagged(ctx); err == nil {
 				inv.setUntagged(untagged)
@@ -189,6 +204,9 @@ func (inv *Inventory) setUntagged(nets []Network) {
 	}
 	inv.mu.Lock()
 	inv.untagged = byUID
+	if !time.Now().Before(inv.sweepAt) {
+		inv.sweepAt = time.Time{}
+	}
 	inv.mu.Unlock()
 }
 

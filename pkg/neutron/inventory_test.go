@@ -2,6 +2,7 @@ package neutron_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -97,5 +98,40 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 	}
 	if nets, _ := inv.Lookup("ns/a"); len(nets) != 1 {
 		t.Errorf("after a clean refresh: %v", nets)
+	}
+}
+
+// TestUntaggedSweepOnlyAfterLostAnswers: listing untagged networks costs a
+// request, so it runs after start and after a failed request only.
+func TestUntaggedSweepOnlyAfterLostAnswers(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	inv := neutron.NewInventory(f, 0)
+	sweeps := func() int {
+		n := 0
+		for _, r := range f.Requests() {
+			if r == fake.ListUntagged {
+				n++
+			}
+		}
+		return n
+	}
+	for range 3 {
+		if _, err := inv.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sweeps(); got != 1 {
+		t.Errorf("%d sweeps in three refreshes after start, want 1", got)
+	}
+	f.FailOn(fake.CreateNetwork, errors.New("connection reset"))
+	if _, err := inv.CreateNetwork(ctx, ownerA); err == nil {
+		t.Fatal("the create did not fail")
+	}
+	if _, err := inv.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := sweeps(); got != 2 {
+		t.Errorf("no sweep after a create whose answer was lost (%d sweeps)", got)
 	}
 }
