@@ -57,6 +57,13 @@ unit: ## Run the unit tests (no running components needed), and fuzz the webhook
 e2e: controlplane neutron-packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/...
 
+N ?= 100
+WORKERS ?= 8
+
+.PHONY: bench
+bench: controlplane neutron-packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8).
+	$(GO) run ./test/bench -n $(N) -workers $(WORKERS)
+
 ##@ Local stack
 
 .PHONY: build

@@ -1,0 +1,527 @@
+// Command bench measures network-controller against the real stack — etcd,
+// kube-apiserver, neutron-server with ML2/OVN — and prints one table: how
+// fast Networks become Ready next to what Neutron and the API server can do
+// at all, what each Network costs, what an in-sync cluster costs per
+// resync, a restart, and memory. It asserts nothing.
+//
+//	go run ./test/bench -n 100 -workers 8        (make bench N=100)
+//
+// Figures come from the same run: the controller's own metrics
+// (rest_client_*, network_controller_*), kube-apiserver's
+// apiserver_request_total, and timestamps taken as watch events arrive.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+type config struct {
+	n, workers int
+	resync     time.Duration
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.n, "n", 100, "number of Networks")
+	flag.IntVar(&c.workers, "workers", 8, "the controller's --workers, and the parallelism of the raw measurements")
+	flag.DurationVar(&c.resync, "resync", 30*time.Second, "the controller's --resync-period and --neutron-resync-period")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the table.
+type row struct{ figure, value, note string }
+
+func run(ctx context.Context, c config) error {
+	start := time.Now()
+	stack, err := framework.Start(ctx, framework.Options{Neutron: true})
+	if err != nil {
+		return err
+	}
+	defer stack.Stop()
+	binary := filepath.Join(stack.Dir, "network-controller")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
+	build.Dir = stack.RepoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the controller: %v\n%s", err, out)
+	}
+	admin := stack.ControlPlane.AdminConfig
+	nc := clientset.NewForConfigOrDie(admin)
+	kube := kubernetes.NewForConfigOrDie(admin)
+	for _, ns := range []string{"bench", "bench-raw"} {
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "bench: stack up in %s\n", time.Since(start).Round(time.Millisecond))
+	var rows []row
+	add := func(figure, value, note string) {
+		rows = append(rows, row{figure, value, note})
+		fmt.Fprintf(os.Stderr, "bench: %s = %s\n", figure, value)
+	}
+
+	// The physical limits, with the controller's parallelism.
+	samples := min(c.n, 100)
+	neutronRate, err := rawNeutron(ctx, stack.Neutron.Client, c.workers, samples)
+	if err != nil {
+		return err
+	}
+	add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate), fmt.Sprintf("%d pairs, %d in parallel", samples, c.workers))
+	apiRate, err := rawStatusWrites(ctx, nc, c.workers, min(c.n, 200), 4*min(c.n, 200))
+	if err != nil {
+		return err
+	}
+	add("API server: Network status applies/s", fmt.Sprintf("%.0f", apiRate), fmt.Sprintf("%d in parallel", c.workers))
+
+	ctrl, err := startController(ctx, stack, binary, c)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ctrl.proc.Stop(10 * time.Second) }()
+	heap0, err := ctrl.heapAfterGC(ctx)
+	if err != nil {
+		return err
+	}
+
+	// 1. Throughput: N Networks at once, Ready observed by a watch.
+	m0, a0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
+	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n)
+	if err != nil {
+		return err
+	}
+	m1, a1 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
+	rate := float64(c.n) / elapsed.Seconds()
+	add("Throughput: Networks Ready/s", fmt.Sprintf("%.2f", rate), fmt.Sprintf("%d Networks in %s, --workers=%d", c.n, elapsed.Round(time.Millisecond), c.workers))
+	var lat []time.Duration
+	for name, t := range readyAt {
+		lat = append(lat, t.Sub(createdAt[name]))
+	}
+	slices.Sort(lat)
+	add("Create→Ready latency p50 / p90 / p99", fmt.Sprintf("%s / %s / %s", pct(lat, 50), pct(lat, 90), pct(lat, 99)), "from the create call to the watch event")
+
+	// 2. Against the physical limit.
+	writesPerNet := (a1.networks - a0.networks) / float64(c.n)
+	apiNetRate := apiRate / max(writesPerNet, 1)
+	limit, which := neutronRate, "Neutron"
+	if apiNetRate < limit {
+		limit, which = apiNetRate, "API server"
+	}
+	add("Throughput / physical limit", fmt.Sprintf("%.0f%%", 100*rate/limit), fmt.Sprintf("limit %.2f/s set by %s (API server: %.0f applies/s ÷ %.1f writes per Network)", limit, which, apiRate, writesPerNet))
+
+	// 3. Cost per Network to reach Ready.
+	add("API server writes per Network (Network, its status)", fmt.Sprintf("%.2f", writesPerNet), "apiserver_request_total, resource networks")
+	add("Event writes per Network", fmt.Sprintf("%.2f", (a1.events-a0.events)/float64(c.n)), "apiserver_request_total, resource events")
+	add("Controller API writes per Network (all resources)", fmt.Sprintf("%.2f", (m1.kubeWrites()-m0.kubeWrites())/float64(c.n)), "rest_client_requests_total, POST/PUT/PATCH/DELETE")
+	add("Neutron writes per Network", fmt.Sprintf("%.2f", (m1.neutron("POST", "PUT", "DELETE")-m0.neutron("POST", "PUT", "DELETE"))/float64(c.n)), "network_controller_neutron_requests_total")
+	add("Neutron reads per Network", fmt.Sprintf("%.2f", (m1.neutron("GET")-m0.neutron("GET"))/float64(c.n)), "includes the periodic lists during the run")
+
+	// 6. Memory, with every Network cached and in sync.
+	heapN, err := ctrl.heapAfterGC(ctx)
+	if err != nil {
+		return err
+	}
+	add("Controller heap after GC: empty / with N Networks", fmt.Sprintf("%s / %s", mib(heap0), mib(heapN)), "")
+	add("Heap per Network above the baseline", fmt.Sprintf("%.0f B", (heapN-heap0)/float64(c.n)), "informer cache + Neutron inventory")
+
+	// 4. Steady state: one full resync period of an in-sync cluster.
+	m2, a2 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
+	t2 := time.Now()
+	for {
+		m := ctrl.scrape(ctx)
+		if time.Since(t2) >= c.resync && m.syncs()-m2.syncs() >= float64(c.n) && m.neutron("GET")-m2.neutron("GET") >= 2 {
+			break
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	m3, a3 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
+	add("Steady state: API server writes per resync period", fmt.Sprintf("%.0f", (a3.networks-a2.networks)+(a3.events-a2.events)), fmt.Sprintf("over %s with %.0f syncs", time.Since(t2).Round(time.Second), m3.syncs()-m2.syncs()))
+	pages := (c.n + 999) / 1000
+	add("Steady state: Neutron requests per resync period", fmt.Sprintf("%.0f", (m3.neutron("GET", "POST", "PUT", "DELETE")-m2.neutron("GET", "POST", "PUT", "DELETE"))/max(1, time.Since(t2).Seconds()/c.resync.Seconds())),
+		fmt.Sprintf("%d page(s) of networks and of subnets per list", pages))
+
+	// 5. Restart of an in-sync cluster.
+	if err := ctrl.proc.Stop(10 * time.Second); err != nil {
+		return err
+	}
+	a4 := apiserverWrites(ctx, admin)
+	restarted := time.Now()
+	ctrl, err = startController(ctx, stack, binary, c)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ctrl.proc.Stop(10 * time.Second) }()
+	var m5 metricsText
+	for {
+		m5 = ctrl.scrape(ctx)
+		if m5.value("network_controller_syncs_total", `result="success"`) >= float64(c.n) {
+			break
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	a5 := apiserverWrites(ctx, admin)
+	add("Restart: start to all Networks confirmed in sync", time.Since(restarted).Round(time.Millisecond).String(), "process start, informer sync, one Neutron list, N syncs")
+	add("Restart: API server writes / Neutron requests", fmt.Sprintf("%.0f / %.0f", (a5.networks-a4.networks)+(a5.events-a4.events), m5.neutron("GET", "POST", "PUT", "DELETE")), "")
+
+	fmt.Printf("| figure | value | note |\n| --- | --- | --- |\n")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %s |\n", r.figure, r.value, r.note)
+	}
+	fmt.Printf("\nN=%d, --workers=%d, resync %s; %d cores, %s memory; %s\n", c.n, c.workers, c.resync, runtime.NumCPU(), memTotal(), runtime.Version())
+	return nil
+}
+
+func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (float64, error) {
+	var (
+		mu      sync.Mutex
+		created []string
+		firstEr error
+	)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range parallel {
+		wg.Go(func() {
+			for i := range next {
+				n, err := networks.Create(ctx, client, networks.CreateOpts{Name: fmt.Sprintf("raw-%d", i)}).Extract()
+				if err == nil {
+					_, err = subnets.Create(ctx, client, subnets.CreateOpts{NetworkID: n.ID, CIDR: fmt.Sprintf("172.%d.%d.0/24", 16+i/256, i%256),
+						IPVersion: gophercloud.IPv4, GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
+				}
+				mu.Lock()
+				if err != nil && firstEr == nil {
+					firstEr = err
+				}
+				if n != nil {
+					created = append(created, n.ID)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range count {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rate := float64(count) / time.Since(start).Seconds()
+	for _, id := range created {
+		_ = networks.Delete(ctx, client, id).ExtractErr()
+	}
+	return rate, firstEr
+}
+
+func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
+	client := nc.SamplecrdV1().Networks("bench-raw")
+	for i := range objects {
+		if _, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("raw-%d", i)},
+			Spec: samplecrdv1.NetworkSpec{CIDR: "10.0.0.0/24", Gateway: "10.0.0.1"}}, metav1.CreateOptions{}); err != nil {
+			return 0, err
+		}
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	start := time.Now()
+	for range parallel {
+		wg.Go(func() {
+			for i := range next {
+				// A new observedGeneration each time: every apply is a real write.
+				ac := applyv1.Network(fmt.Sprintf("raw-%d", i%objects), "bench-raw").WithStatus(applyv1.NetworkStatus().WithObservedGeneration(int64(i + 1)))
+				if _, err := client.ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: "bench", Force: true}); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range writes {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rate := float64(writes) / time.Since(start).Seconds()
+	return rate, firstErr
+}
+
+// createAndWait creates n Networks at once in namespace bench and returns
+// when the watch has seen each Ready, with the times of both.
+func createAndWait(ctx context.Context, nc clientset.Interface, n int) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
+	client := nc.SamplecrdV1().Networks("bench")
+	w, err := client.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer w.Stop()
+	readyAt, createdAt = map[string]time.Time{}, map[string]time.Time{}
+	var mu sync.Mutex
+	start := time.Now()
+	go func() {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for i := range next {
+					name := fmt.Sprintf("net-%05d", i)
+					t := time.Now()
+					_, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name},
+						Spec: samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("10.%d.%d.0/24", i/256, i%256), Gateway: fmt.Sprintf("10.%d.%d.1", i/256, i%256)}}, metav1.CreateOptions{})
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "bench: creating %s: %v\n", name, err)
+					}
+					mu.Lock()
+					createdAt[name] = t
+					mu.Unlock()
+				}
+			})
+		}
+		for i := range n {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+	}()
+	deadline := time.After(time.Hour)
+	for len(readyAt) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil, nil, 0, fmt.Errorf("the watch ended")
+			}
+			now := time.Now()
+			if ev.Type != watch.Added && ev.Type != watch.Modified {
+				continue
+			}
+			net := ev.Object.(*samplecrdv1.Network)
+			if c := meta.FindStatusCondition(net.Status.Conditions, samplecrdv1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue {
+				if _, seen := readyAt[net.Name]; !seen {
+					readyAt[net.Name] = now
+				}
+			}
+		case <-deadline:
+			return nil, nil, 0, fmt.Errorf("only %d of %d Networks Ready after an hour", len(readyAt), n)
+		case <-ctx.Done():
+			return nil, nil, 0, ctx.Err()
+		}
+	}
+	elapsed = time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
+	return readyAt, createdAt, elapsed, nil
+}
+
+type controllerProcess struct {
+	proc       *framework.Process
+	metricsURL string
+}
+
+func startController(ctx context.Context, stack *framework.Stack, binary string, c config) (*controllerProcess, error) {
+	ports, err := framework.FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	p := &framework.Process{
+		Name: "network-controller",
+		Path: binary,
+		Args: []string{
+			"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig,
+			"--namespace=bench",
+			"--neutron-endpoint=" + stack.Neutron.Endpoint,
+			"--cluster-name=bench",
+			"--leader-elect=false",
+			"--profiling",
+			fmt.Sprintf("--workers=%d", c.workers),
+			"--resync-period=" + c.resync.String(),
+			"--neutron-resync-period=" + c.resync.String(),
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]),
+		},
+		Dir:     stack.Dir,
+		LogPath: filepath.Join(stack.Dir, fmt.Sprintf("controller-%d.log", time.Now().UnixNano())),
+	}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
+	for {
+		if code, _ := get(ctx, readyz); code == http.StatusOK {
+			break
+		}
+		if p.Exited() {
+			return nil, fmt.Errorf("the controller exited:\n%s", p.Tail(4000))
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	return &controllerProcess{proc: p, metricsURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0])}, nil
+}
+
+// metricsText is one scrape of a /metrics page.
+type metricsText string
+
+func (c *controllerProcess) scrape(ctx context.Context) metricsText {
+	_, body := get(ctx, c.metricsURL+"/metrics")
+	return metricsText(body)
+}
+
+// heapAfterGC forces a collection in the controller (pprof's gc=1) and
+// reads the live heap.
+func (c *controllerProcess) heapAfterGC(ctx context.Context) (float64, error) {
+	if code, body := get(ctx, c.metricsURL+"/debug/pprof/heap?gc=1"); code != http.StatusOK {
+		return 0, fmt.Errorf("pprof: %d %s", code, body)
+	}
+	return c.scrape(ctx).value("go_memstats_heap_alloc_bytes"), nil
+}
+
+// value sums the series of the metric whose labels contain every filter.
+func (m metricsText) value(name string, filters ...string) float64 {
+	total := 0.0
+	for _, line := range strings.Split(string(m), "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		ok := true
+		for _, f := range filters {
+			ok = ok && strings.Contains(line, f)
+		}
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+		if err == nil {
+			total += v
+		}
+	}
+	return total
+}
+
+func (m metricsText) kubeWrites() float64 {
+	total := 0.0
+	for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		total += m.value("rest_client_requests_total", `method="`+verb+`"`)
+	}
+	return total
+}
+
+func (m metricsText) neutron(methods ...string) float64 {
+	total := 0.0
+	for _, method := range methods {
+		total += m.value("network_controller_neutron_requests_total", `method="`+method+`"`)
+	}
+	return total
+}
+
+func (m metricsText) syncs() float64 { return m.value("network_controller_syncs_total") }
+
+// writes are kube-apiserver's own counts of write requests.
+type writes struct{ networks, events float64 }
+
+func apiserverWrites(ctx context.Context, admin *rest.Config) writes {
+	client, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		return writes{}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, admin.Host+"/metrics", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return writes{}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := metricsText(body)
+	var w writes
+	for _, verb := range []string{"APPLY", "PATCH", "UPDATE", "POST", "DELETE"} {
+		// The Networks' creates (POST) are the bench's, not the controller's,
+		// which never creates one.
+		if verb != "POST" {
+			w.networks += m.value("apiserver_request_total", `resource="networks"`, `verb="`+verb+`"`)
+		}
+		w.events += m.value("apiserver_request_total", `resource="events"`, `verb="`+verb+`"`)
+	}
+	return w
+}
+
+func get(ctx context.Context, url string) (int, string) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func pct(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(0, min(i-1, len(sorted)-1))].Round(time.Millisecond).String()
+}
+
+func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+func memTotal() string {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "?"
+	}
+	fields := strings.Fields(strings.SplitN(string(data), "\n", 2)[0])
+	if len(fields) < 2 {
+		return "?"
+	}
+	kb, _ := strconv.ParseFloat(fields[1], 64)
+	return fmt.Sprintf("%.0f GiB", kb/(1<<20))
+}
