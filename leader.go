@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -86,16 +85,4 @@ func runLeaderElected(ctx context.Context, client kubernetes.Interface, opts lea
 		return errors.Join(errLostLease, err)
 	}
 	return err
-}
-
-// defaultLeaseNamespace is the namespace the Pod runs in, or "default" out
-// of cluster.
-func defaultLeaseNamespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
-		return strings.TrimSpace(string(data))
-	}
-	return "default"
 }

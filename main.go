@@ -26,6 +26,7 @@ import (
 
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
+	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -72,7 +73,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&le.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it stops working. Less than the lease duration.")
 	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.StringVar(&le.resourceName, "leader-elect-resource-name", "network-controller", "Name of the Lease.")
-	fs.StringVar(&le.resourceNamespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "Namespace of the Lease (default: the Pod's namespace, or \"default\" out of cluster).")
+	fs.StringVar(&le.resourceNamespace, "leader-elect-resource-namespace", incluster.Namespace(), "Namespace of the Lease (default: the Pod's namespace, or \"default\" out of cluster).")
 	fs.StringVar(&o.probeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" turns them off.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address.")

@@ -31,34 +31,29 @@ func (r *readiness) set(standby bool, c *Controller) {
 }
 
 func (r *readiness) checks() []healthz.HealthChecker {
-	get := func() (bool, *Controller) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.standby, r.controller
-	}
-	return []healthz.HealthChecker{
-		healthz.NamedCheck("informer-sync", func(*http.Request) error {
-			standby, c := get()
+	// leaderCheck runs check on the working controller; a standby passes.
+	leaderCheck := func(name string, check func(c *Controller) error) healthz.HealthChecker {
+		return healthz.NamedCheck(name, func(*http.Request) error {
+			r.mu.Lock()
+			standby, c := r.standby, r.controller
+			r.mu.Unlock()
 			switch {
 			case standby:
 				return nil
 			case c == nil:
 				return errors.New("the controller is starting")
-			case !c.networksSynced():
+			}
+			return check(c)
+		})
+	}
+	return []healthz.HealthChecker{
+		leaderCheck("informer-sync", func(c *Controller) error {
+			if !c.networksSynced() {
 				return errors.New("the Network informer's cache has not synced yet")
 			}
 			return nil
 		}),
-		healthz.NamedCheck("neutron", func(*http.Request) error {
-			standby, c := get()
-			switch {
-			case standby:
-				return nil
-			case c == nil:
-				return errors.New("the controller is starting")
-			}
-			return c.neutron.Healthy()
-		}),
+		leaderCheck("neutron", func(c *Controller) error { return c.neutron.Healthy() }),
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
 )
 
@@ -48,7 +48,7 @@ func main() {
 	flag.StringVar(&o.bindAddress, "bind-address", ":8443", "Address of the HTTPS server (/mutate, /healthz, /readyz).")
 	flag.StringVar(&o.certFile, "tls-cert-file", "", "Serving certificate (PEM), reloaded when it changes.")
 	flag.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
-	flag.StringVar(&o.configMapNamespace, "configmap-namespace", defaultNamespace(), "Namespace of the template ConfigMap (default: the Pod's namespace, or \"default\" out of cluster).")
+	flag.StringVar(&o.configMapNamespace, "configmap-namespace", incluster.Namespace(), "Namespace of the template ConfigMap (default: the Pod's namespace, or \"default\" out of cluster).")
 	flag.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
 	flag.Parse()
 	if o.certFile == "" || o.keyFile == "" {
@@ -125,14 +125,4 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	return nil
-}
-
-func defaultNamespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
-		return strings.TrimSpace(string(data))
-	}
-	return "default"
 }
