@@ -21,6 +21,10 @@ help: ## Show this help.
 codegen: ## Regenerate clients, listers, informers, apply configurations and deepcopy from pkg/apis.
 	hack/update-codegen.sh
 
+.PHONY: flags-doc
+flags-doc: ## Regenerate docs/flags.md from the programs' --help.
+	hack/update-flags-doc.sh
+
 .PHONY: fmt
 fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go' | grep -v '^pkg/generated/')
@@ -47,6 +51,7 @@ verify: ## Check formatting, go vet, and that generated code is up to date.
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed: $$unformatted" >&2; exit 1; fi
 	$(GO) vet ./...
 	hack/verify-codegen.sh
+	hack/update-flags-doc.sh --verify
 
 .PHONY: unit
 unit: ## Run the unit tests (no running components needed), and fuzz the webhook for a few seconds.

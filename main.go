@@ -62,7 +62,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 
 	fs.StringVar(&o.namespace, "namespace", "", "Only manage the Networks of this namespace (default: all namespaces).")
 	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth (the local stack's), e.g. http://127.0.0.1:9696/. When empty, the cloud is read from clouds.yaml and OS_* variables (see --os-cloud).")
-	fs.StringVar(&o.osCloud, "os-cloud", os.Getenv("OS_CLOUD"), "Name of the cloud in clouds.yaml to use for Neutron (default $OS_CLOUD).")
+	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml to use for Neutron; empty means $OS_CLOUD.")
 	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster, recorded in the tags of every Neutron resource the controller makes. Clusters sharing a Neutron project must use different names.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
@@ -73,7 +73,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&le.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it stops working. Less than the lease duration.")
 	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.StringVar(&le.resourceName, "leader-elect-resource-name", "network-controller", "Name of the Lease.")
-	fs.StringVar(&le.resourceNamespace, "leader-elect-resource-namespace", incluster.Namespace(), "Namespace of the Lease (default: the Pod's namespace, or \"default\" out of cluster).")
+	fs.StringVar(&le.resourceNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease; empty means the Pod's namespace, or \"default\" out of cluster.")
 	fs.StringVar(&o.probeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" turns them off.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address.")
@@ -100,6 +100,9 @@ func main() {
 	var opts options
 	opts.addFlags(flag.CommandLine)
 	flag.Parse()
+	if opts.leaderElection.resourceNamespace == "" {
+		opts.leaderElection.resourceNamespace = incluster.Namespace()
+	}
 	if err := opts.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "network-controller: %v\n", err)
 		os.Exit(2)
