@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the real etcd and kube-apiserver from hack/controlplane into bin/.
+# Builds the real etcd, etcdctl and kube-apiserver from hack/controlplane into bin/.
 # Both are rebuilt only when missing or when the module that pins them
 # changed, so a warm run costs a hash and nothing else. The first build on
 # 2 cores takes about 12 minutes (kube-apiserver is most of it).
@@ -32,4 +32,5 @@ build() {
 }
 
 build etcd
+build etcdctl
 build kube-apiserver
