@@ -43,7 +43,7 @@ image: ## Build the image with docker (needs a Docker engine; the build step ins
 ##@ Testing
 
 .PHONY: test
-test: verify unit e2e ## Run everything CI runs: verification, unit tests and the e2e suite against the real stack.
+test: verify unit e2e check-docs ## Run everything CI runs: verification, unit tests, the e2e suite and the docs' commands, against the real stack.
 
 .PHONY: verify
 verify: ## Check formatting, go vet, and that generated code is up to date.
@@ -68,6 +68,10 @@ WORKERS ?= 8
 .PHONY: bench
 bench: controlplane neutron-packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8).
 	$(GO) run ./test/bench -n $(N) -workers $(WORKERS)
+
+.PHONY: check-docs
+check-docs: controlplane neutron-packages ## Run every sh block of README.md and docs/ on a local stack (hack/check-docs.sh).
+	hack/check-docs.sh
 
 ##@ Local stack
 

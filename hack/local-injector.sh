@@ -2,7 +2,7 @@
 # Runs the envoy-injector webhook against the local stack (make up) and
 # registers it with the local kube-apiserver, for the README's demo:
 #   hack/local-injector.sh
-#   kubectl apply -f artifacts/examples/pod-with-envoy.yaml
+#   kubectl apply -f artifacts/examples/injector/pod-with-envoy.yaml
 #   kubectl get pod web -o yaml     # an envoy container and volume appeared
 # It makes a throw-away CA and a serving certificate for 127.0.0.1 with
 # openssl, applies the design documents' ConfigMap to the default namespace,
@@ -74,4 +74,4 @@ until curl -sf --cacert "${certs}/ca.crt" "https://127.0.0.1:${port}/readyz" >/d
 	sleep 0.5
 done
 echo "envoy-injector is serving on 127.0.0.1:${port} (log: .local/injector.log)"
-echo "Try: kubectl apply -f artifacts/examples/pod-with-envoy.yaml && kubectl get pod web -o yaml"
+echo "Try: kubectl apply -f artifacts/examples/injector/pod-with-envoy.yaml && kubectl get pod web -o yaml"
