@@ -96,7 +96,9 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 func TestLeaderElectionFailsOver(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
-	fast := []string{"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=500ms"}
+	// Short, but with room for a loaded CI machine: a missed renewal would
+	// hand the lease over early and fail the test for the wrong reason.
+	fast := []string{"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"}
 	first := startController(t, ns, fast...)
 	eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
 		return first.logCount("Became the leader") == 1, "the first controller is not leading yet", nil
