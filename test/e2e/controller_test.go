@@ -157,15 +157,7 @@ func TestNeutronOutage(t *testing.T) {
 	createNetwork(ctx, t, ns, "before", "10.61.0.0/24", "10.61.0.1")
 	before := waitForReady(ctx, t, ns, "before", time.Minute)
 
-	if err := stack.Neutron.StopServer(); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			_ = stack.Neutron.StartServer(context.Background())
-		}
-	})
+	startNeutronServer := stopNeutronServer(t)
 
 	createNetwork(ctx, t, ns, "during", "10.62.0.0/24", "10.62.0.1")
 	waitForCondition(ctx, t, ns, "during", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonNeutronUnavailable)
@@ -178,10 +170,9 @@ func TestNeutronOutage(t *testing.T) {
 		t.Fatal("not being deleted")
 	}
 
-	if err := stack.Neutron.StartServer(ctx); err != nil {
+	if err := startNeutronServer(ctx); err != nil {
 		t.Fatalf("restarting neutron-server: %v", err)
 	}
-	restarted = true
 	waitForReady(ctx, t, ns, "during", 2*time.Minute)
 	waitForGone(ctx, t, ns, "before", 2*time.Minute)
 	if _, err := networks.Get(ctx, stack.Neutron.Client, before.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {

@@ -162,23 +162,14 @@ func TestMetricsAndReadiness(t *testing.T) {
 		t.Errorf("/healthz %d: %s", code, body)
 	}
 
-	if err := stack.Neutron.StopServer(); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			_ = stack.Neutron.StartServer(context.Background())
-		}
-	})
+	startNeutronServer := stopNeutronServer(t)
 	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		code, body := get(ctx, c.probeURL+"/readyz")
 		return code != http.StatusOK && strings.Contains(body, "neutron"), fmt.Sprintf("/readyz %d with neutron-server down: %s", code, body), nil
 	})
-	if err := stack.Neutron.StartServer(ctx); err != nil {
+	if err := startNeutronServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	restarted = true
 	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		code, body := get(ctx, c.probeURL+"/readyz")
 		return code == http.StatusOK, fmt.Sprintf("/readyz %d after neutron-server came back: %s", code, body), nil
