@@ -24,7 +24,14 @@ module=$(go list -m)
 export GOBIN="${CODEGEN_BIN:-${root}/bin/codegen}"
 mkdir -p "${GOBIN}"
 
+# On a fresh machine the module is not in the module cache yet, and
+# `go list -m` would print no directory for it.
+go mod download k8s.io/code-generator
 codegen_pkg=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+if [[ ! -f "${codegen_pkg}/kube_codegen.sh" ]]; then
+	echo "kube_codegen.sh not found in k8s.io/code-generator (${codegen_pkg:-not downloaded})" >&2
+	exit 1
+fi
 # shellcheck source=/dev/null
 source "${codegen_pkg}/kube_codegen.sh"
 
