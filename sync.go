@@ -354,12 +354,7 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 }
 
 func hasFinalizer(network *samplecrdv1.Network) bool {
-	for _, f := range network.Finalizers {
-		if f == samplecrdv1.NetworkFinalizer {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(network.Finalizers, samplecrdv1.NetworkFinalizer)
 }
 
 // sameIP compares two addresses as addresses, not as text: Neutron answers

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real etcd, etcdctl and kube-apiserver from hack/controlplane into bin/.
-# Both are rebuilt only when missing or when the module that pins them
+# Each is rebuilt only when missing or when the module that pins them
 # changed, so a warm run costs a hash and nothing else. The first build on
 # 2 cores takes about 12 minutes (kube-apiserver is most of it).
 set -euo pipefail

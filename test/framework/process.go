@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Process is one daemon of the stack, started from a fixed command line so
@@ -161,27 +163,25 @@ func run(ctx context.Context, logPath string, cred *syscall.Credential, name str
 	return nil
 }
 
-// waitFor polls check every interval until it returns nil, the process it
+// waitFor polls check every 100ms until it returns nil, the process it
 // depends on exits, or the deadline passes. The last error is returned.
 func waitFor(ctx context.Context, timeout time.Duration, p *Process, check func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var last error
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if last = check(ctx); last == nil {
-			return nil
+			return true, nil
 		}
 		if p != nil && p.Exited() {
-			return fmt.Errorf("%s exited while starting: %v\n%s", p.Name, last, p.Tail(4000))
+			return false, fmt.Errorf("%s exited while starting: %v\n%s", p.Name, last, p.Tail(4000))
 		}
-		select {
-		case <-ctx.Done():
-			name := "condition"
-			if p != nil {
-				name = p.Name
-			}
-			return errors.Join(fmt.Errorf("%s not ready after %s", name, timeout), last)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return false, nil
+	})
+	if err == nil || last == nil || !wait.Interrupted(err) {
+		return err
 	}
+	name := "condition"
+	if p != nil {
+		name = p.Name
+	}
+	return errors.Join(fmt.Errorf("%s not ready after %s", name, timeout), last)
 }
