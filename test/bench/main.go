@@ -226,48 +226,32 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 	var (
 		mu      sync.Mutex
 		created []string
-		firstEr error
 	)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range parallel {
-		wg.Go(func() {
-			for i := range next {
-				tags := attributestags.ReplaceAllOpts{Tags: []string{"raw", fmt.Sprintf("raw-%d", i)}}
-				n, err := networks.Create(ctx, client, networks.CreateOpts{Name: fmt.Sprintf("raw-%d", i)}).Extract()
-				if err == nil && tagged {
-					_, err = attributestags.ReplaceAll(ctx, client, "networks", n.ID, tags).Extract()
-				}
-				var s *subnets.Subnet
-				if err == nil {
-					s, err = subnets.Create(ctx, client, subnets.CreateOpts{NetworkID: n.ID, CIDR: fmt.Sprintf("172.%d.%d.0/24", 16+i/256, i%256),
-						IPVersion: gophercloud.IPv4, GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
-				}
-				if err == nil && tagged {
-					_, err = attributestags.ReplaceAll(ctx, client, "subnets", s.ID, tags).Extract()
-				}
-				mu.Lock()
-				if err != nil && firstEr == nil {
-					firstEr = err
-				}
-				if n != nil {
-					created = append(created, n.ID)
-				}
-				mu.Unlock()
+	elapsed, err := inParallel(count, parallel, func(i int) error {
+		tags := attributestags.ReplaceAllOpts{Tags: []string{"raw", fmt.Sprintf("raw-%d", i)}}
+		n, err := networks.Create(ctx, client, networks.CreateOpts{Name: fmt.Sprintf("raw-%d", i)}).Extract()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		created = append(created, n.ID)
+		mu.Unlock()
+		if tagged {
+			if _, err := attributestags.ReplaceAll(ctx, client, "networks", n.ID, tags).Extract(); err != nil {
+				return err
 			}
-		})
-	}
-	for i := range count {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	rate := float64(count) / time.Since(start).Seconds()
+		}
+		s, err := subnets.Create(ctx, client, subnets.CreateOpts{NetworkID: n.ID, CIDR: fmt.Sprintf("172.%d.%d.0/24", 16+i/256, i%256),
+			IPVersion: gophercloud.IPv4, GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
+		if err == nil && tagged {
+			_, err = attributestags.ReplaceAll(ctx, client, "subnets", s.ID, tags).Extract()
+		}
+		return err
+	})
 	for _, id := range created {
 		_ = networks.Delete(ctx, client, id).ExtractErr()
 	}
-	return rate, firstEr
+	return float64(count) / elapsed.Seconds(), err
 }
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
@@ -278,31 +262,44 @@ func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, obje
 			return 0, err
 		}
 	}
+	elapsed, err := inParallel(writes, parallel, func(i int) error {
+		// A new observedGeneration each time: every apply is a real write.
+		ac := applyv1.Network(fmt.Sprintf("raw-%d", i%objects), "bench-raw").WithStatus(applyv1.NetworkStatus().WithObservedGeneration(int64(i + 1)))
+		_, err := client.ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: "bench", Force: true})
+		return err
+	})
+	return float64(writes) / elapsed.Seconds(), err
+}
+
+// inParallel calls do(i) for every i in [0, count), workers at a time, and
+// returns how long that took and the first error.
+func inParallel(count, workers int, do func(i int) error) (time.Duration, error) {
 	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
 	start := time.Now()
-	for range parallel {
+	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				// A new observedGeneration each time: every apply is a real write.
-				ac := applyv1.Network(fmt.Sprintf("raw-%d", i%objects), "bench-raw").WithStatus(applyv1.NetworkStatus().WithObservedGeneration(int64(i + 1)))
-				if _, err := client.ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: "bench", Force: true}); err != nil {
+				if err := do(i); err != nil {
 					mu.Lock()
-					firstErr = err
+					if firstErr == nil {
+						firstErr = err
+					}
 					mu.Unlock()
 				}
 			}
 		})
 	}
-	for i := range writes {
+	for i := range count {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	rate := float64(writes) / time.Since(start).Seconds()
-	return rate, firstErr
+	return time.Since(start), firstErr
 }
 
 // createAndWait creates n Networks at once in namespace bench and returns
@@ -318,29 +315,19 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int) (readyAt,
 	var mu sync.Mutex
 	start := time.Now()
 	go func() {
-		next := make(chan int)
-		var wg sync.WaitGroup
-		for range 16 {
-			wg.Go(func() {
-				for i := range next {
-					name := fmt.Sprintf("net-%05d", i)
-					t := time.Now()
-					_, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name},
-						Spec: samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("10.%d.%d.0/24", i/256, i%256), Gateway: fmt.Sprintf("10.%d.%d.1", i/256, i%256)}}, metav1.CreateOptions{})
-					if err != nil {
-						fmt.Fprintf(os.Stderr, "bench: creating %s: %v\n", name, err)
-					}
-					mu.Lock()
-					createdAt[name] = t
-					mu.Unlock()
-				}
-			})
-		}
-		for i := range n {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
+		_, _ = inParallel(n, 16, func(i int) error {
+			name := fmt.Sprintf("net-%05d", i)
+			t := time.Now()
+			_, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("10.%d.%d.0/24", i/256, i%256), Gateway: fmt.Sprintf("10.%d.%d.1", i/256, i%256)}}, metav1.CreateOptions{})
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: creating %s: %v\n", name, err)
+			}
+			mu.Lock()
+			createdAt[name] = t
+			mu.Unlock()
+			return err
+		})
 	}()
 	deadline := time.After(time.Hour)
 	for len(readyAt) < n {
