@@ -7,7 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -40,10 +40,12 @@ const (
 	// overlapping Network that has since been deleted.
 	rejectedRetryInterval = 5 * time.Minute
 
-	// unsyncedRefreshInterval is how often Neutron is listed while no list
-	// has succeeded yet.
+	// unsyncedRefreshInterval is how often Neutron is listed while the
+	// latest list failed.
 	unsyncedRefreshInterval = 5 * time.Second
 
+	// uidIndex indexes Networks by UID, which is how a Neutron resource
+	// names its owner.
 	uidIndex = "uid"
 )
 
@@ -53,10 +55,12 @@ type Options struct {
 	// NeutronResyncPeriod is how often the Neutron inventory is listed
 	// anew, which is how drift made outside the controller is noticed.
 	NeutronResyncPeriod time.Duration
-	// UntaggedGracePeriod is how old an untagged network named like ours
-	// must be before it is adopted or deleted; younger ones may be a create
-	// of this controller whose tag request is still under way.
-	UntaggedGracePeriod time.Duration
+	// LateCompletionGrace is how long a Neutron request whose answer was
+	// lost may still complete in Neutron (a request timeout is enough).
+	// The inventory is listed again this long after start and after any
+	// such request, so a create that completed late is seen, and its
+	// duplicate removed, then rather than at the next periodic list.
+	LateCompletionGrace time.Duration
 	// Namespace, when not empty, is the only namespace whose Networks the
 	// controller manages; Neutron resources of other namespaces are left
 	// alone, even when they look orphaned from here.
@@ -81,15 +85,21 @@ type Controller struct {
 	// networksByUID is the informer's Indexer, with an index by UID.
 	networksByUID cache.Indexer
 
-	// neutron is the cached view of what Neutron holds, written through
-	// by our own changes.
-	neutron *neutron.Inventory
+	// neutron makes the requests; inventory is the cached view of what
+	// Neutron holds under our mark, in which our own writes are recorded.
+	neutron   neutron.Interface
+	inventory *neutron.Inventory
+	mark      neutron.Mark
+	// refreshSoon asks the refresh loop for an extra list (see
+	// Options.LateCompletionGrace).
+	refreshSoon chan struct{}
 
-	// workqueue holds the namespace/name of Networks to sync. It dedupes
-	// (a key queued twice is synced once), never hands one key to two
-	// workers at once, and rate-limits retries per key with exponential
-	// backoff, so a failing Network cannot starve the others.
-	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	// workqueue holds the Networks to sync, and the UIDs of Neutron
+	// resources whose Network is gone. It dedupes (a key queued twice is
+	// synced once), never hands one key to two workers at once, and
+	// rate-limits retries per key with exponential backoff, so a failing
+	// Network cannot starve the others.
+	workqueue workqueue.TypedRateLimitingInterface[queueKey]
 
 	// recorder writes Events to the API server, where `kubectl describe`
 	// shows them.
@@ -99,13 +109,15 @@ type Controller struct {
 }
 
 // NewController returns a controller that reconciles the Networks of
-// networkInformer into Neutron through neutronClient.
+// networkInformer into Neutron through neutronClient, marking what it
+// creates, and touching only what carries, with mark.
 func NewController(
 	ctx context.Context,
 	kubeclientset kubernetes.Interface,
 	networkclientset clientset.Interface,
 	networkInformer informers.NetworkInformer,
 	neutronClient neutron.Interface,
+	mark neutron.Mark,
 	opts Options,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
@@ -122,10 +134,13 @@ func NewController(
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
-		neutron:          neutron.NewInventory(neutronClient, opts.UntaggedGracePeriod),
+		neutron:          neutronClient,
+		inventory:        neutron.NewInventory(neutronClient, mark),
+		mark:             mark,
+		refreshSoon:      make(chan struct{}, 1),
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
+			workqueue.DefaultTypedControllerRateLimiter[queueKey](),
+			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName},
 		),
 		recorder: recorder,
 		opts:     opts,
@@ -137,8 +152,8 @@ func NewController(
 	if err := networkInformer.Informer().SetTransform(stripForCache); err != nil {
 		return nil, fmt.Errorf("setting the informer transform: %w", err)
 	}
-	// An index by UID maps a Neutron resource, which knows only the UID of
-	// its Network when its tags are missing, back to the Network.
+	// An index by UID maps a Neutron resource, which names its Network by
+	// UID (its namespace/name in Neutron may be cut short), back to it.
 	if err := networkInformer.Informer().AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
 		return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
 	}}); err != nil {
@@ -159,7 +174,15 @@ func NewController(
 				c.enqueueNetwork(new)
 			}
 		},
-		DeleteFunc: c.enqueueNetwork,
+		// A Network that is gone is also queued by UID: should anything of
+		// it remain in Neutron (its finalizer was removed by hand), that
+		// sync collects it.
+		DeleteFunc: func(obj any) {
+			c.enqueueNetwork(obj)
+			if n, ok := deletedNetwork(obj); ok {
+				c.enqueueOrphan(n.UID)
+			}
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("registering event handlers: %w", err)
 	}
@@ -182,7 +205,10 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	// Neutron is listed once before the workers start, so that a normal
 	// start finds the inventory ready, then on a period. Workers start even
 	// if the first list fails: their syncs then report NeutronUnavailable.
+	// One more list comes a grace period after start: a predecessor that
+	// died may have left a create in flight.
 	c.refreshNeutron(ctx)
+	c.requestRefreshAfter(c.opts.LateCompletionGrace)
 	go c.runNeutronRefresh(ctx)
 
 	logger.Info("Starting workers", "count", workers)
@@ -217,21 +243,32 @@ func stripForCache(obj any) (any, error) {
 	return obj, nil
 }
 
-// runNeutronRefresh lists Neutron every NeutronResyncPeriod, and every few
-// seconds while no list has succeeded yet.
+// runNeutronRefresh lists Neutron every NeutronResyncPeriod, every few
+// seconds while the latest list failed, and when requestRefreshAfter asks.
 func (c *Controller) runNeutronRefresh(ctx context.Context) {
 	for {
 		interval := c.opts.NeutronResyncPeriod
-		if !c.neutron.Synced() {
+		if st := c.inventory.Status(); !st.Synced || st.Err != nil {
 			interval = min(interval, unsyncedRefreshInterval)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(interval):
+		case <-c.refreshSoon:
 		}
 		c.refreshNeutron(ctx)
 	}
+}
+
+// requestRefreshAfter asks for one extra list of Neutron after d.
+func (c *Controller) requestRefreshAfter(d time.Duration) {
+	time.AfterFunc(d, func() {
+		select {
+		case c.refreshSoon <- struct{}{}:
+		default: // one is already pending
+		}
+	})
 }
 
 // needsSync filters update notifications. Resyncs (the same
@@ -246,50 +283,45 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 }
 
 // refreshNeutron lists Neutron anew and queues the Networks whose Neutron
-// resources changed behind our back, and those whose resources have no
-// Network any more (to be garbage-collected).
+// resources changed behind our back, and the UIDs of resources that have no
+// Network any more. It only reads: every write, garbage collection
+// included, is a worker's, so no two writers ever act on one Network.
 func (c *Controller) refreshNeutron(ctx context.Context) {
-	logger := klog.FromContext(ctx)
-	changed, err := c.neutron.Refresh(ctx)
+	changed, err := c.inventory.Refresh(ctx)
+	observeRefresh(c.inventory.Status(), err)
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry", "retryIn", c.opts.NeutronResyncPeriod)
 		return
 	}
-	for _, key := range changed {
-		if ns, _, _ := cache.SplitMetaNamespaceKey(key); c.opts.Namespace == "" || ns == c.opts.Namespace {
-			c.enqueueKey(key)
+	for _, uid := range changed {
+		if n, ok := c.networkByUID(uid); ok {
+			c.enqueueNetwork(n)
 		}
 	}
 	orphans := 0
-	for _, key := range c.neutron.Keys() {
-		ns, name, err := cache.SplitMetaNamespaceKey(key)
-		if err != nil || (c.opts.Namespace != "" && ns != c.opts.Namespace) {
-			continue
-		}
-		if _, err := c.networksLister.Networks(ns).Get(name); apierrors.IsNotFound(err) {
+	for _, uid := range c.inventory.UIDs() {
+		if _, ok := c.networkByUID(uid); !ok && c.manages(c.inventory.Get(uid).Owner) {
 			orphans++
-			c.enqueueKey(key)
+			c.enqueueOrphan(uid)
 		}
 	}
-	// Untagged networks named like ours: their Network's sync adopts or
-	// deletes them; those of no Network are deleted here.
-	for uid, nets := range c.neutron.Untagged() {
-		objs, err := c.networksByUID.ByIndex(uidIndex, string(uid))
-		if err == nil && len(objs) > 0 {
-			c.enqueueNetwork(objs[0])
-			continue
-		}
-		for _, n := range nets {
-			if err := c.neutron.DeleteNetwork(ctx, n); err != nil {
-				utilruntime.HandleErrorWithContext(ctx, err, "Deleting an orphaned untagged Neutron network", "networkID", n.ID)
-				continue
-			}
-			c.neutron.ForgetUntagged(uid, n.ID)
-			orphans++
-			logger.Info("Deleted orphaned untagged Neutron network", "networkID", n.ID, "uid", uid)
-		}
+	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(changed), "orphans", orphans)
+}
+
+// networkByUID returns the Network of uid from the informer's cache.
+func (c *Controller) networkByUID(uid types.UID) (*samplecrdv1.Network, bool) {
+	objs, err := c.networksByUID.ByIndex(uidIndex, string(uid))
+	if err != nil || len(objs) == 0 {
+		return nil, false
 	}
-	logger.V(4).Info("Listed Neutron", "changed", len(changed), "orphans", orphans)
+	return objs[0].(*samplecrdv1.Network), true
+}
+
+// manages reports whether owner's Network is in the controller's scope
+// (--namespace). A controller limited to one namespace cannot see the
+// Networks of others, so their resources must not look orphaned to it.
+func (c *Controller) manages(owner neutron.Owner) bool {
+	return c.opts.Namespace == "" || owner.Namespace == c.opts.Namespace
 }
 
 // runWorker processes the queue until it shuts down.
@@ -298,40 +330,83 @@ func (c *Controller) runWorker(ctx context.Context) {
 	}
 }
 
-// processNextWorkItem syncs one key from the queue. A failed sync puts the
-// key back with per-key exponential backoff; a successful one resets it.
+// processNextWorkItem syncs one key from the queue and puts it back as
+// retryPolicy says.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	objRef, shutdown := c.workqueue.Get()
+	key, shutdown := c.workqueue.Get()
 	if shutdown {
 		return false
 	}
 	// Done tells the queue this worker no longer holds the key, so it may
 	// be handed out again (it may have been re-added meanwhile).
-	defer c.workqueue.Done(objRef)
+	defer c.workqueue.Done(key)
 
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "objectRef", objRef)
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "key", key)
 	ctx = klog.NewContext(ctx, logger)
 
 	start := time.Now()
-	err := c.syncHandler(ctx, objRef)
+	err := c.syncHandler(ctx, key)
 	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "error", err)
-	var retryAfter retryAfterError
-	switch {
-	case err == nil:
+	retry, after := retryPolicy(err)
+	switch retry {
+	case noRetry:
 		observeSync(resultSuccess, time.Since(start))
-		c.workqueue.Forget(objRef)
-	case errors.As(err, &retryAfter):
-		// Not an error to back off from: come back after a fixed delay.
+		c.workqueue.Forget(key)
+	case retryAfterDelay:
 		observeSync(resultRejected, time.Since(start))
-		c.workqueue.Forget(objRef)
-		c.workqueue.AddAfter(objRef, retryAfter.after)
-		logger.V(2).Info("Will retry later", "reason", err, "after", retryAfter.after)
-	default:
+		c.workqueue.Forget(key)
+		c.workqueue.AddAfter(key, after)
+		logger.V(2).Info("Will retry later", "reason", err, "after", after)
+	case retryWithBackoff:
 		observeSync(resultError, time.Since(start))
-		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing for later retry", "objectReference", objRef)
-		c.workqueue.AddRateLimited(objRef)
+		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing for later retry", "key", key)
+		c.workqueue.AddRateLimited(key)
 	}
 	return true
+}
+
+// retry is how a key goes back on the queue after a sync.
+type retry int
+
+const (
+	// noRetry: the sync succeeded; the key's backoff is reset.
+	noRetry retry = iota
+	// retryAfterDelay: nothing will change by retrying soon (Neutron
+	// refused the request); the key comes back after a fixed delay, or
+	// at once when the Network changes.
+	retryAfterDelay
+	// retryWithBackoff: the failure may pass (Neutron unreachable, a
+	// conflict); the key comes back with per-key exponential backoff.
+	retryWithBackoff
+)
+
+// retryPolicy decides how the key of a sync that returned err is retried.
+func retryPolicy(err error) (retry, time.Duration) {
+	var after retryAfterError
+	switch {
+	case err == nil:
+		return noRetry, 0
+	case errors.As(err, &after):
+		return retryAfterDelay, after.after
+	default:
+		return retryWithBackoff, 0
+	}
+}
+
+// queueKey is what the work queue holds: a Network by namespace/name, or,
+// with only OrphanUID set, the Neutron resources of a Network that is gone,
+// by the UID they carry (their namespace/name in Neutron may be cut short,
+// so the UID is the only exact handle).
+type queueKey struct {
+	cache.ObjectName
+	OrphanUID types.UID
+}
+
+func (k queueKey) String() string {
+	if k.OrphanUID != "" {
+		return "orphans of uid " + string(k.OrphanUID)
+	}
+	return k.ObjectName.String()
 }
 
 // enqueueNetwork queues the key of a Network (or of the tombstone the
@@ -342,16 +417,21 @@ func (c *Controller) enqueueNetwork(obj any) {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.workqueue.Add(objRef)
+	c.workqueue.Add(queueKey{ObjectName: objRef})
 }
 
-func (c *Controller) enqueueKey(key string) {
-	objRef, err := cache.ParseObjectName(key)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
+// enqueueOrphan queues the collection of what Neutron holds for uid.
+func (c *Controller) enqueueOrphan(uid types.UID) {
+	c.workqueue.Add(queueKey{OrphanUID: uid})
+}
+
+// deletedNetwork returns the Network a delete notification is about.
+func deletedNetwork(obj any) (*samplecrdv1.Network, bool) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
 	}
-	c.workqueue.Add(objRef)
+	n, ok := obj.(*samplecrdv1.Network)
+	return n, ok
 }
 
 // retryAfterError asks for the key to be synced again after a fixed delay

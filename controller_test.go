@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
@@ -36,35 +38,57 @@ type fixture struct {
 	controller *Controller
 }
 
+// The fixture's controller is this cluster's; otherCluster shares its
+// Neutron project.
+var (
+	ours         = mustMark("test-cluster")
+	otherCluster = mustMark("other-cluster")
+)
+
+func mustMark(cluster string) neutron.Mark {
+	m, err := neutron.NewMark(cluster)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
 func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {
+	t.Helper()
+	var networks []*samplecrdv1.Network
+	if network != nil {
+		networks = append(networks, network)
+	}
+	return newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour}, networks, seed)
+}
+
+func newFixtureWith(t *testing.T, opts Options, networks []*samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, kubeclient: k8sfake.NewClientset(), neutron: neutronfake.New(), recorder: record.NewFakeRecorder(100)}
 	if seed != nil {
 		seed(f.neutron)
 	}
-	var objects []*samplecrdv1.Network
-	if network != nil {
-		objects = append(objects, network)
-		f.client = fake.NewClientset(network)
-	} else {
-		f.client = fake.NewClientset()
+	var objects []runtime.Object
+	for _, n := range networks {
+		objects = append(objects, n)
 	}
+	f.client = fake.NewClientset(objects...)
 	factory := informers.NewSharedInformerFactory(f.client, 0)
-	c, err := NewController(ctx, f.kubeclient, f.client, factory.Samplecrd().V1().Networks(), f.neutron, Options{NeutronResyncPeriod: time.Hour})
+	c, err := NewController(ctx, f.kubeclient, f.client, factory.Samplecrd().V1().Networks(), f.neutron, ours, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.networksSynced = func() bool { return true }
 	c.recorder = f.recorder
-	for _, n := range objects {
+	for _, n := range networks {
 		if err := factory.Samplecrd().V1().Networks().Informer().GetIndexer().Add(n); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The inventory is listed as Run lists it before the workers start;
 	// its list requests are not part of any sync.
-	if _, err := c.neutron.Refresh(ctx); err != nil {
+	if _, err := c.inventory.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	f.neutron.ClearRequests()
@@ -73,10 +97,15 @@ func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfa
 	return f
 }
 
-// sync runs one syncHandler call for namespace/name.
+// sync runs one syncHandler call for the Network default/name.
 func (f *fixture) sync(name string) error {
+	return f.syncKey(queueKey{ObjectName: cache.ObjectName{Namespace: "default", Name: name}})
+}
+
+// syncKey runs one syncHandler call for key.
+func (f *fixture) syncKey(key queueKey) error {
 	_, ctx := ktesting.NewTestContext(f.t)
-	return f.controller.syncHandler(ctx, cache.ObjectName{Namespace: "default", Name: name})
+	return f.controller.syncHandler(ctx, key)
 }
 
 // writes returns the API writes the sync made, as "verb resource[/subresource]".
@@ -159,11 +188,43 @@ const (
 	seededSubnet = "subnet-2"
 )
 
-// inSync seeds Neutron with the tagged network and subnet of owner.
+// inSync seeds Neutron with the network and subnet of owner, as this
+// cluster's controller made them.
 func inSync(cidr, gateway string) func(*neutronfake.Neutron) {
-	return func(f *neutronfake.Neutron) {
-		id := f.AddNetwork(owner, true)
-		f.AddSubnet(owner, true, id, cidr, gateway)
+	return func(f *neutronfake.Neutron) { seedOwned(f, ours, owner, cidr, gateway) }
+}
+
+// seedOwned stores a network and subnet of o carrying mark m.
+func seedOwned(f *neutronfake.Neutron, m neutron.Mark, o neutron.Owner, cidr, gateway string) (networkID, subnetID string) {
+	networkID = f.AddNetwork(neutron.ResourceName(o), m.Description())
+	return networkID, f.AddSubnet(networkID, neutron.ResourceName(o), m.Description(), cidr, gateway)
+}
+
+// seedForeign stores what other tools, people and clusters leave in a
+// shared project, each with a name that once fooled the controller: none
+// of it may ever be touched.
+func seedForeign(f *neutronfake.Neutron) {
+	f.AddNetwork("k8s-clusterapi-cluster-default-foo", "")
+	f.AddNetwork("k8s-"+string(testUID), "")
+	seedOwned(f, otherCluster, owner, "172.16.0.0/24", "172.16.0.1")
+	seedOwned(f, otherCluster, neutron.Owner{Namespace: "default", Name: "gone", UID: otherUID}, "172.16.1.0/24", "172.16.1.1")
+	f.AddNetwork("default/net/not-a-uid", ours.Description())
+}
+
+// otherUID is the UID of no Network in the fixture.
+const otherUID = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
+
+// untouched fails t unless Neutron still holds every foreign resource.
+func untouched(t *testing.T, f *fixture) {
+	t.Helper()
+	foreign := 0
+	for _, n := range f.neutron.Networks() {
+		if n.Description != ours.Description() || strings.Contains(n.Name, "not-a-uid") {
+			foreign++
+		}
+	}
+	if foreign != 5 {
+		t.Errorf("%d foreign networks left of 5: %+v", foreign, f.neutron.Networks())
 	}
 }
 
@@ -175,6 +236,8 @@ func TestSyncHandler(t *testing.T) {
 		network *samplecrdv1.Network
 		seed    func(*neutronfake.Neutron)
 		failOn  map[string]error
+		// key is what is synced; the Network default/net by default.
+		key *queueKey
 		// wantErr: "" none, "retry-after" a fixed delay, "backoff" an error.
 		wantErr     string
 		wantWrites  []string
@@ -185,12 +248,15 @@ func TestSyncHandler(t *testing.T) {
 		check      func(t *testing.T, f *fixture)
 	}{
 		{
-			name:        "a new Network gets a finalizer, then a Neutron network and subnet, then Ready",
+			name:        "a new Network gets a finalizer, then a network and a subnet marked as ours in the create requests, then Ready",
 			network:     newNetwork("192.168.0.0/16", "192.168.0.1"),
 			wantWrites:  []string{"apply networks", "apply networks/status"},
-			wantNeutron: []string{neutronfake.FindNetworks, neutronfake.CreateNetwork, neutronfake.TagNetwork, neutronfake.CreateSubnet, neutronfake.TagSubnet},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)"},
+			wantEvents: []string{
+				"Normal Created Created Neutron network net-1",
+				"Normal Created Created Neutron subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1) on network net-1",
+			},
 			check: func(t *testing.T, f *fixture) {
 				n := f.network("net")
 				if !hasFinalizer(n) {
@@ -198,6 +264,12 @@ func TestSyncHandler(t *testing.T) {
 				}
 				if n.Status.NetworkID != "net-1" || n.Status.SubnetID != "subnet-2" || n.Status.ObservedGeneration != 1 {
 					t.Errorf("status = %+v", n.Status)
+				}
+				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
+				for _, got := range [][2]string{{net.Name, net.Description}, {sub.Name, sub.Description}} {
+					if o, ok := ours.OwnerOf(got[0], got[1]); !ok || o.UID != testUID {
+						t.Errorf("created %q / %q: not recognisable as this Network's", got[0], got[1])
+					}
 				}
 			},
 		},
@@ -208,7 +280,7 @@ func TestSyncHandler(t *testing.T) {
 			wantReady: "True/Provisioned",
 		},
 		{
-			name: "a new gateway moves the subnet's gateway and records the new generation",
+			name: "a new gateway moves the subnet's gateway in one request and records the new generation",
 			network: func() *samplecrdv1.Network {
 				n := provisioned(newNetwork("192.168.0.0/16", "192.168.0.254"), seededNet, seededSubnet)
 				n.Generation = 2
@@ -263,78 +335,67 @@ func TestSyncHandler(t *testing.T) {
 			failOn:      map[string]error{neutronfake.CreateNetwork: errUnavailable},
 			wantErr:     "backoff",
 			wantWrites:  []string{"apply networks", "apply networks/status"},
-			wantNeutron: []string{neutronfake.FindNetworks, neutronfake.CreateNetwork},
+			wantNeutron: []string{neutronfake.CreateNetwork},
 			wantReady:   "False/NeutronUnavailable",
 			wantEvents:  []string{"Warning NeutronUnavailable connection refused"},
 		},
 		{
-			name:    "Neutron refuses an overlapping range: CIDRConflict with its message, retried only later",
+			name:    "a range that overlaps another tool's subnet: CIDRConflict with Neutron's words, retried only later",
 			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
-			failOn: map[string]error{neutronfake.CreateSubnet: &neutron.RejectedError{StatusCode: 400, Type: "InvalidInput",
-				Message: "Requested subnet with cidr: 192.168.0.0/16 overlaps with another subnet"}},
+			seed: func(f *neutronfake.Neutron) {
+				f.AddSubnet(f.AddNetwork("someone-elses", ""), "someone-elses", "", "192.168.10.0/24", "192.168.10.1")
+			},
 			wantErr:    "retry-after",
 			wantWrites: []string{"apply networks", "apply networks/status"},
 			// On an overlap the network's subnets are read once, in case
 			// the overlapping subnet is a late create of our own.
-			wantNeutron: []string{neutronfake.FindNetworks, neutronfake.CreateNetwork, neutronfake.TagNetwork, neutronfake.CreateSubnet, neutronfake.SubnetsOf},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet, neutronfake.SubnetsOf},
 			wantReady:   "False/CIDRConflict",
-			wantEvents:  []string{"Warning CIDRConflict Neutron refused: Requested subnet with cidr: 192.168.0.0/16 overlaps with another subnet"},
+			wantEvents: []string{
+				"Normal Created Created Neutron network net-3",
+				"Warning CIDRConflict Neutron refused: Invalid input for operation: Requested subnet with cidr: 192.168.0.0/16 for network: net-3 overlaps with another subnet.",
+			},
 			check: func(t *testing.T, f *fixture) {
-				if got := f.network("net").Status.NetworkID; got != "net-1" {
+				if got := f.network("net").Status.NetworkID; got != "net-3" {
 					t.Errorf("status.networkID = %q: the network that was made must be recorded", got)
+				}
+				if len(f.neutron.Subnets()) != 1 {
+					t.Errorf("subnets = %+v, want only the other tool's", f.neutron.Subnets())
 				}
 			},
 		},
 		{
 			name:    "Neutron over quota: NeutronRejected, retried only later",
 			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
-			failOn: map[string]error{neutronfake.CreateNetwork: &neutron.RejectedError{StatusCode: 409, Type: "OverQuota",
-				Message: "Quota exceeded for resources: ['network']."}},
+			failOn: map[string]error{neutronfake.CreateNetwork: neutron.ErrorForResponse("creating network", 409, "OverQuota",
+				"Quota exceeded for resources: ['network'].")},
 			wantErr:     "retry-after",
 			wantWrites:  []string{"apply networks", "apply networks/status"},
-			wantNeutron: []string{neutronfake.FindNetworks, neutronfake.CreateNetwork},
+			wantNeutron: []string{neutronfake.CreateNetwork},
 			wantReady:   "False/NeutronRejected",
 			wantEvents:  []string{"Warning NeutronRejected Neutron refused: Quota exceeded for resources: ['network']."},
 		},
 		{
-			name:    "after a crash between create and tag, the untagged network and subnet are adopted, not duplicated",
-			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
-			seed: func(f *neutronfake.Neutron) {
-				id := f.AddNetwork(owner, false)
-				f.AddSubnet(owner, false, id, "192.168.0.0/16", "192.168.0.1")
-			},
-			wantWrites:  []string{"apply networks", "apply networks/status"},
-			wantNeutron: []string{neutronfake.FindNetworks, neutronfake.TagNetwork, neutronfake.SubnetsOf, neutronfake.TagSubnet},
-			wantReady:   "True/Provisioned",
-			check: func(t *testing.T, f *fixture) {
-				if n, s := len(f.neutron.Networks()), len(f.neutron.Subnets()); n != 1 || s != 1 {
-					t.Errorf("%d networks and %d subnets in Neutron, want 1 and 1", n, s)
-				}
-				if st := f.network("net").Status; st.NetworkID != seededNet || st.SubnetID != seededSubnet {
-					t.Errorf("status names %s/%s, want the adopted %s/%s", st.NetworkID, st.SubnetID, seededNet, seededSubnet)
-				}
-			},
-		},
-		{
-			name:    "an untagged duplicate network (a create finished after its sender died) is deleted",
+			name:    "a duplicate network (a create that completed after its answer was lost) is deleted; the one status names is kept",
 			network: provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
 			seed: func(f *neutronfake.Neutron) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
-				f.AddNetwork(owner, false)
+				f.AddNetwork(neutron.ResourceName(owner), ours.Description())
 			},
 			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Warning DriftRepaired Deleted duplicate untagged Neutron network net-3"},
+			wantEvents:  []string{"Warning DriftRepaired Deleted duplicate Neutron network net-3 (kept net-1)"},
 			check: func(t *testing.T, f *fixture) {
-				if n := len(f.neutron.Networks()); n != 1 {
-					t.Errorf("%d networks in Neutron, want 1", n)
+				if n := f.neutron.Networks(); len(n) != 1 || n[0].ID != seededNet {
+					t.Errorf("networks = %+v, want only %s", n, seededNet)
 				}
 			},
 		},
 		{
-			name:        "resources whose Network is gone are garbage-collected",
+			name:        "what Neutron holds for a Network that is gone is collected, by its UID",
 			network:     nil,
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
+			key:         &queueKey{OrphanUID: testUID},
 			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
@@ -343,39 +404,79 @@ func TestSyncHandler(t *testing.T) {
 			},
 		},
 		{
-			name:        "a subnet whose range was changed behind our back is replaced",
+			name:    "nothing is collected for a UID whose Network exists",
+			network: provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
+			seed:    inSync("192.168.0.0/16", "192.168.0.1"),
+			key:     &queueKey{OrphanUID: testUID},
+		},
+		{
+			name:        "a new Network beside other tools', other clusters' and look-alikes touches none of them",
+			network:     newNetwork("192.168.0.0/16", "192.168.0.1"),
+			seed:        seedForeign,
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents: []string{
+				"Normal Created Created Neutron network net-8",
+				"Normal Created Created Neutron subnet subnet-9 (192.168.0.0/16, gateway 192.168.0.1) on network net-8",
+			},
+			check: untouched,
+		},
+		{
+			name:    "another cluster's resources of a UID with no Network here are not orphans of ours",
+			network: nil,
+			seed:    seedForeign,
+			key:     &queueKey{OrphanUID: otherUID},
+			check:   untouched,
+		},
+		{
+			name:    "a deleted Network's look-alikes survive its deletion",
+			network: deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+			seed: func(f *neutronfake.Neutron) {
+				inSync("192.168.0.0/16", "192.168.0.1")(f)
+				seedForeign(f)
+			},
+			wantWrites:  []string{"apply networks"},
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantEvents:  []string{"Normal Deleted Deleted Neutron network net-1"},
+			check:       untouched,
+		},
+		{
+			name:        "a subnet whose range was changed behind our back is replaced, and the Event says what was created",
 			network:     provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
 			seed:        inSync("10.9.0.0/16", "10.9.0.1"),
 			wantWrites:  []string{"apply networks/status"},
-			wantNeutron: []string{neutronfake.SubnetsOf, neutronfake.DeleteSubnet, neutronfake.CreateSubnet, neutronfake.TagSubnet},
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
 			wantEvents: []string{
 				"Warning DriftRepaired Neutron subnet subnet-2 had cidr 10.9.0.0/16 instead of 192.168.0.0/16; deleted it",
-				"Normal Created Created Neutron network net-1 with subnet subnet-3 (192.168.0.0/16, gateway 192.168.0.1)",
+				"Normal Created Created Neutron subnet subnet-3 (192.168.0.0/16, gateway 192.168.0.1) on network net-1",
 			},
 		},
 		{
-			name:    "resources of an earlier Network of the same name are deleted, and new ones made",
-			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
-			seed: func(f *neutronfake.Neutron) {
-				old := neutron.Owner{Namespace: "default", Name: "net", UID: "an-earlier-uid"}
-				id := f.AddNetwork(old, true)
-				f.AddSubnet(old, true, id, "192.168.0.0/16", "192.168.0.1")
-			},
-			wantWrites: []string{"apply networks", "apply networks/status"},
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork,
-				neutronfake.FindNetworks, neutronfake.CreateNetwork, neutronfake.TagNetwork, neutronfake.CreateSubnet, neutronfake.TagSubnet},
-			wantReady: "True/Provisioned",
+			name:        "a network deleted behind our back is made again, and the Events say so",
+			network:     provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), "net-gone", "subnet-gone"),
+			wantWrites:  []string{"apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
 			wantEvents: []string{
-				"Normal OrphanDeleted Deleted Neutron network net-1 left by an earlier Network of this name (uid an-earlier-uid)",
-				"Normal Created Created Neutron network net-3 with subnet subnet-4 (192.168.0.0/16, gateway 192.168.0.1)",
+				"Warning DriftRepaired Neutron network net-gone is gone; creating a new one",
+				"Normal Created Created Neutron network net-1",
+				"Normal Created Created Neutron subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1) on network net-1",
 			},
-			check: func(t *testing.T, f *fixture) {
-				for _, n := range f.neutron.Networks() {
-					if n.Owner.UID != testUID {
-						t.Errorf("network %s of uid %s left", n.ID, n.Owner.UID)
-					}
-				}
+		},
+		{
+			name:    "resources of an earlier Network of the same name are not the new one's: it makes its own",
+			network: newNetwork("10.1.0.0/16", "10.1.0.1"),
+			seed: func(f *neutronfake.Neutron) {
+				seedOwned(f, ours, neutron.Owner{Namespace: "default", Name: "net", UID: otherUID}, "192.168.0.0/16", "192.168.0.1")
+			},
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents: []string{
+				"Normal Created Created Neutron network net-3",
+				"Normal Created Created Neutron subnet subnet-4 (10.1.0.0/16, gateway 10.1.0.1) on network net-3",
 			},
 		},
 	}
@@ -386,7 +487,11 @@ func TestSyncHandler(t *testing.T) {
 				f.neutron.FailOn(req, err)
 			}
 
-			err := f.sync("net")
+			key := queueKey{ObjectName: cache.ObjectName{Namespace: "default", Name: "net"}}
+			if tc.key != nil {
+				key = *tc.key
+			}
+			err := f.syncKey(key)
 
 			var retry retryAfterError
 			switch {
@@ -422,6 +527,169 @@ func TestSyncHandler(t *testing.T) {
 	}
 }
 
+// TestLateCreatesAreFoundNotDuplicated: Neutron completes a create whose
+// answer the controller never got. The network is duplicated by the retry
+// and the duplicate removed once a list shows it; the subnet is refused
+// as an overlap, and found, not duplicated.
+func TestLateCreatesAreFoundNotDuplicated(t *testing.T) {
+	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
+	_, ctx := ktesting.NewTestContext(t)
+
+	f.neutron.CompleteLate(neutronfake.CreateNetwork)
+	if err := f.sync("net"); err == nil {
+		t.Fatal("the sync whose create answer was lost succeeded")
+	}
+	f.neutron.CompleteLate(neutronfake.CreateSubnet)
+	if err := f.sync("net"); err == nil {
+		t.Fatal("the sync whose subnet answer was lost succeeded")
+	}
+	if err := f.sync("net"); err != nil {
+		t.Fatalf("the retry after the lost subnet answer: %v", err)
+	}
+	if n, s := len(f.neutron.Networks()), len(f.neutron.Subnets()); n != 2 || s != 1 {
+		t.Fatalf("%d networks and %d subnets after the retries, want 2 (one late) and 1", n, s)
+	}
+	if got := f.neutron.Requests(); !slices.Equal(got, []string{
+		neutronfake.CreateNetwork,                           // completed late
+		neutronfake.CreateNetwork, neutronfake.CreateSubnet, // the subnet completed late
+		neutronfake.CreateSubnet, neutronfake.SubnetsOf, // refused as an overlap; ours found
+	}) {
+		t.Errorf("Neutron requests = %q", got)
+	}
+
+	// The next list shows the late network: it is a duplicate, and goes.
+	if _, err := f.controller.inventory.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync("net"); err != nil {
+		t.Fatal(err)
+	}
+	st := f.network("net").Status
+	if n := f.neutron.Networks(); len(n) != 1 || n[0].ID != st.NetworkID {
+		t.Errorf("networks = %+v, want only the one status names (%s)", n, st.NetworkID)
+	}
+	if s := f.neutron.Subnets(); len(s) != 1 || s[0].ID != st.SubnetID || s[0].NetworkID != st.NetworkID {
+		t.Errorf("subnets = %+v, want only %s on %s", s, st.SubnetID, st.NetworkID)
+	}
+}
+
+// TestTheLongestNamesBecomeReady: a 253-character Network in a
+// 63-character namespace has Neutron names within Neutron's limit, which
+// still name it.
+func TestTheLongestNamesBecomeReady(t *testing.T) {
+	n := newNetwork("192.168.0.0/16", "192.168.0.1")
+	n.Namespace, n.Name = strings.Repeat("n", 63), strings.Repeat("a", 253)
+	f := newFixture(t, n, nil)
+	if err := f.syncKey(queueKey{ObjectName: cache.ObjectName{Namespace: n.Namespace, Name: n.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, net := range f.neutron.Networks() {
+		if len(net.Name) > neutron.MaxNameLength || !strings.HasPrefix(net.Name, n.Namespace+"/aaaa") {
+			t.Errorf("network name %q (%d characters)", net.Name, len(net.Name))
+		}
+	}
+	if got := len(f.neutron.Subnets()); got != 1 {
+		t.Errorf("%d subnets", got)
+	}
+}
+
+// TestRefreshQueuesDriftAndOrphansAndCollectsOnlyOurs runs the refresh and
+// then the queue to the end, as Run's goroutines do: resources of a gone
+// Network are collected by a worker, the in-sync Network costs nothing,
+// and nothing foreign or out of scope is touched.
+func TestRefreshQueuesDriftAndOrphansAndCollectsOnlyOurs(t *testing.T) {
+	inScope := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
+	outOfScopeOrphan := neutron.Owner{Namespace: "elsewhere", Name: "x", UID: "5e5e5e5e-0000-4000-8000-000000000005"}
+	orphan := neutron.Owner{Namespace: "default", Name: "gone", UID: otherUID}
+	f := newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour, Namespace: "default"}, []*samplecrdv1.Network{inScope},
+		func(n *neutronfake.Neutron) {
+			inSync("192.168.0.0/16", "192.168.0.1")(n)
+			seedForeign(n)
+		})
+	// Made after the fixture's first list: the refresh sees them as new.
+	seedOwned(f.neutron, ours, orphan, "10.1.0.0/24", "10.1.0.1")
+	seedOwned(f.neutron, ours, outOfScopeOrphan, "10.2.0.0/24", "10.2.0.1")
+	_, ctx := ktesting.NewTestContext(t)
+
+	f.controller.refreshNeutron(ctx)
+	if got := f.controller.workqueue.Len(); got != 1 {
+		t.Errorf("%d keys queued, want 1 (the orphan in scope)", got)
+	}
+	for f.controller.workqueue.Len() > 0 {
+		f.controller.processNextWorkItem(ctx)
+	}
+	if got := f.neutron.Requests(); !slices.Equal(got, []string{neutronfake.ListNetworks, neutronfake.ListSubnets,
+		neutronfake.DeleteSubnet, neutronfake.DeleteNetwork}) {
+		t.Errorf("Neutron requests = %q, want two lists and the orphan's deletes", got)
+	}
+	for _, n := range f.neutron.Networks() {
+		if o, ok := ours.OwnerOf(n.Name, n.Description); ok && o.UID == orphan.UID {
+			t.Errorf("the orphan %s survived", n.ID)
+		}
+	}
+	if got := f.controller.inventory.Get(outOfScopeOrphan.UID); len(got.Networks) != 1 {
+		t.Errorf("another namespace's resources were touched: %+v", got)
+	}
+	untouched(t, f)
+	if len(f.writes()) != 0 {
+		t.Errorf("API writes %q", f.writes())
+	}
+}
+
+func TestRetryPolicy(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		want      retry
+		wantAfter time.Duration
+	}{
+		{"success", nil, noRetry, 0},
+		{"a refusal comes back after a fixed delay", retryAfterError{err: errors.New("refused"), after: time.Minute}, retryAfterDelay, time.Minute},
+		{"a wrapped refusal too", fmt.Errorf("x: %w", retryAfterError{err: errors.New("refused"), after: time.Second}), retryAfterDelay, time.Second},
+		{"anything else backs off", errUnavailable, retryWithBackoff, 0},
+		{"an unsynced inventory backs off", neutron.ErrNotSynced, retryWithBackoff, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, after := retryPolicy(tc.err)
+			if got != tc.want || after != tc.wantAfter {
+				t.Errorf("retryPolicy(%v) = %v, %v; want %v, %v", tc.err, got, after, tc.want, tc.wantAfter)
+			}
+		})
+	}
+}
+
+// TestProcessNextWorkItemRequeues checks the queue after one item: backoff
+// is counted for unavailability, reset on success, and not used for a
+// refusal (which comes back only after rejectedRetryInterval).
+func TestProcessNextWorkItemRequeues(t *testing.T) {
+	key := queueKey{ObjectName: cache.ObjectName{Namespace: "default", Name: "net"}}
+	tests := []struct {
+		name         string
+		failOn       error
+		wantRequeues int
+	}{
+		{"unavailable: one backoff step", errUnavailable, 1},
+		{"refused: no backoff step, and not queued now", neutron.ErrorForResponse("create", 400, "InvalidInput", "no"), 0},
+		{"success: forgotten", nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
+			f.neutron.FailOn(neutronfake.CreateNetwork, tc.failOn)
+			_, ctx := ktesting.NewTestContext(t)
+			f.controller.workqueue.Add(key)
+			f.controller.processNextWorkItem(ctx)
+			if got := f.controller.workqueue.NumRequeues(key); got != tc.wantRequeues {
+				t.Errorf("NumRequeues = %d, want %d", got, tc.wantRequeues)
+			}
+			if tc.failOn != nil && tc.wantRequeues == 0 && f.controller.workqueue.Len() != 0 {
+				t.Error("a refused key was queued again at once")
+			}
+		})
+	}
+}
+
 // TestReadyKeepsItsTransitionTimeUntilItFlips checks that a status write
 // that does not change Ready's status keeps lastTransitionTime.
 func TestReadyKeepsItsTransitionTimeUntilItFlips(t *testing.T) {
@@ -444,7 +712,7 @@ func TestReadyKeepsItsTransitionTimeUntilItFlips(t *testing.T) {
 // listed, a sync cannot tell what exists and must not create anything.
 func TestUnsyncedInventoryReportsNeutronUnavailable(t *testing.T) {
 	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
-	f.controller.neutron = neutron.NewInventory(f.neutron, 0)
+	f.controller.inventory = neutron.NewInventory(f.neutron, ours)
 	err := f.sync("net")
 	if !errors.Is(err, neutron.ErrNotSynced) {
 		t.Fatalf("sync returned %v, want ErrNotSynced", err)

@@ -55,7 +55,7 @@ type options struct {
 func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
-	fs.IntVar(&o.workers, "workers", 8, "Number of Networks synced in parallel. Neutron answers about 30% more creates per second with 8 requests in flight than with 1.")
+	fs.IntVar(&o.workers, "workers", 8, "Number of Networks synced in parallel, and so the most Neutron requests in flight.")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 5*time.Minute, "How often every Network is re-checked against the cached Neutron state even when nothing changed. Costs no API server writes and no Neutron requests when in sync.")
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 200, "Client-side rate limit of requests to the API server, per second.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 400, "Burst allowed above --kube-api-qps.")
@@ -63,7 +63,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.namespace, "namespace", "", "Only manage the Networks of this namespace (default: all namespaces).")
 	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth (the local stack's), e.g. http://127.0.0.1:9696/. When empty, the cloud is read from clouds.yaml and OS_* variables (see --os-cloud).")
 	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml to use for Neutron; empty means $OS_CLOUD.")
-	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster, recorded in the tags of every Neutron resource the controller makes. Clusters sharing a Neutron project must use different names.")
+	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster: a DNS-1123 label, written into the description of every Neutron resource the controller makes (its ownership mark). The controller touches only resources with its own cluster's mark, so clusters sharing a Neutron project must use different names.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
 
@@ -86,8 +86,8 @@ func (o *options) validate() error {
 	if o.resyncPeriod <= 0 || o.neutronResyncPeriod <= 0 {
 		return fmt.Errorf("--resync-period and --neutron-resync-period must be positive")
 	}
-	if o.clusterName == "" {
-		return fmt.Errorf("--cluster-name must not be empty")
+	if _, err := neutron.NewMark(o.clusterName); err != nil {
+		return fmt.Errorf("--cluster-name: %w", err)
 	}
 	if le := o.leaderElection; le.enabled && !(le.retryPeriod < le.renewDeadline && le.renewDeadline < le.leaseDuration) {
 		return fmt.Errorf("leader election needs --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration")
@@ -139,7 +139,12 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("building the network clientset: %w", err)
 	}
-	neutronClient, err := newNeutronClient(ctx, opts)
+	mark, err := neutron.NewMark(opts.clusterName)
+	if err != nil {
+		return err
+	}
+	reach := &reachability{}
+	neutronClient, err := newNeutronClient(ctx, opts, reach)
 	if err != nil {
 		return err
 	}
@@ -147,7 +152,7 @@ func run(ctx context.Context, opts options) error {
 	// /healthz fails when the leader could not renew its lease in time
 	// (the process is stuck: restart it); /readyz as readiness says.
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	var ready readiness
+	ready := readiness{reach: reach}
 	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling,
 		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
 		return err
@@ -158,12 +163,13 @@ func run(ctx context.Context, opts options) error {
 			informers.WithNamespace(opts.namespace))
 		controller, err := NewController(ctx, kubeClient, networkClient,
 			informerFactory.Samplecrd().V1().Networks(),
-			neutron.NewGophercloud(neutronClient, opts.clusterName),
+			neutron.NewGophercloud(neutronClient), mark,
 			Options{
 				NeutronResyncPeriod: opts.neutronResyncPeriod,
 				Namespace:           opts.namespace,
-				// A create and its tag request each take at most one timeout.
-				UntaggedGracePeriod: 2 * opts.neutronTimeout,
+				// A request whose answer was lost to our own timeout may
+				// still be under way in Neutron; two timeouts cover it.
+				LateCompletionGrace: 2 * opts.neutronTimeout,
 			})
 		if err != nil {
 			return err
@@ -181,15 +187,15 @@ func run(ctx context.Context, opts options) error {
 	return runLeaderElected(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
 }
 
-func newNeutronClient(ctx context.Context, opts options) (*gophercloud.ServiceClient, error) {
+func newNeutronClient(ctx context.Context, opts options, reach *reachability) (*gophercloud.ServiceClient, error) {
 	if opts.neutronEndpoint != "" {
-		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, instrument(&http.Client{Timeout: opts.neutronTimeout}))
+		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, instrument(&http.Client{Timeout: opts.neutronTimeout}, reach))
 	}
 	client, err := neutron.NewCloudServiceClient(ctx, opts.osCloud)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Neutron (set --neutron-endpoint for a noauth server, or --os-cloud): %w", err)
 	}
-	client.HTTPClient = *instrument(&client.HTTPClient)
+	client.HTTPClient = *instrument(&client.HTTPClient, reach)
 	client.HTTPClient.Timeout = opts.neutronTimeout
 	return client, nil
 }

@@ -36,6 +36,10 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 			return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
 		}})
 		lister := &staticLister{}
+		mark, err := neutron.NewMark("kubernetes")
+		if err != nil {
+			b.Fatal(err)
+		}
 		for i := range n {
 			o, err := transform(decodedNetwork(b, i))
 			if err != nil {
@@ -45,12 +49,12 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 			if err := indexer.Add(net); err != nil {
 				b.Fatal(err)
 			}
-			owner := neutron.Owner{Namespace: net.Namespace, Name: net.Name, UID: net.UID}
-			lister.nets = append(lister.nets, neutron.Network{ID: net.Status.NetworkID, Owner: owner})
+			name := neutron.ResourceName(ownerOf(net))
+			lister.nets = append(lister.nets, neutron.Network{ID: net.Status.NetworkID, Name: name, Description: mark.Description()})
 			lister.subs = append(lister.subs, neutron.Subnet{ID: net.Status.SubnetID, NetworkID: net.Status.NetworkID,
-				CIDR: net.Spec.CIDR, GatewayIP: net.Spec.Gateway, Owner: owner})
+				Name: name, Description: mark.Description(), CIDR: net.Spec.CIDR, GatewayIP: net.Spec.Gateway})
 		}
-		inv := neutron.NewInventory(lister, 0)
+		inv := neutron.NewInventory(lister, mark)
 		if _, err := inv.Refresh(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -71,9 +75,10 @@ type staticLister struct {
 	subs []neutron.Subnet
 }
 
-func (l *staticLister) ListNetworks(context.Context) ([]neutron.Network, error) { return l.nets, nil }
-func (l *staticLister) ListSubnets(context.Context) ([]neutron.Subnet, error)   { return l.subs, nil }
-func (l *staticLister) ListUntagged(context.Context) ([]neutron.Network, error) { return nil, nil }
+func (l *staticLister) ListNetworks(context.Context, string) ([]neutron.Network, error) {
+	return l.nets, nil
+}
+func (l *staticLister) ListSubnets(context.Context, string) ([]neutron.Subnet, error) { return l.subs, nil }
 
 // decodedNetwork is a Network as the informer receives it: decoded from
 // the API server's JSON, with the managedFields two writers leave.

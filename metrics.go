@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	// Registers client-go's metrics providers: workqueue_* for our named
 	// queue, rest_client_* for API server requests, leader_election_*.
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 // The controller's own metrics, beside client-go's. Like every Kubernetes
@@ -44,6 +47,31 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"method"})
 
+	neutronRefreshesTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_refreshes_total",
+		Help:           "Lists of the Neutron resources that carry this cluster's mark, by result (success or error).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	unrecognisedResources = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_unrecognised_resources",
+		Help:           "Neutron networks and subnets that carry this cluster's mark but whose name does not parse as a Network's: never touched; an operator should look at them.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	orphansCollected = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "orphans_collected_total",
+		Help:           "Neutron resources deleted because their Network no longer exists, by resource (network or subnet).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"resource"})
+	duplicatesDeleted = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "duplicate_networks_deleted_total",
+		Help:           "Duplicate Neutron networks of one Network deleted: creates that completed after their answer was lost while a retry made another.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	registerMetricsOnce sync.Once
 )
 
@@ -56,7 +84,8 @@ const (
 
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
-		legacyregistry.MustRegister(syncsTotal, syncDuration, neutronRequestsTotal, neutronRequestDuration)
+		legacyregistry.MustRegister(syncsTotal, syncDuration, neutronRequestsTotal, neutronRequestDuration,
+			neutronRefreshesTotal, unrecognisedResources, orphansCollected, duplicatesDeleted)
 	})
 }
 
@@ -66,8 +95,22 @@ func observeSync(result string, d time.Duration) {
 	syncDuration.WithLabelValues(result).Observe(d.Seconds())
 }
 
-// instrumentedTransport counts and times the requests a Neutron client makes.
-type instrumentedTransport struct{ next http.RoundTripper }
+// observeRefresh records the outcome of one list of Neutron.
+func observeRefresh(st neutron.Status, err error) {
+	if err != nil {
+		neutronRefreshesTotal.WithLabelValues(resultError).Inc()
+		return
+	}
+	neutronRefreshesTotal.WithLabelValues(resultSuccess).Inc()
+	unrecognisedResources.Set(float64(st.Unrecognised))
+}
+
+// instrumentedTransport counts and times the requests a Neutron client
+// makes, and tells reach whether Neutron answered.
+type instrumentedTransport struct {
+	next  http.RoundTripper
+	reach *reachability
+}
 
 func (t instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
@@ -76,18 +119,44 @@ func (t instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, err
 	if err == nil {
 		code = strconv.Itoa(resp.StatusCode)
 	}
+	t.reach.observe(req, resp, err)
 	neutronRequestsTotal.WithLabelValues(req.Method, code).Inc()
 	neutronRequestDuration.WithLabelValues(req.Method).Observe(time.Since(start).Seconds())
 	return resp, err
 }
 
-// instrument returns an HTTP client whose requests are counted.
-func instrument(c *http.Client) *http.Client {
+// instrument returns an HTTP client whose requests are counted and whose
+// answers reach observes.
+func instrument(c *http.Client, reach *reachability) *http.Client {
 	next := c.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	out := *c
-	out.Transport = instrumentedTransport{next: next}
+	out.Transport = instrumentedTransport{next: next, reach: reach}
 	return &out
+}
+
+// reachability remembers whether Neutron answered the latest request: no
+// answer or a server error makes /readyz fail at once, rather than at the
+// next list of Neutron.
+type reachability struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *reachability) observe(req *http.Request, resp *http.Response, err error) {
+	if err == nil && resp.StatusCode >= 500 {
+		err = fmt.Errorf("%s %s: Neutron answered %s", req.Method, req.URL.Path, resp.Status)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
+}
+
+// Err returns why the latest request got no good answer, or nil.
+func (r *reachability) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }

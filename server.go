@@ -19,6 +19,9 @@ import (
 // informer cache has synced and Neutron answers; a standby replica is ready
 // as it is (it is healthy and waiting to take over).
 type readiness struct {
+	// reach is whether the latest Neutron request was answered.
+	reach *reachability
+
 	mu         sync.Mutex
 	standby    bool
 	controller *Controller
@@ -53,7 +56,12 @@ func (r *readiness) checks() []healthz.HealthChecker {
 			}
 			return nil
 		}),
-		leaderCheck("neutron", func(c *Controller) error { return c.neutron.Healthy() }),
+		leaderCheck("neutron", func(c *Controller) error {
+			if err := c.inventory.Status().Healthy(); err != nil {
+				return err
+			}
+			return r.reach.Err()
+		}),
 	}
 }
 

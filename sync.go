@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -23,33 +22,33 @@ const (
 	eventUpdated        = "Updated"
 	eventDeleted        = "Deleted"
 	eventDriftRepaired  = "DriftRepaired"
-	eventOrphanDeleted  = "OrphanDeleted"
 	eventDeletionFailed = "DeletionFailed"
 )
 
-// syncHandler makes Neutron equal to the Network named by objRef and
-// records the outcome in the Network's status. It is level-triggered: it
+// syncHandler makes Neutron equal to the Network named by key and records
+// the outcome in the Network's status; for an orphan key, it collects what
+// Neutron still holds for a Network that is gone. It is level-triggered: it
 // does not know which event queued the key, and it does not need to.
-func (c *Controller) syncHandler(ctx context.Context, objRef cache.ObjectName) error {
-	logger := klog.FromContext(ctx)
-
-	network, err := c.networksLister.Networks(objRef.Namespace).Get(objRef.Name)
+func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
+	if key.OrphanUID != "" {
+		return c.collectOrphans(ctx, key.OrphanUID)
+	}
+	network, err := c.networksLister.Networks(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		// The Network is gone. Whatever Neutron still holds under its name
-		// is an orphan: its finalizer was removed by hand, or a controller
-		// crashed between creating in Neutron and seeing the delete.
-		return c.deleteOrphans(ctx, objRef.String())
+		// Gone: its Neutron resources, if any are left, are collected
+		// under its UID (queued by the delete event and by every refresh).
+		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading Network %s from the cache: %w", objRef, err)
+		return fmt.Errorf("reading Network %s from the cache: %w", key, err)
 	}
 
 	if network.DeletionTimestamp != nil {
 		return c.finalize(ctx, network)
 	}
-	if !c.neutron.Synced() {
+	if st := c.inventory.Status(); !st.Synced {
 		if err := c.updateStatus(ctx, network, notReady(samplecrdv1.ReasonNeutronUnavailable,
-			"Neutron has not been listed yet: "+lastRefreshError(c.neutron)), "", ""); err != nil {
+			"Neutron has not been listed yet: "+st.Healthy().Error()), network.Status.NetworkID, network.Status.SubnetID); err != nil {
 			return err
 		}
 		return neutron.ErrNotSynced
@@ -61,190 +60,36 @@ func (c *Controller) syncHandler(ctx context.Context, objRef cache.ObjectName) e
 		if err := c.setFinalizer(ctx, network, true); err != nil {
 			return err
 		}
-		logger.V(2).Info("Added finalizer")
+		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
 
-	networkID, subnetID, err := c.ensureNeutron(ctx, network)
+	ids, err := c.reconcile(ctx, network)
 	if err != nil {
-		return c.reportFailure(ctx, network, err, networkID, subnetID)
+		return c.reportFailure(ctx, network, err, ids)
 	}
-	return c.updateStatus(ctx, network, ready(), networkID, subnetID)
+	return c.updateStatus(ctx, network, ready(), ids.network, ids.subnet)
 }
 
-// ensureNeutron creates, repairs or leaves alone the Neutron network and
-// subnet of network, comparing against the inventory. It returns their IDs
-// (those known so far when it fails).
-func (c *Controller) ensureNeutron(ctx context.Context, network *samplecrdv1.Network) (networkID, subnetID string, err error) {
-	logger := klog.FromContext(ctx)
-	owner := neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}
-	nets, subs := c.neutron.Lookup(owner.Key())
+// neutronIDs are the IDs of a Network's Neutron network and subnet, as far
+// as they are known.
+type neutronIDs struct{ network, subnet string }
 
-	// Resources under this name but of another UID belong to an earlier
-	// Network of the same name; ours are adopted, whatever wrote them.
-	var mine []neutron.Network
-	for _, n := range nets {
-		if n.Owner.UID == network.UID {
-			mine = append(mine, n)
-			continue
-		}
-		if err := c.deleteNetworkAndSubnets(ctx, n, subs); err != nil {
-			return "", "", err
-		}
-		c.recorder.Eventf(network, corev1.EventTypeNormal, eventOrphanDeleted,
-			"Deleted Neutron network %s left by an earlier Network of this name (uid %s)", n.ID, n.Owner.UID)
-	}
-
-	var net neutron.Network
-	createdNetwork := false
-	if len(mine) == 0 {
-		// Not in the inventory. Either there is none, or a crash between
-		// a create and its tagging left one untagged: look it up by name
-		// before creating, so a crash never makes a duplicate.
-		found, err := c.neutron.FindNetworks(ctx, owner)
-		if err != nil {
-			return "", "", err
-		}
-		if len(found) > 0 {
-			if net, err = c.neutron.AdoptNetwork(ctx, found[0], owner); err != nil {
-				return "", "", err
-			}
-			logger.Info("Adopted untagged Neutron network", "networkID", net.ID)
-			mine = found
-		} else {
-			if net, err = c.neutron.CreateNetwork(ctx, owner); err != nil {
-				return "", "", err
-			}
-			createdNetwork = true
-			logger.Info("Created Neutron network", "networkID", net.ID)
-		}
-	} else {
-		// One network per Network. Should there be more (nothing we know
-		// of makes them), keep the one the status names, else the first.
-		net = mine[0]
-		for _, n := range mine {
-			if n.ID == network.Status.NetworkID {
-				net = n
-			}
-		}
-	}
-	// Untagged networks of this UID other than the chosen one are
-	// duplicates: a create that Neutron finished after the controller that
-	// sent it had died, and after its successor had made another.
-	for _, n := range c.neutron.UntaggedOf(network.UID) {
-		c.neutron.ForgetUntagged(network.UID, n.ID)
-		if n.ID == net.ID || slices.ContainsFunc(mine, func(m neutron.Network) bool { return m.ID == n.ID }) {
-			continue
-		}
-		if err := c.neutron.DeleteNetwork(ctx, n); err != nil {
-			return net.ID, "", err
-		}
-		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired, "Deleted duplicate untagged Neutron network %s", n.ID)
-	}
-	for _, n := range mine {
-		if n.ID != net.ID {
-			if err := c.deleteNetworkAndSubnets(ctx, n, subs); err != nil {
-				return net.ID, "", err
-			}
-			c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired, "Deleted duplicate Neutron network %s", n.ID)
-		}
-	}
-
-	want, err := netip.ParsePrefix(network.Spec.CIDR)
+// reconcile is the ladder: the network, then its subnet, then the subnet's
+// gateway. Each step reads the inventory, and writes to Neutron only when
+// what is there differs from the spec.
+func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network) (neutronIDs, error) {
+	owned := c.inventory.Get(network.UID)
+	net, err := c.ensureNetwork(ctx, network, owned)
 	if err != nil {
-		// The CRD's validation makes this unreachable through the API.
-		return net.ID, "", fmt.Errorf("spec.cidr %q: %w", network.Spec.CIDR, err)
+		return neutronIDs{}, err
 	}
-	matches := func(s neutron.Subnet) bool {
-		got, err := netip.ParsePrefix(s.CIDR)
-		return err == nil && got == want.Masked()
-	}
-	var onNet []neutron.Subnet
-	for _, s := range subs {
-		if s.NetworkID == net.ID {
-			onNet = append(onNet, s)
-		}
-	}
-	if !createdNetwork && !slices.ContainsFunc(onNet, matches) {
-		// As with networks: an untagged subnet may exist. Ask Neutron.
-		if onNet, err = c.neutron.SubnetsOf(ctx, net.ID); err != nil {
-			return net.ID, "", err
-		}
-	}
-	var subnet *neutron.Subnet
-	for i, s := range onNet {
-		if matches(s) && subnet == nil {
-			subnet = &onNet[i]
-			continue
-		}
-		// cidr is immutable in the API, so a subnet of another range was
-		// changed behind our back (or is a leftover): report and repair.
-		if err := c.neutron.DeleteSubnet(ctx, s); err != nil {
-			return net.ID, "", err
-		}
-		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
-			"Neutron subnet %s had cidr %s instead of %s; deleted it", s.ID, s.CIDR, network.Spec.CIDR)
-	}
-	if subnet != nil && subnet.Owner.UID != network.UID {
-		adopted, err := c.neutron.AdoptSubnet(ctx, *subnet, owner)
-		if err != nil {
-			return net.ID, "", err
-		}
-		logger.Info("Adopted untagged Neutron subnet", "subnetID", adopted.ID)
-		subnet = &adopted
-	}
-
-	if subnet == nil {
-		s, err := c.neutron.CreateSubnet(ctx, owner, net.ID, network.Spec.CIDR, network.Spec.Gateway)
-		var rejected *neutron.RejectedError
-		if errors.As(err, &rejected) && rejected.Overlap() {
-			// On a network of our own, only a subnet of our own can
-			// overlap: one whose create request Neutron finished after the
-			// controller that sent it had died. Adopt it.
-			if adopted, adoptErr := c.adoptSubnet(ctx, owner, net.ID, matches); adoptErr != nil || adopted != nil {
-				if adoptErr != nil {
-					return net.ID, "", adoptErr
-				}
-				return net.ID, adopted.ID, nil
-			}
-		}
-		if err != nil {
-			return net.ID, "", err
-		}
-		logger.Info("Created Neutron subnet", "subnetID", s.ID, "cidr", s.CIDR, "gateway", s.GatewayIP)
-		c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated,
-			"Created Neutron network %s with subnet %s (%s, gateway %s)", net.ID, s.ID, s.CIDR, s.GatewayIP)
-		return net.ID, s.ID, nil
-	}
-	if !sameIP(subnet.GatewayIP, network.Spec.Gateway) {
-		old := subnet.GatewayIP
-		s, err := c.neutron.UpdateSubnetGateway(ctx, *subnet, network.Spec.Gateway)
-		if err != nil {
-			return net.ID, subnet.ID, err
-		}
-		logger.Info("Updated Neutron subnet gateway", "subnetID", s.ID, "from", old, "to", s.GatewayIP)
-		c.recorder.Eventf(network, corev1.EventTypeNormal, eventUpdated, "Moved the gateway of Neutron subnet %s from %s to %s", s.ID, old, s.GatewayIP)
-	}
-	return net.ID, subnet.ID, nil
-}
-
-// adoptSubnet tags and returns the subnet of networkID that matches, or nil
-// when there is none.
-func (c *Controller) adoptSubnet(ctx context.Context, owner neutron.Owner, networkID string, matches func(neutron.Subnet) bool) (*neutron.Subnet, error) {
-	subs, err := c.neutron.SubnetsOf(ctx, networkID)
+	ids := neutronIDs{network: net.ID}
+	subnet, err := c.ensureSubnet(ctx, network, net, owned)
 	if err != nil {
-		return nil, err
+		return ids, err
 	}
-	for _, s := range subs {
-		if matches(s) {
-			adopted, err := c.neutron.AdoptSubnet(ctx, s, owner)
-			if err != nil {
-				return nil, err
-			}
-			klog.FromContext(ctx).Info("Adopted Neutron subnet found on an overlap refusal", "subnetID", adopted.ID)
-			return &adopted, nil
-		}
-	}
-	return nil, nil
+	ids.subnet = subnet.ID
+	return ids, c.ensureGateway(ctx, network, subnet)
 }
 
 // finalize deletes network's Neutron resources and then releases its
@@ -253,21 +98,11 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 	if !hasFinalizer(network) {
 		return nil
 	}
-	if !c.neutron.Synced() {
+	if !c.inventory.Status().Synced {
 		return neutron.ErrNotSynced
 	}
-	owner := neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}
-	nets, subs := c.neutron.Lookup(owner.Key())
-	if !slices.ContainsFunc(nets, func(n neutron.Network) bool { return n.Owner.UID == network.UID }) {
-		// A crash between create and tag leaves a network the inventory
-		// cannot see; it must not outlive its Network.
-		found, err := c.neutron.FindNetworks(ctx, owner)
-		if err != nil {
-			return err
-		}
-		nets = append(nets, found...)
-	}
-	if err := c.deleteAll(ctx, nets, subs); err != nil {
+	owned := c.inventory.Get(network.UID)
+	if err := c.deleteOwned(ctx, ownerOf(network), owned); err != nil {
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDeletionFailed, "Deleting Neutron resources: %v", err)
 		if statusErr := c.updateStatus(ctx, network, notReady(samplecrdv1.ReasonDeleting,
 			"Waiting for Neutron to delete the network: "+err.Error()), network.Status.NetworkID, network.Status.SubnetID); statusErr != nil {
@@ -275,61 +110,55 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 		}
 		return err
 	}
-	for _, n := range nets {
+	for _, n := range owned.Networks {
 		c.recorder.Eventf(network, corev1.EventTypeNormal, eventDeleted, "Deleted Neutron network %s", n.ID)
 	}
-	klog.FromContext(ctx).Info("Deleted Neutron resources; releasing the finalizer", "networks", len(nets), "subnets", len(subs))
+	klog.FromContext(ctx).Info("Deleted Neutron resources; releasing the finalizer", "networks", len(owned.Networks), "subnets", len(owned.Subnets))
 	return c.setFinalizer(ctx, network, false)
 }
 
-// deleteOrphans deletes what Neutron holds under key, whose Network no
-// longer exists.
-func (c *Controller) deleteOrphans(ctx context.Context, key string) error {
-	if !c.neutron.Synced() {
-		return nil // the first refresh queues every orphan
-	}
-	nets, subs := c.neutron.Lookup(key)
-	if len(nets) == 0 && len(subs) == 0 {
+// collectOrphans deletes what Neutron holds under our mark for uid, once
+// sure that no Network of that UID exists: its finalizer was removed by
+// hand, or a create completed in Neutron after its Network was deleted.
+func (c *Controller) collectOrphans(ctx context.Context, uid types.UID) error {
+	if _, ok := c.networkByUID(uid); ok {
 		return nil
 	}
-	if err := c.deleteAll(ctx, nets, subs); err != nil {
+	owned := c.inventory.Get(uid)
+	if len(owned.Networks)+len(owned.Subnets) == 0 || !c.manages(owned.Owner) {
+		return nil
+	}
+	if err := c.deleteOwned(ctx, owned.Owner, owned); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Deleted orphaned Neutron resources", "networks", len(nets), "subnets", len(subs))
+	orphansCollected.WithLabelValues("network").Add(float64(len(owned.Networks)))
+	orphansCollected.WithLabelValues("subnet").Add(float64(len(owned.Subnets)))
+	klog.FromContext(ctx).Info("Deleted orphaned Neutron resources", "owner", owned.Owner.Key(),
+		"networks", len(owned.Networks), "subnets", len(owned.Subnets))
 	return nil
 }
 
-// deleteAll deletes subnets before networks: Neutron refuses to delete a
+// deleteOwned deletes subnets before networks: Neutron refuses to delete a
 // network whose subnets still have ports.
-func (c *Controller) deleteAll(ctx context.Context, nets []neutron.Network, subs []neutron.Subnet) error {
-	for _, s := range subs {
-		if err := c.neutron.DeleteSubnet(ctx, s); err != nil {
+func (c *Controller) deleteOwned(ctx context.Context, owner neutron.Owner, owned neutron.Owned) error {
+	for _, s := range owned.Subnets {
+		if err := c.deleteSubnet(ctx, owner, s.ID); err != nil {
 			return err
 		}
 	}
-	for _, n := range nets {
-		if err := c.neutron.DeleteNetwork(ctx, n); err != nil {
+	for _, n := range owned.Networks {
+		if err := c.deleteNetwork(ctx, owner, n.ID); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (c *Controller) deleteNetworkAndSubnets(ctx context.Context, n neutron.Network, subs []neutron.Subnet) error {
-	var onNet []neutron.Subnet
-	for _, s := range subs {
-		if s.NetworkID == n.ID {
-			onNet = append(onNet, s)
-		}
-	}
-	return c.deleteAll(ctx, []neutron.Network{n}, onNet)
 }
 
 // reportFailure turns a failed sync into the Ready condition and a Warning
 // Event, and decides how the key is retried: Neutron's refusals after a
 // fixed, long delay (retrying them unchanged is pointless), everything else
 // with backoff.
-func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Network, syncErr error, networkID, subnetID string) error {
+func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Network, syncErr error, ids neutronIDs) error {
 	var (
 		rejected *neutron.RejectedError
 		cond     metav1.Condition
@@ -347,30 +176,17 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 		result = syncErr
 	}
 	c.recorder.Event(network, corev1.EventTypeWarning, cond.Reason, cond.Message)
-	if err := c.updateStatus(ctx, network, cond, networkID, subnetID); err != nil {
+	if err := c.updateStatus(ctx, network, cond, ids.network, ids.subnet); err != nil {
 		return errors.Join(syncErr, err)
 	}
 	return result
 }
 
+// ownerOf is the owner Neutron resources of network are created for.
+func ownerOf(network *samplecrdv1.Network) neutron.Owner {
+	return neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}
+}
+
 func hasFinalizer(network *samplecrdv1.Network) bool {
 	return slices.Contains(network.Finalizers, samplecrdv1.NetworkFinalizer)
-}
-
-// sameIP compares two addresses as addresses, not as text: Neutron answers
-// in canonical form whatever form the user wrote.
-func sameIP(a, b string) bool {
-	x, errA := netip.ParseAddr(a)
-	y, errB := netip.ParseAddr(b)
-	if errA != nil || errB != nil {
-		return a == b
-	}
-	return x == y
-}
-
-func lastRefreshError(inv *neutron.Inventory) string {
-	if _, err := inv.LastRefresh(); err != nil {
-		return err.Error()
-	}
-	return "the first list is still running"
 }

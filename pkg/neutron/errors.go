@@ -64,3 +64,13 @@ func neutronError(body []byte) (typ, msg string) {
 	}
 	return "", strings.TrimSpace(string(body))
 }
+
+// ErrorForResponse returns the error Interface's methods return when
+// Neutron answers op with the HTTP status code and its error type and
+// message: a *RejectedError for refusals, a wrapped transient error
+// otherwise. Fakes use it so that their errors classify as the real
+// client's do.
+func ErrorForResponse(op string, code int, typ, message string) error {
+	body, _ := json.Marshal(map[string]any{"NeutronError": map[string]string{"type": typ, "message": message}})
+	return classify(op, gophercloud.ErrUnexpectedResponseCode{Actual: code, Body: body})
+}

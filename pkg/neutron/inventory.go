@@ -3,6 +3,7 @@ package neutron
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -10,256 +11,189 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Inventory is the controller's cached view of the Neutron resources it
-// owns, indexed by the namespace/name of their Network. It plays for Neutron
-// the part an informer's cache plays for the API server: syncs read it
-// instead of asking Neutron, so a resync of N in-sync Networks costs two
+// Inventory is the controller's cached view of the Neutron resources that
+// carry its Mark, keyed by the UID of the owning Network. It plays for
+// Neutron the part an informer's cache plays for the API server: syncs read
+// it instead of asking Neutron, so a resync of N in-sync Networks costs two
 // list requests per page (networks and subnets) instead of N gets.
 //
-// It is refreshed by listing on a period (Refresh), and written through by
-// the controller's own changes (the Create*, Update* and Delete* methods
-// call Neutron and record the answer), so a sync always sees what the
-// previous sync did.
+// That is its one job. It is filled by Refresh, and the controller records
+// its own writes in it (Add*, Remove*) as Neutron confirms them, so a sync
+// always sees what the previous sync did. It makes no write requests.
 type Inventory struct {
 	client Interface
+	mark   Mark
 
-	mu       sync.RWMutex
-	synced   bool
-	lastErr  error
-	lastSync time.Time
-	byKey    map[string]*owned
-	// untagged are the networks named like ours but untagged, by UID, that
-	// are older than untaggedGrace.
-	untagged      map[types.UID][]Network
-	untaggedGrace time.Duration
-	// sweepAt, when not zero, is when the next refresh must also list the
-	// untagged networks. Duplicates can only come from a create whose
-	// answer was lost — the controller died, or the request failed on the
-	// wire — so the sweep runs one grace period after start and after such
-	// a failure, and costs nothing in steady state.
-	sweepAt time.Time
-	// writes counts write-throughs; written[key] is the count at the last
-	// write for key. A refresh whose lists began before a write to key
+	mu     sync.RWMutex
+	status Status
+	byUID  map[types.UID]*Owned
+	// writes counts recorded writes; written[uid] is the count at the last
+	// write for uid. A refresh whose lists began before a write to uid
 	// keeps the written state: the list may predate the write.
 	writes  uint64
-	written map[string]uint64
-	// lastRequestErr is the error of the latest write-through request if
-	// Neutron was unreachable for it, nil after any answered request.
-	lastRequestErr error
+	written map[types.UID]uint64
 }
 
-// owned is what Neutron holds for one Network key.
-type owned struct {
+// Owned is what Neutron holds for one Network.
+type Owned struct {
+	// Owner is parsed back from the resources' names.
+	Owner    Owner
 	Networks []Network
 	Subnets  []Subnet
 }
 
-// NewInventory returns an empty, unsynced inventory over client.
-// untaggedGrace is how old an untagged network must be before the inventory
-// reports it: younger ones may be a create of this very controller whose tag
-// request is still to come.
-func NewInventory(client Interface, untaggedGrace time.Duration) *Inventory {
-	return &Inventory{client: client, byKey: map[string]*owned{}, written: map[string]uint64{},
-		untaggedGrace: untaggedGrace, sweepAt: time.Now().Add(untaggedGrace)}
+// Status is the health of the inventory, as readiness and syncs see it.
+type Status struct {
+	// Synced is true once a refresh has succeeded.
+	Synced bool
+	// LastSuccess is when the latest successful refresh finished.
+	LastSuccess time.Time
+	// Err is the error of the latest refresh, nil when it succeeded.
+	Err error
+	// Unrecognised counts the resources that carry the mark but whose
+	// name does not parse as ours: left alone, reported for an operator.
+	Unrecognised int
 }
 
-// Untagged returns the networks named for uid that never got our tags and
-// are older than the grace period: left by a create whose tagging was cut
-// short, or by a create request that Neutron completed after the controller
-// that sent it had died (and its successor had made another).
-func (inv *Inventory) Untagged() map[types.UID][]Network {
+// ErrNotSynced is returned by syncs that need the inventory before its first
+// successful refresh.
+var ErrNotSynced = errors.New("the Neutron inventory has not been listed yet")
+
+// NewInventory returns an empty, unsynced inventory of the resources that
+// carry mark, listed through client.
+func NewInventory(client Interface, mark Mark) *Inventory {
+	return &Inventory{client: client, mark: mark, byUID: map[types.UID]*Owned{}, written: map[types.UID]uint64{}}
+}
+
+// Status returns the inventory's health.
+func (inv *Inventory) Status() Status {
 	inv.mu.RLock()
 	defer inv.mu.RUnlock()
-	out := make(map[types.UID][]Network, len(inv.untagged))
-	for uid, ns := range inv.untagged {
-		out[uid] = slices.Clone(ns)
+	return inv.status
+}
+
+// Healthy returns nil when the latest refresh succeeded, else why not.
+func (st Status) Healthy() error {
+	switch {
+	case st.Err != nil:
+		return fmt.Errorf("listing Neutron: %w", st.Err)
+	case !st.Synced:
+		return ErrNotSynced
+	}
+	return nil
+}
+
+// Get returns a copy of what Neutron holds for uid.
+func (inv *Inventory) Get(uid types.UID) Owned {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	o := inv.byUID[uid]
+	if o == nil {
+		return Owned{}
+	}
+	return Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets)}
+}
+
+// UIDs returns every UID that owns something in Neutron.
+func (inv *Inventory) UIDs() []types.UID {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	out := make([]types.UID, 0, len(inv.byUID))
+	for uid := range inv.byUID {
+		out = append(out, uid)
 	}
 	return out
 }
 
-// UntaggedOf returns the untagged networks named for uid (see Untagged).
-func (inv *Inventory) UntaggedOf(uid types.UID) []Network {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	return slices.Clone(inv.untagged[uid])
-}
-
-// ForgetUntagged drops an untagged network the controller deleted or adopted.
-func (inv *Inventory) ForgetUntagged(uid types.UID, id string) {
-	inv.mu.Lock()
-	defer inv.mu.Unlock()
-	inv.untagged[uid] = slices.DeleteFunc(inv.untagged[uid], func(n Network) bool { return n.ID == id })
-	if len(inv.untagged[uid]) == 0 {
-		delete(inv.untagged, uid)
-	}
-}
-
-// Synced reports whether a refresh has ever succeeded.
-func (inv *Inventory) Synced() bool {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	return inv.synced
-}
-
-// LastRefresh returns the error of the latest refresh (nil when it
-// succeeded) and when the latest successful one finished.
-func (inv *Inventory) LastRefresh() (time.Time, error) {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	return inv.lastSync, inv.lastErr
-}
-
-// Healthy returns nil when the latest list of Neutron succeeded and the
-// latest request reached Neutron; otherwise why not. Readiness probes use
-// it: it costs Neutron nothing.
-func (inv *Inventory) Healthy() error {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	switch {
-	case !inv.synced && inv.lastErr == nil:
-		return ErrNotSynced
-	case inv.lastErr != nil:
-		return inv.lastErr
-	default:
-		return inv.lastRequestErr
-	}
-}
-
-// observe remembers whether a request reached Neutron.
-func (inv *Inventory) observe(err error) error {
-	var rejected *RejectedError
-	inv.mu.Lock()
-	defer inv.mu.Unlock()
-	if err == nil || errors.As(err, &rejected) {
-		inv.lastRequestErr = nil
-	} else {
-		inv.lastRequestErr = err
-		// The request may have been carried out anyway.
-		if at := time.Now().Add(inv.untaggedGrace); inv.sweepAt.IsZero() || at.Before(inv.sweepAt) {
-			inv.sweepAt = at
-		}
-	}
-	return err
-}
-
-// Lookup returns copies of the networks and subnets recorded for key.
-func (inv *Inventory) Lookup(key string) ([]Network, []Subnet) {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	o := inv.byKey[key]
-	if o == nil {
-		return nil, nil
-	}
-	return slices.Clone(o.Networks), slices.Clone(o.Subnets)
-}
-
-// Keys returns every key that owns something in Neutron.
-func (inv *Inventory) Keys() []string {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	keys := make([]string, 0, len(inv.byKey))
-	for k := range inv.byKey {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// Refresh lists the owned networks and subnets and replaces the inventory
-// with them. It returns the keys whose resources changed since the last
-// refresh (not counting the controller's own writes), so the controller can
-// re-check exactly those Networks: that is how drift made behind its back
-// (a subnet deleted by hand) is noticed.
-func (inv *Inventory) Refresh(ctx context.Context) (changed []string, err error) {
+// Refresh lists the marked networks and subnets and replaces the inventory
+// with them. It returns the UIDs whose resources changed since the last
+// refresh (not counting the controller's own recorded writes), so the
+// controller re-checks exactly those: that is how drift made behind its
+// back (a subnet deleted by hand) and creates that completed after their
+// sender gave up are noticed.
+func (inv *Inventory) Refresh(ctx context.Context) (changed []types.UID, err error) {
 	inv.mu.RLock()
 	startWrites := inv.writes
-	sweep := !inv.sweepAt.IsZero() && !time.Now().Before(inv.sweepAt)
 	inv.mu.RUnlock()
 
-	nets, err := inv.client.ListNetworks(ctx)
+	nets, err := inv.client.ListNetworks(ctx, inv.mark.Description())
+	var subs []Subnet
 	if err == nil {
-		var subs []Subnet
-		if subs, err = inv.client.ListSubnets(ctx); err == nil {
-			if !sweep {
-				return inv.replace(nets, subs, startWrites), nil
-			}
-			var untagged []Network
-			if untagged, err = inv.client.ListUntagged(ctx); err == nil {
-				inv.setUntagged(untagged)
-				return inv.replace(nets, subs, startWrites), nil
-			}
-		}
+		subs, err = inv.client.ListSubnets(ctx, inv.mark.Description())
 	}
-	inv.mu.Lock()
-	inv.lastErr = err
-	inv.mu.Unlock()
-	return nil, err
+	if err != nil {
+		inv.mu.Lock()
+		inv.status.Err = err
+		inv.mu.Unlock()
+		return nil, err
+	}
+	fresh, unrecognised := inv.index(nets, subs)
+	return inv.replace(fresh, unrecognised, startWrites), nil
 }
 
-func (inv *Inventory) setUntagged(nets []Network) {
-	byUID := map[types.UID][]Network{}
-	for _, n := range nets {
-		if time.Since(n.CreatedAt) >= inv.untaggedGrace {
-			byUID[n.Owner.UID] = append(byUID[n.Owner.UID], n)
+// index keeps what provably belongs to the mark, keyed by owner UID. The
+// description is checked again here: a server that ignored the filter must
+// not make everything look like ours.
+func (inv *Inventory) index(nets []Network, subs []Subnet) (map[types.UID]*Owned, int) {
+	fresh := map[types.UID]*Owned{}
+	unrecognised := 0
+	get := func(o Owner) *Owned {
+		if fresh[o.UID] == nil {
+			fresh[o.UID] = &Owned{Owner: o}
 		}
-	}
-	inv.mu.Lock()
-	inv.untagged = byUID
-	if !time.Now().Before(inv.sweepAt) {
-		inv.sweepAt = time.Time{}
-	}
-	inv.mu.Unlock()
-}
-
-func (inv *Inventory) replace(nets []Network, subs []Subnet, startWrites uint64) []string {
-	fresh := map[string]*owned{}
-	get := func(key string) *owned {
-		if fresh[key] == nil {
-			fresh[key] = &owned{}
-		}
-		return fresh[key]
+		return fresh[o.UID]
 	}
 	for _, n := range nets {
-		o := get(n.Owner.Key())
-		o.Networks = append(o.Networks, n)
+		if o, ok := inv.mark.OwnerOf(n.Name, n.Description); ok {
+			e := get(o)
+			e.Networks = append(e.Networks, n)
+		} else if n.Description == inv.mark.Description() {
+			unrecognised++
+		}
 	}
 	for _, s := range subs {
-		o := get(s.Owner.Key())
-		o.Subnets = append(o.Subnets, s)
+		if o, ok := inv.mark.OwnerOf(s.Name, s.Description); ok {
+			e := get(o)
+			e.Subnets = append(e.Subnets, s)
+		} else if s.Description == inv.mark.Description() {
+			unrecognised++
+		}
 	}
+	return fresh, unrecognised
+}
 
+func (inv *Inventory) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64) []types.UID {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
-	for key, at := range inv.written {
+	for uid, at := range inv.written {
 		if at > startWrites {
 			// Written during the lists: keep what the write recorded.
-			if cur := inv.byKey[key]; cur != nil {
-				fresh[key] = cur
+			if cur := inv.byUID[uid]; cur != nil {
+				fresh[uid] = cur
 			} else {
-				delete(fresh, key)
+				delete(fresh, uid)
 			}
 		} else {
-			delete(inv.written, key)
+			delete(inv.written, uid)
 		}
 	}
-	var changed []string
-	for key, o := range fresh {
-		if !inv.byKey[key].equal(o) {
-			changed = append(changed, key)
+	var changed []types.UID
+	for uid, o := range fresh {
+		if !inv.byUID[uid].equal(o) {
+			changed = append(changed, uid)
 		}
 	}
-	for key := range inv.byKey {
-		if _, ok := fresh[key]; !ok {
-			changed = append(changed, key)
+	for uid := range inv.byUID {
+		if _, ok := fresh[uid]; !ok {
+			changed = append(changed, uid)
 		}
 	}
-	inv.byKey = fresh
-	inv.synced = true
-	inv.lastErr = nil
-	inv.lastSync = time.Now()
+	inv.byUID = fresh
+	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised}
 	return changed
 }
 
-func (o *owned) equal(p *owned) bool {
+func (o *Owned) equal(p *Owned) bool {
 	if o == nil || p == nil {
 		return o == p
 	}
@@ -278,128 +212,53 @@ func sameElements[T comparable](a, b []T) bool {
 	return true
 }
 
-// record applies a write-through change to key's entry.
-func (inv *Inventory) record(key string, change func(o *owned)) {
-	inv.mu.Lock()
-	defer inv.mu.Unlock()
-	o := inv.byKey[key]
-	if o == nil {
-		o = &owned{}
-	}
-	// Copy on write: Lookup handed out clones, but keep entries immutable
-	// for a refresh that may be comparing against them.
-	o = &owned{Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets)}
-	change(o)
-	if len(o.Networks) == 0 && len(o.Subnets) == 0 {
-		delete(inv.byKey, key)
-	} else {
-		inv.byKey[key] = o
-	}
-	inv.writes++
-	inv.written[key] = inv.writes
-}
-
-// FindNetworks asks Neutron (not the inventory) for the networks named for
-// owner, tagged or not.
-func (inv *Inventory) FindNetworks(ctx context.Context, owner Owner) ([]Network, error) {
-	nets, err := inv.client.FindNetworks(ctx, owner)
-	return nets, inv.observe(err)
-}
-
-// SubnetsOf asks Neutron (not the inventory) for the subnets of a network,
-// tagged or not.
-func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error) {
-	subs, err := inv.client.SubnetsOf(ctx, networkID)
-	return subs, inv.observe(err)
-}
-
-// AdoptNetwork tags network n as owner's and records it.
-func (inv *Inventory) AdoptNetwork(ctx context.Context, n Network, owner Owner) (Network, error) {
-	if err := inv.observe(inv.client.TagNetwork(ctx, n.ID, owner)); err != nil {
-		return Network{}, err
-	}
-	n.Owner = owner
-	inv.record(owner.Key(), func(o *owned) {
+// AddNetwork records a network of owner that Neutron confirmed.
+func (inv *Inventory) AddNetwork(owner Owner, n Network) {
+	inv.record(owner, func(o *Owned) {
 		o.Networks = append(slices.DeleteFunc(o.Networks, func(x Network) bool { return x.ID == n.ID }), n)
 	})
-	return n, nil
 }
 
-// AdoptSubnet tags subnet s as owner's and records it.
-func (inv *Inventory) AdoptSubnet(ctx context.Context, s Subnet, owner Owner) (Subnet, error) {
-	if err := inv.observe(inv.client.TagSubnet(ctx, s.ID, owner)); err != nil {
-		return Subnet{}, err
-	}
-	s.Owner = owner
-	inv.record(owner.Key(), func(o *owned) {
+// AddSubnet records a subnet of owner that Neutron confirmed (created,
+// adopted or updated).
+func (inv *Inventory) AddSubnet(owner Owner, s Subnet) {
+	inv.record(owner, func(o *Owned) {
 		o.Subnets = append(slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.ID == s.ID }), s)
 	})
-	return s, nil
 }
 
-// CreateNetwork creates a network for owner and records it.
-func (inv *Inventory) CreateNetwork(ctx context.Context, owner Owner) (Network, error) {
-	n, err := inv.client.CreateNetwork(ctx, owner)
-	if inv.observe(err) != nil {
-		return Network{}, err
-	}
-	n.Owner = owner
-	inv.record(owner.Key(), func(o *owned) { o.Networks = append(o.Networks, n) })
-	return n, nil
-}
-
-// CreateSubnet creates a subnet for owner and records it.
-func (inv *Inventory) CreateSubnet(ctx context.Context, owner Owner, networkID, cidr, gateway string) (Subnet, error) {
-	s, err := inv.client.CreateSubnet(ctx, owner, networkID, cidr, gateway)
-	if inv.observe(err) != nil {
-		return Subnet{}, err
-	}
-	s.Owner = owner
-	inv.record(owner.Key(), func(o *owned) { o.Subnets = append(o.Subnets, s) })
-	return s, nil
-}
-
-// UpdateSubnetGateway moves the gateway of subnet s and records it.
-func (inv *Inventory) UpdateSubnetGateway(ctx context.Context, s Subnet, gateway string) (Subnet, error) {
-	updated, err := inv.client.UpdateSubnetGateway(ctx, s.ID, s.CIDR, gateway)
-	if inv.observe(err) != nil {
-		return Subnet{}, err
-	}
-	updated.Owner = s.Owner
-	inv.record(s.Owner.Key(), func(o *owned) {
-		for i := range o.Subnets {
-			if o.Subnets[i].ID == s.ID {
-				o.Subnets[i] = updated
-			}
-		}
+// RemoveSubnet forgets a subnet of owner that Neutron deleted.
+func (inv *Inventory) RemoveSubnet(owner Owner, id string) {
+	inv.record(owner, func(o *Owned) {
+		o.Subnets = slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.ID == id })
 	})
-	return updated, nil
 }
 
-// DeleteSubnet deletes subnet s and forgets it.
-func (inv *Inventory) DeleteSubnet(ctx context.Context, s Subnet) error {
-	if err := inv.observe(inv.client.DeleteSubnet(ctx, s.ID)); err != nil {
-		return err
-	}
-	inv.record(s.Owner.Key(), func(o *owned) {
-		o.Subnets = slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.ID == s.ID })
+// RemoveNetwork forgets a network of owner that Neutron deleted, and its
+// subnets: Neutron deletes them with it.
+func (inv *Inventory) RemoveNetwork(owner Owner, id string) {
+	inv.record(owner, func(o *Owned) {
+		o.Networks = slices.DeleteFunc(o.Networks, func(x Network) bool { return x.ID == id })
+		o.Subnets = slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.NetworkID == id })
 	})
-	return nil
 }
 
-// DeleteNetwork deletes network n and forgets it.
-func (inv *Inventory) DeleteNetwork(ctx context.Context, n Network) error {
-	if err := inv.observe(inv.client.DeleteNetwork(ctx, n.ID)); err != nil {
-		return err
+// record applies a write to owner's entry.
+func (inv *Inventory) record(owner Owner, change func(o *Owned)) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	o := inv.byUID[owner.UID]
+	if o == nil {
+		o = &Owned{Owner: owner}
 	}
-	inv.record(n.Owner.Key(), func(o *owned) {
-		o.Networks = slices.DeleteFunc(o.Networks, func(x Network) bool { return x.ID == n.ID })
-		// Neutron deletes a network's subnets with it.
-		o.Subnets = slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.NetworkID == n.ID })
-	})
-	return nil
+	// Copy on write: a refresh may be comparing against the old entry.
+	o = &Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets)}
+	change(o)
+	if len(o.Networks) == 0 && len(o.Subnets) == 0 {
+		delete(inv.byUID, owner.UID)
+	} else {
+		inv.byUID[owner.UID] = o
+	}
+	inv.writes++
+	inv.written[owner.UID] = inv.writes
 }
-
-// ErrNotSynced is returned by syncs that need the inventory before its first
-// successful refresh.
-var ErrNotSynced = errors.New("the Neutron inventory has not been listed yet")

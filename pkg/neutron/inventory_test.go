@@ -2,44 +2,54 @@ package neutron_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/neutron/fake"
 )
 
 var (
-	ownerA = neutron.Owner{Namespace: "ns", Name: "a", UID: "uid-a"}
-	ownerB = neutron.Owner{Namespace: "ns", Name: "b", UID: "uid-b"}
+	ownerA = neutron.Owner{Namespace: "ns", Name: "a", UID: "0a0a0a0a-0000-4000-8000-00000000000a"}
+	ownerB = neutron.Owner{Namespace: "ns", Name: "b", UID: "0b0b0b0b-0000-4000-8000-00000000000b"}
 )
+
+// seed stores a network and subnet of owner, marked with m.
+func seed(f *fake.Neutron, m neutron.Mark, owner neutron.Owner, cidr string) (networkID, subnetID string) {
+	networkID = f.AddNetwork(neutron.ResourceName(owner), m.Description())
+	subnetID = f.AddSubnet(networkID, neutron.ResourceName(owner), m.Description(), cidr, "")
+	return networkID, subnetID
+}
 
 func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New()
-	netA := f.AddNetwork(ownerA, true)
-	f.AddSubnet(ownerA, true, netA, "10.0.0.0/24", "10.0.0.1")
-	inv := neutron.NewInventory(f, 0)
+	m := mark(t, "prod")
+	netA, _ := seed(f, m, ownerA, "10.0.0.0/24")
+	inv := neutron.NewInventory(f, m)
 
 	changed, err := inv.Refresh(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(changed, []string{"ns/a"}) || !inv.Synced() {
-		t.Fatalf("first refresh: changed %v, synced %v", changed, inv.Synced())
+	if !slices.Equal(changed, []types.UID{ownerA.UID}) || !inv.Status().Synced {
+		t.Fatalf("first refresh: changed %v, status %+v", changed, inv.Status())
+	}
+	if got := inv.Get(ownerA.UID); got.Owner != ownerA || len(got.Networks) != 1 || len(got.Subnets) != 1 {
+		t.Fatalf("Get = %+v", got)
 	}
 	if changed, _ := inv.Refresh(ctx); len(changed) != 0 {
 		t.Errorf("nothing changed, yet refresh reports %v", changed)
 	}
 
 	// Our own writes are recorded at once and are not "changes".
-	if _, err := inv.CreateNetwork(ctx, ownerB); err != nil {
+	n, err := f.CreateNetwork(ctx, neutron.ResourceName(ownerB), m.Description())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if nets, _ := inv.Lookup("ns/b"); len(nets) != 1 {
-		t.Fatalf("a write-through create is not in the inventory: %v", nets)
-	}
+	inv.AddNetwork(ownerB, n)
 	if changed, _ := inv.Refresh(ctx); len(changed) != 0 {
 		t.Errorf("our own create reported as a change: %v", changed)
 	}
@@ -48,11 +58,58 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	if err := f.DeleteNetwork(ctx, netA); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _ := inv.Refresh(ctx); !slices.Equal(changed, []string{"ns/a"}) {
-		t.Errorf("a deletion behind our back: changed %v, want [ns/a]", changed)
+	if changed, _ := inv.Refresh(ctx); !slices.Equal(changed, []types.UID{ownerA.UID}) {
+		t.Errorf("a deletion behind our back: changed %v, want [%s]", changed, ownerA.UID)
 	}
-	if nets, subs := inv.Lookup("ns/a"); len(nets)+len(subs) != 0 {
-		t.Errorf("ns/a still in the inventory: %v %v", nets, subs)
+	if got := inv.Get(ownerA.UID); len(got.Networks)+len(got.Subnets) != 0 {
+		t.Errorf("a is still in the inventory: %+v", got)
+	}
+}
+
+// TestInventoryHoldsOnlyWhatIsProvablyOurs: another cluster's resources,
+// unmarked ones and marked ones whose name does not parse never enter the
+// inventory, so nothing downstream can act on them.
+func TestInventoryHoldsOnlyWhatIsProvablyOurs(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	ours, other := mark(t, "prod"), mark(t, "staging")
+	seed(f, ours, ownerA, "10.0.0.0/24")
+	seed(f, other, ownerB, "10.1.0.0/24")
+	f.AddNetwork("k8s-clusterapi-cluster-default-foo", "")
+	f.AddNetwork("k8s-"+string(ownerB.UID), "")
+	f.AddNetwork("ns/handmade/not-a-uid", ours.Description())
+
+	inv := neutron.NewInventory(f, ours)
+	if _, err := inv.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := inv.UIDs(); !slices.Equal(got, []types.UID{ownerA.UID}) {
+		t.Errorf("inventory UIDs = %v, want only %s", got, ownerA.UID)
+	}
+	if got := inv.Status().Unrecognised; got != 1 {
+		t.Errorf("Unrecognised = %d, want 1 (the marked network whose name does not parse)", got)
+	}
+}
+
+// ignoringFilter is a Neutron that ignores the description filter, as a
+// server without that filter would: the inventory must check again.
+type ignoringFilter struct{ *fake.Neutron }
+
+func (i ignoringFilter) ListNetworks(ctx context.Context, _ string) ([]neutron.Network, error) {
+	return i.Neutron.ListNetworks(ctx, "")
+}
+
+func TestInventoryChecksTheMarkEvenIfNeutronDoesNotFilter(t *testing.T) {
+	f := fake.New()
+	other := mark(t, "staging")
+	f.AddNetwork(neutron.ResourceName(ownerB), "")
+	seed(f, other, ownerA, "10.0.0.0/24")
+	inv := neutron.NewInventory(ignoringFilter{f}, mark(t, "prod"))
+	if _, err := inv.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := inv.UIDs(); len(got) != 0 {
+		t.Errorf("inventory holds %v, none of which carries our mark", got)
 	}
 }
 
@@ -63,18 +120,19 @@ type racingClient struct {
 	during func()
 }
 
-func (r *racingClient) ListSubnets(ctx context.Context) ([]neutron.Subnet, error) {
+func (r *racingClient) ListSubnets(ctx context.Context, description string) ([]neutron.Subnet, error) {
 	if r.during != nil {
 		r.during()
 		r.during = nil
 	}
-	return r.Neutron.ListSubnets(ctx)
+	return r.Neutron.ListSubnets(ctx, description)
 }
 
 func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 	ctx := context.Background()
 	client := &racingClient{Neutron: fake.New()}
-	inv := neutron.NewInventory(client, 0)
+	m := mark(t, "prod")
+	inv := neutron.NewInventory(client, m)
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -82,56 +140,45 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 	// network: the refresh must not forget it, or the next sync would
 	// create a duplicate.
 	client.during = func() {
-		if _, err := inv.CreateNetwork(ctx, ownerA); err != nil {
+		n, err := client.CreateNetwork(ctx, neutron.ResourceName(ownerA), m.Description())
+		if err != nil {
 			t.Fatal(err)
 		}
+		inv.AddNetwork(ownerA, n)
 	}
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if nets, _ := inv.Lookup("ns/a"); len(nets) != 1 {
-		t.Errorf("the network created during the refresh was lost: %v", nets)
+	if got := inv.Get(ownerA.UID); len(got.Networks) != 1 {
+		t.Errorf("the network created during the refresh was lost: %+v", got)
 	}
 	// The next refresh lists it for real.
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if nets, _ := inv.Lookup("ns/a"); len(nets) != 1 {
-		t.Errorf("after a clean refresh: %v", nets)
+	if got := inv.Get(ownerA.UID); len(got.Networks) != 1 {
+		t.Errorf("after a clean refresh: %+v", got)
 	}
 }
 
-// TestUntaggedSweepOnlyAfterLostAnswers: listing untagged networks costs a
-// request, so it runs after start and after a failed request only.
-func TestUntaggedSweepOnlyAfterLostAnswers(t *testing.T) {
-	ctx := context.Background()
+func TestStatusSaysWhyTheInventoryIsNotHealthy(t *testing.T) {
 	f := fake.New()
-	inv := neutron.NewInventory(f, 0)
-	sweeps := func() int {
-		n := 0
-		for _, r := range f.Requests() {
-			if r == fake.ListUntagged {
-				n++
-			}
-		}
-		return n
+	inv := neutron.NewInventory(f, mark(t, "prod"))
+	if err := inv.Status().Healthy(); err != neutron.ErrNotSynced {
+		t.Errorf("before any refresh: %v, want ErrNotSynced", err)
 	}
-	for range 3 {
-		if _, err := inv.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
+	f.FailOn(fake.ListNetworks, context.DeadlineExceeded)
+	if _, err := inv.Refresh(context.Background()); err == nil {
+		t.Fatal("refresh succeeded")
 	}
-	if got := sweeps(); got != 1 {
-		t.Errorf("%d sweeps in three refreshes after start, want 1", got)
+	if err := inv.Status().Healthy(); err == nil {
+		t.Error("healthy after a failed refresh")
 	}
-	f.FailOn(fake.CreateNetwork, errors.New("connection reset"))
-	if _, err := inv.CreateNetwork(ctx, ownerA); err == nil {
-		t.Fatal("the create did not fail")
-	}
-	if _, err := inv.Refresh(ctx); err != nil {
+	f.FailOn(fake.ListNetworks, nil)
+	if _, err := inv.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := sweeps(); got != 2 {
-		t.Errorf("no sweep after a create whose answer was lost (%d sweeps)", got)
+	if err := inv.Status().Healthy(); err != nil {
+		t.Errorf("after a good refresh: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,17 +13,20 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"github.com/prometheus/common/model"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/metrics/testutil"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
 // controller is one network-controller process under test. It manages only
-// its test's namespace and tags its Neutron resources with a cluster name
+// its test's namespace and marks its Neutron resources with a cluster name
 // of its own, so tests cannot see each other's Networks or networks.
 type controller struct {
 	*framework.Process
@@ -40,6 +45,11 @@ func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 		t.Fatal(err)
 	}
 	c := &controller{namespace: ns, cluster: "e2e-" + ns}
+	for _, arg := range extraArgs {
+		if name, ok := strings.CutPrefix(arg, "--cluster-name="); ok {
+			c.cluster = name
+		}
+	}
 	ports, err := framework.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +64,7 @@ func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 		"--kubeconfig=" + kubeconfig,
 		"--namespace=" + ns,
 		"--neutron-endpoint=" + stack.Neutron.Endpoint,
-		"--cluster-name=" + c.cluster,
+		"--cluster-name=" + c.cluster, // extraArgs may repeat a flag: the last one wins
 		"-v=4",
 	}, extraArgs...)
 	c.Process = &framework.Process{
@@ -86,6 +96,50 @@ func (c *controller) start(t *testing.T) {
 func (c *controller) logCount(s string) int {
 	data, _ := os.ReadFile(c.LogPath)
 	return strings.Count(string(data), s)
+}
+
+// metric returns the sum of the controller's samples of the metric name
+// whose labels include labels (0 when it has none), read from its /metrics.
+func (c *controller) metric(ctx context.Context, t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	req, err := httpRequest(ctx, c.metricsURL+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("reading the controller's metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := testutil.NewMetrics()
+	if err := testutil.ParseMetrics(string(body), &ms); err != nil {
+		t.Fatalf("parsing the controller's metrics: %v", err)
+	}
+	sum := 0.0
+	for _, s := range ms[name] {
+		match := true
+		for k, v := range labels {
+			match = match && string(s.Metric[model.LabelName(k)]) == v
+		}
+		if match {
+			sum += float64(s.Value)
+		}
+	}
+	return sum
+}
+
+// mark is the ownership mark of the controller's cluster.
+func (c *controller) mark(t *testing.T) neutron.Mark {
+	t.Helper()
+	m, err := neutron.NewMark(c.cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func networkClient(t *testing.T) clientset.Interface {
@@ -169,11 +223,11 @@ func waitForGone(ctx context.Context, t *testing.T, ns, name string, timeout tim
 	})
 }
 
-// neutronNetworks lists the Neutron networks tagged for the controller's
-// cluster, and every subnet on them.
+// neutronNetworks lists the Neutron networks that carry the controller's
+// cluster's mark, and every subnet on them.
 func (c *controller) neutronNetworks(ctx context.Context, t *testing.T) ([]networks.Network, []subnets.Subnet) {
 	t.Helper()
-	page, err := networks.List(stack.Neutron.Client, networks.ListOpts{Tags: "k8s-cluster=" + c.cluster}).AllPages(ctx)
+	page, err := networks.List(stack.Neutron.Client, networks.ListOpts{Description: c.mark(t).Description()}).AllPages(ctx)
 	if err != nil {
 		t.Fatalf("listing Neutron networks: %v", err)
 	}

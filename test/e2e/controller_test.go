@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 // TestNetworkLifecycle follows one Network from create to delete and checks
@@ -43,8 +42,8 @@ func TestNetworkLifecycle(t *testing.T) {
 	if subnet.NetworkID != n.Status.NetworkID || subnet.CIDR != "192.168.0.0/16" || subnet.GatewayIP != "192.168.0.1" {
 		t.Errorf("Neutron subnet: network %s cidr %s gateway %s", subnet.NetworkID, subnet.CIDR, subnet.GatewayIP)
 	}
-	if !strings.Contains(strings.Join(subnet.Tags, ","), "k8s-uid="+string(n.UID)) {
-		t.Errorf("subnet tags %v do not name the Network's UID", subnet.Tags)
+	if owner, ok := c.mark(t).OwnerOf(subnet.Name, subnet.Description); !ok || owner.UID != n.UID || owner.Key() != ns+"/example-network" {
+		t.Errorf("subnet %q (%q) does not name its Network %s/example-network (uid %s)", subnet.Name, subnet.Description, ns, n.UID)
 	}
 	switchName := "neutron-" + n.Status.NetworkID
 	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
@@ -92,57 +91,6 @@ func TestNetworkLifecycle(t *testing.T) {
 	if nets, _ := c.neutronNetworks(ctx, t); len(nets) != 0 {
 		t.Errorf("Neutron networks left for the cluster: %v", nets)
 	}
-}
-
-// TestControllerKilledMidReconcileLeavesNoDuplicates kills the controller
-// with SIGKILL while it is creating, restarts it, and checks that every
-// Network ends with exactly one network and one subnet. Create requests the
-// dead controller had in flight may still complete in Neutron after its
-// successor made its own; the successor must find and delete those (after
-// a grace period of two Neutron timeouts, here 10s).
-func TestControllerKilledMidReconcileLeavesNoDuplicates(t *testing.T) {
-	ctx := testContext(t, 4*time.Minute)
-	ns := newNamespace(ctx, t)
-	const count = 20
-	c := startController(t, ns, "--neutron-timeout=5s", "--neutron-resync-period=2s")
-	cleanupNetworks(t, ns)
-
-	for i := range count {
-		createNetwork(ctx, t, ns, fmt.Sprintf("net-%02d", i), fmt.Sprintf("10.%d.0.0/24", 100+i), fmt.Sprintf("10.%d.0.1", 100+i))
-	}
-	// Kill it once it has made some Neutron networks but not all.
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
-		made := c.logCount("Created Neutron network")
-		return made >= 3, fmt.Sprintf("%d networks created", made), nil
-	})
-	c.Kill()
-	c.start(t)
-
-	for i := range count {
-		waitForReady(ctx, t, ns, fmt.Sprintf("net-%02d", i), 2*time.Minute)
-	}
-	list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
-		nets, subs := c.neutronNetworks(ctx, t)
-		if len(nets) != count || len(subs) != count {
-			return false, fmt.Sprintf("%d tagged networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), count), nil
-		}
-		for _, n := range list.Items {
-			// By name, tagged or not: an untagged duplicate shows here.
-			page, err := networks.List(stack.Neutron.Client, networks.ListOpts{Name: neutron.NameFor(neutron.Owner{UID: n.UID})}).AllPages(ctx)
-			if err != nil {
-				return false, "", err
-			}
-			named, _ := networks.ExtractNetworks(page)
-			if len(named) != 1 || named[0].ID != n.Status.NetworkID {
-				return false, fmt.Sprintf("%s: %d Neutron networks named for it, status names %s", n.Name, len(named), n.Status.NetworkID), nil
-			}
-		}
-		return true, "", nil
-	})
 }
 
 // TestNeutronOutage stops neutron-server under a running controller: a new
@@ -228,19 +176,34 @@ func TestResyncOfAnInSyncClusterWritesNothing(t *testing.T) {
 		waitForReady(ctx, t, ns, fmt.Sprintf("steady-%d", i), time.Minute)
 	}
 
-	apiWrites := networkWrites(ctx, t)
-	neutronWrites := neutronWriteRequests()
-	syncs, lists := c.logCount("Finished syncing"), c.logCount("Listed Neutron")
+	syncs := func() float64 { return c.metric(ctx, t, "network_controller_syncs_total", nil) }
+	lists := func() float64 {
+		return c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "success"})
+	}
+	neutronWrites := func() float64 {
+		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "POST"}) +
+			c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "PUT"}) +
+			c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "DELETE"})
+	}
+	neutronReads := func() float64 {
+		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "GET"})
+	}
+	apiWrites, writes, reads, syncs0, lists0 := networkWrites(ctx, t), neutronWrites(), neutronReads(), syncs(), lists()
 	// Wait for three informer resyncs of every Network and three Neutron lists.
 	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
-		s, l := c.logCount("Finished syncing")-syncs, c.logCount("Listed Neutron")-lists
-		return s >= 3*count && l >= 3, fmt.Sprintf("%d syncs and %d Neutron lists since Ready", s, l), nil
+		s, l := syncs()-syncs0, lists()-lists0
+		return s >= 3*count && l >= 3, fmt.Sprintf("%.0f syncs and %.0f Neutron lists since Ready", s, l), nil
 	})
 	if got := networkWrites(ctx, t) - apiWrites; got != 0 {
 		t.Errorf("%d API server writes to networks during resyncs of an in-sync cluster, want 0", got)
 	}
-	if got := neutronWriteRequests() - neutronWrites; got != 0 {
-		t.Errorf("%d Neutron write requests during resyncs of an in-sync cluster, want 0", got)
+	if got := neutronWrites() - writes; got != 0 {
+		t.Errorf("%.0f Neutron write requests during resyncs of an in-sync cluster, want 0", got)
+	}
+	// Two list requests (networks, subnets) per refresh, whatever the
+	// number of Networks: O(1), not a request per Network.
+	if gotReads, gotLists := neutronReads()-reads, lists()-lists0; gotReads > 2*(gotLists+1) {
+		t.Errorf("%.0f Neutron reads for %.0f refreshes, want 2 per refresh", gotReads, gotLists)
 	}
 }
 
@@ -282,14 +245,4 @@ func networkWrites(ctx context.Context, t *testing.T) int {
 		total += int(v)
 	}
 	return total
-}
-
-// neutronWriteRequests counts the write requests neutron-server has logged.
-func neutronWriteRequests() int {
-	log := stack.Neutron.FullServerLog()
-	n := 0
-	for _, verb := range []string{`"POST /v2.0`, `"PUT /v2.0`, `"DELETE /v2.0`} {
-		n += strings.Count(log, verb)
-	}
-	return n
 }

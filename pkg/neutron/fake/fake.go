@@ -1,16 +1,19 @@
-// Package fake is an in-memory neutron.Interface for unit tests: it keeps
-// networks and subnets in maps, records every request, and fails the
-// requests a test tells it to.
+// Package fake is an in-memory neutron.Interface for unit tests. It behaves
+// as neutron-server does where the controller can tell: lists filter on the
+// exact description, a subnet that overlaps another is refused with
+// Neutron's 400, a missing resource is a 404 (an error for updates and
+// creates on it, success for deletes), and a request can be made to
+// complete in Neutron after its caller gave up. It records every request
+// and fails the ones a test tells it to.
 package fake
 
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
-	"strings"
 	"sync"
-
-	"k8s.io/apimachinery/pkg/types"
+	"time"
 
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
@@ -19,73 +22,52 @@ import (
 const (
 	ListNetworks  = "list-networks"
 	ListSubnets   = "list-subnets"
-	ListUntagged  = "list-untagged"
-	FindNetworks  = "find-networks"
 	SubnetsOf     = "subnets-of"
 	CreateNetwork = "create-network"
 	CreateSubnet  = "create-subnet"
-	TagNetwork    = "tag-network"
-	TagSubnet     = "tag-subnet"
 	UpdateGateway = "update-gateway"
 	DeleteSubnet  = "delete-subnet"
 	DeleteNetwork = "delete-network"
 )
 
+// ErrAnswerLost is what a caller gets for a request that CompleteLate made
+// complete after it gave up, as an HTTP client's timeout reports it.
+var ErrAnswerLost = context.DeadlineExceeded
+
 // Neutron is a fake Neutron. Its zero value is not usable: call New.
 type Neutron struct {
 	mu       sync.Mutex
-	networks map[string]*Network
-	subnets  map[string]*Subnet
+	networks map[string]neutron.Network
+	subnets  map[string]neutron.Subnet
 	requests []string
 	errs     map[string]error
+	late     map[string]bool
 	nextID   int
-}
-
-// Network is a network as the fake stores it: Owner is empty while it is
-// untagged.
-type Network struct {
-	ID    string
-	Name  string
-	Owner neutron.Owner
-}
-
-// Subnet is a subnet as the fake stores it.
-type Subnet struct {
-	neutron.Subnet
-	Name string
+	clock    time.Time
 }
 
 var _ neutron.Interface = &Neutron{}
 
 // New returns an empty fake Neutron.
 func New() *Neutron {
-	return &Neutron{networks: map[string]*Network{}, subnets: map[string]*Subnet{}, errs: map[string]error{}}
+	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{},
+		errs: map[string]error{}, late: map[string]bool{}, clock: time.Unix(1e9, 0)}
 }
 
-// AddNetwork stores a network as if it existed before the test, tagged for
-// owner unless tagged is false, and returns its ID.
-func (f *Neutron) AddNetwork(owner neutron.Owner, tagged bool) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := &Network{ID: f.newID("net"), Name: neutron.NameFor(owner)}
-	if tagged {
-		n.Owner = owner
-	}
-	f.networks[n.ID] = n
-	return n.ID
-}
-
-// AddSubnet stores a subnet on networkID as if it existed before the test
+// AddNetwork stores a network as if something had made it before the test,
 // and returns its ID.
-func (f *Neutron) AddSubnet(owner neutron.Owner, tagged bool, networkID, cidr, gateway string) string {
+func (f *Neutron) AddNetwork(name, description string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := &Subnet{Subnet: neutron.Subnet{ID: f.newID("subnet"), NetworkID: networkID, CIDR: cidr, GatewayIP: gateway}, Name: neutron.NameFor(owner)}
-	if tagged {
-		s.Owner = owner
-	}
-	f.subnets[s.ID] = s
-	return s.ID
+	return f.storeNetwork(name, description).ID
+}
+
+// AddSubnet stores a subnet as if something had made it before the test,
+// and returns its ID. It does not check for overlaps.
+func (f *Neutron) AddSubnet(networkID, name, description, cidr, gateway string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.storeSubnet(neutron.SubnetRequest{NetworkID: networkID, Name: name, Description: description, CIDR: cidr, Gateway: gateway}).ID
 }
 
 // FailOn makes every later request named req fail with err (nil clears it).
@@ -97,6 +79,15 @@ func (f *Neutron) FailOn(req string, err error) {
 	} else {
 		f.errs[req] = err
 	}
+}
+
+// CompleteLate makes the next request named req happen in Neutron while its
+// caller gets ErrAnswerLost, as when the caller's timeout fires before the
+// answer comes, or the controller dies before reading it.
+func (f *Neutron) CompleteLate(req string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.late[req] = true
 }
 
 // Requests returns the names of the requests made so far, in order.
@@ -114,23 +105,28 @@ func (f *Neutron) ClearRequests() {
 }
 
 // Networks returns copies of the stored networks.
-func (f *Neutron) Networks() []Network {
+func (f *Neutron) Networks() []neutron.Network {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Network
-	for _, n := range f.networks {
-		out = append(out, *n)
-	}
-	return out
+	return sortedValues(f.networks)
 }
 
 // Subnets returns copies of the stored subnets.
-func (f *Neutron) Subnets() []Subnet {
+func (f *Neutron) Subnets() []neutron.Subnet {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Subnet
-	for _, s := range f.subnets {
-		out = append(out, *s)
+	return sortedValues(f.subnets)
+}
+
+func sortedValues[T any](m map[string]T) []T {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]T, 0, len(m))
+	for _, k := range keys {
+		out = append(out, m[k])
 	}
 	return out
 }
@@ -140,71 +136,52 @@ func (f *Neutron) newID(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, f.nextID)
 }
 
+func (f *Neutron) storeNetwork(name, description string) neutron.Network {
+	f.clock = f.clock.Add(time.Second)
+	n := neutron.Network{ID: f.newID("net"), Name: name, Description: description, CreatedAt: f.clock}
+	f.networks[n.ID] = n
+	return n
+}
+
+func (f *Neutron) storeSubnet(req neutron.SubnetRequest) neutron.Subnet {
+	s := neutron.Subnet{ID: f.newID("subnet"), NetworkID: req.NetworkID, Name: req.Name, Description: req.Description,
+		CIDR: req.CIDR, GatewayIP: req.Gateway}
+	f.subnets[s.ID] = s
+	return s
+}
+
 // request records req and returns the error set for it.
 func (f *Neutron) request(req string) error {
 	f.requests = append(f.requests, req)
 	return f.errs[req]
 }
 
-func (f *Neutron) ListNetworks(context.Context) ([]neutron.Network, error) {
+// answer returns what the caller of req sees once Neutron has done it:
+// ErrAnswerLost when req was to complete late.
+func (f *Neutron) answer(req string) error {
+	if f.late[req] {
+		delete(f.late, req)
+		return fmt.Errorf("%s: %w", req, ErrAnswerLost)
+	}
+	return nil
+}
+
+func (f *Neutron) ListNetworks(_ context.Context, description string) ([]neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(ListNetworks); err != nil {
 		return nil, err
 	}
-	var out []neutron.Network
-	for _, n := range f.networks {
-		if n.Owner.UID != "" {
-			out = append(out, neutron.Network{ID: n.ID, Owner: n.Owner})
-		}
-	}
-	return out, nil
+	return filter(sortedValues(f.networks), func(n neutron.Network) bool { return n.Description == description }), nil
 }
 
-func (f *Neutron) ListSubnets(context.Context) ([]neutron.Subnet, error) {
+func (f *Neutron) ListSubnets(_ context.Context, description string) ([]neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(ListSubnets); err != nil {
 		return nil, err
 	}
-	var out []neutron.Subnet
-	for _, s := range f.subnets {
-		if s.Owner.UID != "" {
-			out = append(out, s.Subnet)
-		}
-	}
-	return out, nil
-}
-
-func (f *Neutron) ListUntagged(context.Context) ([]neutron.Network, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.request(ListUntagged); err != nil {
-		return nil, err
-	}
-	var out []neutron.Network
-	for _, n := range f.networks {
-		if uid, ok := strings.CutPrefix(n.Name, "k8s-"); ok && n.Owner.UID == "" {
-			// Created long before the test: past any grace period.
-			out = append(out, neutron.Network{ID: n.ID, Owner: neutron.Owner{UID: types.UID(uid)}})
-		}
-	}
-	return out, nil
-}
-
-func (f *Neutron) FindNetworks(_ context.Context, owner neutron.Owner) ([]neutron.Network, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.request(FindNetworks); err != nil {
-		return nil, err
-	}
-	var out []neutron.Network
-	for _, n := range f.networks {
-		if n.Name == neutron.NameFor(owner) {
-			out = append(out, neutron.Network{ID: n.ID, Owner: n.Owner})
-		}
-	}
-	return out, nil
+	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.Description == description }), nil
 }
 
 func (f *Neutron) SubnetsOf(_ context.Context, networkID string) ([]neutron.Subnet, error) {
@@ -213,74 +190,59 @@ func (f *Neutron) SubnetsOf(_ context.Context, networkID string) ([]neutron.Subn
 	if err := f.request(SubnetsOf); err != nil {
 		return nil, err
 	}
-	var out []neutron.Subnet
-	for _, s := range f.subnets {
-		if s.NetworkID == networkID {
-			out = append(out, s.Subnet)
-		}
-	}
-	return out, nil
+	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.NetworkID == networkID }), nil
 }
 
-func (f *Neutron) CreateNetwork(_ context.Context, owner neutron.Owner) (neutron.Network, error) {
+func filter[T any](in []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range in {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (f *Neutron) CreateNetwork(_ context.Context, name, description string) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(CreateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
-	n := &Network{ID: f.newID("net"), Name: neutron.NameFor(owner)}
-	f.networks[n.ID] = n
-	if err := f.request(TagNetwork); err != nil {
+	n := f.storeNetwork(name, description)
+	if err := f.answer(CreateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
-	n.Owner = owner
-	return neutron.Network{ID: n.ID, Owner: owner}, nil
+	return n, nil
 }
 
-func (f *Neutron) CreateSubnet(_ context.Context, owner neutron.Owner, networkID, cidr, gateway string) (neutron.Subnet, error) {
+// CreateSubnet refuses, as neutron-server with allow_overlapping_ips =
+// False (its default) does, a range that overlaps any other subnet's.
+func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(CreateSubnet); err != nil {
 		return neutron.Subnet{}, err
 	}
-	if _, ok := f.networks[networkID]; !ok {
-		return neutron.Subnet{}, &neutron.RejectedError{Op: CreateSubnet, StatusCode: 404, Message: "network not found"}
+	if _, ok := f.networks[req.NetworkID]; !ok {
+		return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 404, "NetworkNotFound",
+			fmt.Sprintf("Network %s could not be found.", req.NetworkID))
 	}
-	s := &Subnet{Subnet: neutron.Subnet{ID: f.newID("subnet"), NetworkID: networkID, CIDR: cidr, GatewayIP: gateway}, Name: neutron.NameFor(owner)}
-	f.subnets[s.ID] = s
-	if err := f.request(TagSubnet); err != nil {
+	want, err := netip.ParsePrefix(req.CIDR)
+	if err != nil {
+		return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 400, "InvalidInput", "Invalid input for cidr: "+err.Error())
+	}
+	for _, s := range sortedValues(f.subnets) {
+		if p, err := netip.ParsePrefix(s.CIDR); err == nil && p.Overlaps(want) {
+			return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 400, "InvalidInput", fmt.Sprintf(
+				"Invalid input for operation: Requested subnet with cidr: %s for network: %s overlaps with another subnet.", req.CIDR, req.NetworkID))
+		}
+	}
+	s := f.storeSubnet(req)
+	if err := f.answer(CreateSubnet); err != nil {
 		return neutron.Subnet{}, err
 	}
-	s.Owner = owner
-	return s.Subnet, nil
-}
-
-func (f *Neutron) TagNetwork(_ context.Context, id string, owner neutron.Owner) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.request(TagNetwork); err != nil {
-		return err
-	}
-	n, ok := f.networks[id]
-	if !ok {
-		return fmt.Errorf("network %s not found", id)
-	}
-	n.Owner = owner
-	return nil
-}
-
-func (f *Neutron) TagSubnet(_ context.Context, id string, owner neutron.Owner) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.request(TagSubnet); err != nil {
-		return err
-	}
-	s, ok := f.subnets[id]
-	if !ok {
-		return fmt.Errorf("subnet %s not found", id)
-	}
-	s.Owner = owner
-	return nil
+	return s, nil
 }
 
 func (f *Neutron) UpdateSubnetGateway(_ context.Context, id, _, gateway string) (neutron.Subnet, error) {
@@ -291,10 +253,11 @@ func (f *Neutron) UpdateSubnetGateway(_ context.Context, id, _, gateway string) 
 	}
 	s, ok := f.subnets[id]
 	if !ok {
-		return neutron.Subnet{}, fmt.Errorf("subnet %s not found", id)
+		return neutron.Subnet{}, neutron.ErrorForResponse(UpdateGateway, 404, "SubnetNotFound", fmt.Sprintf("Subnet %s could not be found.", id))
 	}
 	s.GatewayIP = gateway
-	return s.Subnet, nil
+	f.subnets[id] = s
+	return s, nil
 }
 
 func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
@@ -307,6 +270,7 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 	return nil
 }
 
+// DeleteNetwork deletes a network and, as Neutron does, its subnets.
 func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

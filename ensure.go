@@ -1,0 +1,191 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// The ladder of reconcile, in the manner of ORC's: each step finds its
+// resource by the ID in status, then in the inventory, and creates it only
+// when neither has it. Everything a step touches is in the inventory, so it
+// carries this cluster's mark and the Network's UID: nothing else is ever
+// changed or deleted.
+
+// ensureNetwork returns the Network's Neutron network, creating it when
+// there is none. Duplicates — a create that completed after its sender gave
+// up, or died, while a retry made another — are deleted.
+func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, owned neutron.Owned) (neutron.Network, error) {
+	owner := ownerOf(network)
+	keep, duplicates, found := chooseNetwork(owned, network.Status.NetworkID)
+	for _, d := range duplicates {
+		if err := c.deleteNetwork(ctx, owner, d.ID); err != nil {
+			return neutron.Network{}, err
+		}
+		duplicatesDeleted.Inc()
+		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
+			"Deleted duplicate Neutron network %s (kept %s)", d.ID, keep.ID)
+	}
+	if found {
+		return keep, nil
+	}
+	if network.Status.NetworkID != "" {
+		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
+			"Neutron network %s is gone; creating a new one", network.Status.NetworkID)
+	}
+	created, err := c.createNetwork(ctx, owner)
+	if err != nil {
+		return neutron.Network{}, err
+	}
+	klog.FromContext(ctx).Info("Created Neutron network", "networkID", created.ID)
+	c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron network %s", created.ID)
+	return created, nil
+}
+
+// chooseNetwork picks the network to keep among the owned ones: the one
+// status names, else the one with the most subnets, else the oldest; the
+// others are duplicates. Two controllers (a leader and its successor) pick
+// the same one.
+func chooseNetwork(owned neutron.Owned, statusID string) (keep neutron.Network, duplicates []neutron.Network, found bool) {
+	if len(owned.Networks) == 0 {
+		return neutron.Network{}, nil, false
+	}
+	subnets := func(n neutron.Network) int {
+		return len(slices.DeleteFunc(slices.Clone(owned.Subnets), func(s neutron.Subnet) bool { return s.NetworkID != n.ID }))
+	}
+	nets := slices.Clone(owned.Networks)
+	slices.SortFunc(nets, func(a, b neutron.Network) int {
+		return cmp.Or(
+			-cmp.Compare(boolInt(a.ID == statusID), boolInt(b.ID == statusID)),
+			-cmp.Compare(subnets(a), subnets(b)),
+			a.CreatedAt.Compare(b.CreatedAt),
+			cmp.Compare(a.ID, b.ID),
+		)
+	})
+	return nets[0], nets[1:], true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ensureSubnet returns the subnet of spec.cidr on net, creating it when
+// there is none. Subnets of ours on net with another range were changed
+// behind our back (cidr is immutable in the API): they are deleted.
+func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, net neutron.Network, owned neutron.Owned) (neutron.Subnet, error) {
+	owner := ownerOf(network)
+	keep, stale, found := chooseSubnet(owned.Subnets, net.ID, network.Spec.CIDR)
+	for _, s := range stale {
+		if err := c.deleteSubnet(ctx, owner, s.ID); err != nil {
+			return neutron.Subnet{}, err
+		}
+		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
+			"Neutron subnet %s had cidr %s instead of %s; deleted it", s.ID, s.CIDR, network.Spec.CIDR)
+	}
+	if found {
+		return keep, nil
+	}
+	created, err := c.createSubnet(ctx, owner, net.ID, network.Spec.CIDR, network.Spec.Gateway)
+	if rejected := (*neutron.RejectedError)(nil); errors.As(err, &rejected) && rejected.Overlap() {
+		// The one case that reads before acting: on a network of our own,
+		// an overlapping subnet may be ours, its create completed after
+		// the answer was lost. It carries our mark if so.
+		if late, ok, lookErr := c.findLateSubnet(ctx, owner, net.ID, network.Spec.CIDR); lookErr != nil || ok {
+			return late, lookErr
+		}
+	}
+	if err != nil {
+		return neutron.Subnet{}, err
+	}
+	klog.FromContext(ctx).Info("Created Neutron subnet", "subnetID", created.ID, "cidr", created.CIDR, "gateway", created.GatewayIP)
+	c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated,
+		"Created Neutron subnet %s (%s, gateway %s) on network %s", created.ID, created.CIDR, created.GatewayIP, net.ID)
+	return created, nil
+}
+
+// chooseSubnet splits the owned subnets on networkID into the one of cidr
+// (found is false when there is none) and those of other ranges.
+func chooseSubnet(subnets []neutron.Subnet, networkID, cidr string) (keep neutron.Subnet, stale []neutron.Subnet, found bool) {
+	for _, s := range subnets {
+		switch {
+		case s.NetworkID != networkID:
+			// On a duplicate network: it goes with it.
+		case !found && sameCIDR(s.CIDR, cidr):
+			keep, found = s, true
+		default:
+			stale = append(stale, s)
+		}
+	}
+	return keep, stale, found
+}
+
+// findLateSubnet looks on networkID for a subnet of cidr that carries our
+// mark and owner's UID, and records it.
+func (c *Controller) findLateSubnet(ctx context.Context, owner neutron.Owner, networkID, cidr string) (neutron.Subnet, bool, error) {
+	subs, err := c.neutron.SubnetsOf(ctx, networkID)
+	if err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	for _, s := range subs {
+		if o, ok := c.mark.OwnerOf(s.Name, s.Description); ok && o.UID == owner.UID && sameCIDR(s.CIDR, cidr) {
+			c.inventory.AddSubnet(owner, s)
+			klog.FromContext(ctx).Info("Found our subnet, created late, on an overlap refusal", "subnetID", s.ID)
+			return s, true, nil
+		}
+	}
+	return neutron.Subnet{}, false, nil
+}
+
+// ensureGateway moves the subnet's gateway to spec.gateway when they differ.
+func (c *Controller) ensureGateway(ctx context.Context, network *samplecrdv1.Network, subnet neutron.Subnet) error {
+	if sameIP(subnet.GatewayIP, network.Spec.Gateway) {
+		return nil
+	}
+	updated, err := c.updateGateway(ctx, ownerOf(network), subnet, network.Spec.Gateway)
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Updated Neutron subnet gateway", "subnetID", subnet.ID, "from", subnet.GatewayIP, "to", updated.GatewayIP)
+	c.recorder.Eventf(network, corev1.EventTypeNormal, eventUpdated,
+		"Moved the gateway of Neutron subnet %s from %s to %s", subnet.ID, subnet.GatewayIP, updated.GatewayIP)
+	return nil
+}
+
+// sameIP compares two addresses as addresses, not as text: Neutron answers
+// in canonical form whatever form the user wrote.
+func sameIP(a, b string) bool {
+	x, errA := netip.ParseAddr(a)
+	y, errB := netip.ParseAddr(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	return x == y
+}
+
+// sameCIDR compares two ranges as ranges.
+func sameCIDR(a, b string) bool {
+	x, errA := netip.ParsePrefix(a)
+	y, errB := netip.ParsePrefix(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	return x.Masked() == y.Masked()
+}
+
+// errNotOurs guards the write-through helpers: they act on IDs from the
+// inventory only, which holds only what carries our mark.
+var errNotOurs = errors.New("not a resource of this controller")
+
+func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, errNotOurs) }

@@ -1,0 +1,113 @@
+package neutron
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Ownership is written into the create request itself, so a resource of
+// ours is recognisable from the moment Neutron holds it, even when the
+// controller dies before it reads the answer. Neutron (Zed) refuses tags in
+// a POST, but takes a name and a description, and filters lists on an exact
+// description. So:
+//
+//   - the description is the Mark: the same text on every resource of one
+//     cluster's controller, which makes "list what is ours" one filtered
+//     request per page, and leaves other tools' and other clusters'
+//     resources out of the controller's view entirely;
+//   - the name is the owning Network, "<namespace>/<name>/<uid>": readable
+//     in `openstack network list`, and parsed back strictly (a canonical
+//     UUID last) before the controller touches anything.
+//
+// A resource is the controller's only when both hold. Tags are not used at
+// all: they would cost a write per resource and could not close the window
+// between create and tag.
+
+// MaxNameLength is Neutron's limit on a name and on a description.
+const MaxNameLength = 255
+
+// truncatedSuffix ends a Network name that was cut to fit MaxNameLength.
+// It cannot occur in a Kubernetes name, so a cut name is never mistaken for
+// a whole one.
+const truncatedSuffix = "~"
+
+// Owner is the Network a Neutron resource implements.
+type Owner struct {
+	Namespace string
+	// Name is the Network's name. In an Owner parsed back from Neutron it
+	// may be cut short (ending in "~"): only Namespace and UID identify.
+	Name string
+	UID  types.UID
+}
+
+// Key is the owner's namespace/name.
+func (o Owner) Key() string { return o.Namespace + "/" + o.Name }
+
+// Mark is one cluster's ownership mark: the description of every Neutron
+// resource its controller creates.
+type Mark struct{ description string }
+
+// NewMark returns the mark of the cluster named cluster. The name must be a
+// DNS-1123 label: it is written into every description, and lowercase
+// letters, digits and '-' keep the mark readable and unambiguous (no
+// spaces, commas, '=' or quotes).
+func NewMark(cluster string) (Mark, error) {
+	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
+		return Mark{}, fmt.Errorf("cluster name %q cannot be part of the ownership mark of Neutron resources: %s",
+			cluster, strings.Join(errs, "; "))
+	}
+	return Mark{description: "managed-by=network-controller,cluster=" + cluster}, nil
+}
+
+// Description is the exact description of the cluster's resources.
+func (m Mark) Description() string { return m.description }
+
+// ResourceName is the name of owner's Neutron network and subnet:
+// "<namespace>/<name>/<uid>". Namespaces (63) and UIDs (36) are kept whole;
+// the Network's name (up to 253) is cut, and marked so, when the whole
+// would pass Neutron's 255 characters.
+func ResourceName(owner Owner) string {
+	room := MaxNameLength - len(owner.Namespace) - len(owner.UID) - 2
+	name := owner.Name
+	if len(name) > room {
+		name = name[:room-len(truncatedSuffix)] + truncatedSuffix
+	}
+	return owner.Namespace + "/" + name + "/" + string(owner.UID)
+}
+
+// OwnerOf returns the Network that owns a Neutron resource of the given
+// name and description, and whether the resource provably belongs to this
+// mark's controller: the description is exactly the mark, the namespace is
+// a valid namespace name, and the UID is a canonical UUID. Anything else —
+// another tool's, another cluster's, a person's, one whose name was edited
+// — is not ours, and is never changed or deleted.
+func (m Mark) OwnerOf(name, description string) (Owner, bool) {
+	if description != m.description {
+		return Owner{}, false
+	}
+	return parseResourceName(name)
+}
+
+func parseResourceName(s string) (Owner, bool) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 || parts[1] == "" {
+		return Owner{}, false
+	}
+	ns, name, uid := parts[0], parts[1], parts[2]
+	if len(validation.IsDNS1123Label(ns)) > 0 || !isCanonicalUUID(uid) {
+		return Owner{}, false
+	}
+	return Owner{Namespace: ns, Name: name, UID: types.UID(uid)}, true
+}
+
+// isCanonicalUUID accepts only the form the API server gives UIDs in
+// (36 characters, lowercase, hyphenated); uuid.Parse alone also takes
+// braces, "urn:uuid:" and raw hex.
+func isCanonicalUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
+}

@@ -1,0 +1,132 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+)
+
+// FaultProxy is a reverse proxy in front of a real server (neutron-server)
+// that holds back exactly the requests a test names, so a fault lands
+// where the test means it to and nowhere else: "the answer to the 2nd
+// network create is lost", not "kill the controller when its log says so".
+// Every other request passes straight through.
+type FaultProxy struct {
+	// URL is the proxy's root URL, to use in place of the server's.
+	URL string
+
+	srv   *http.Server
+	proxy *httputil.ReverseProxy
+
+	mu     sync.Mutex
+	counts map[string]int
+	holds  []*Hold
+}
+
+// Hold is one request held back by a FaultProxy.
+type Hold struct {
+	method, path string
+	nth          int
+	// untilClientGone releases the request once its client gave up.
+	untilClientGone bool
+
+	arrived, release, completed chan struct{}
+	releaseOnce                 sync.Once
+}
+
+// StartFaultProxy starts a proxy to target on a free loopback port. It
+// stops when ctx ends.
+func StartFaultProxy(ctx context.Context, target string) (*FaultProxy, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %q: %w", target, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &FaultProxy{URL: "http://" + ln.Addr().String() + "/", proxy: httputil.NewSingleHostReverseProxy(u), counts: map[string]int{}}
+	p.srv = &http.Server{Handler: p}
+	go func() {
+		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			panic(err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		_ = p.srv.Close()
+	}()
+	return p, nil
+}
+
+// HoldUntilClientGone holds the nth request (counted from now, from 1)
+// of method to path until its client gives up — its timeout fires, or the
+// process dies — and then sends it on to the server, which carries it
+// out with no one left to read the answer: a create that completes late.
+func (p *FaultProxy) HoldUntilClientGone(method, path string, nth int) *Hold {
+	return p.hold(&Hold{method: method, path: path, nth: nth, untilClientGone: true})
+}
+
+// HoldUntilReleased holds the nth request of method to path until the
+// test calls Release; its client may be long gone by then.
+func (p *FaultProxy) HoldUntilReleased(method, path string, nth int) *Hold {
+	return p.hold(&Hold{method: method, path: path, nth: nth})
+}
+
+func (p *FaultProxy) hold(h *Hold) *Hold {
+	h.arrived, h.release, h.completed = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h.nth += p.counts[h.method+" "+h.path]
+	p.holds = append(p.holds, h)
+	return h
+}
+
+// Arrived is closed when the held request reaches the proxy.
+func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
+
+// Completed is closed when the server has answered the held request.
+func (h *Hold) Completed() <-chan struct{} { return h.completed }
+
+// Release sends the held request on to the server.
+func (h *Hold) Release() { h.releaseOnce.Do(func() { close(h.release) }) }
+
+func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := p.match(r)
+	if h == nil {
+		p.proxy.ServeHTTP(w, r)
+		return
+	}
+	close(h.arrived)
+	if h.untilClientGone {
+		<-r.Context().Done()
+		h.Release()
+	}
+	<-h.release
+	// Deferred: writing the answer to a client that is gone makes the
+	// reverse proxy abort the handler with a panic (which net/http
+	// recovers), after the server has answered.
+	defer close(h.completed)
+	// The server must carry the request out even though its client is
+	// gone: detach it from the client's connection.
+	p.proxy.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+}
+
+func (p *FaultProxy) match(r *http.Request) *Hold {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := r.Method + " " + r.URL.Path
+	p.counts[key]++
+	for i, h := range p.holds {
+		if h.method+" "+h.path == key && h.nth == p.counts[key] {
+			p.holds = append(p.holds[:i], p.holds[i+1:]...)
+			return h
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// The controller's every write to Neutron goes through these five
+// functions. They
+//   - act only on IDs the inventory holds for the owner, i.e. resources
+//     that carry this cluster's mark and the owner's UID (the last guard of
+//     "never touch what you cannot prove is yours");
+//   - mark what they create in the create request itself (name and
+//     description), so it is recognisable the moment Neutron holds it;
+//   - record in the inventory what Neutron confirmed, so the next sync
+//     sees it without a list;
+//   - ask for an early list of Neutron when an answer was lost, because
+//     the request may complete anyway (see Options.LateCompletionGrace).
+
+func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner) (neutron.Network, error) {
+	n, err := c.neutron.CreateNetwork(ctx, neutron.ResourceName(owner), c.mark.Description())
+	if err != nil {
+		return neutron.Network{}, c.afterFailedWrite(err)
+	}
+	c.inventory.AddNetwork(owner, n)
+	return n, nil
+}
+
+func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, networkID, cidr, gateway string) (neutron.Subnet, error) {
+	s, err := c.neutron.CreateSubnet(ctx, neutron.SubnetRequest{
+		NetworkID:   networkID,
+		Name:        neutron.ResourceName(owner),
+		Description: c.mark.Description(),
+		CIDR:        cidr,
+		Gateway:     gateway,
+	})
+	if err != nil {
+		return neutron.Subnet{}, c.afterFailedWrite(err)
+	}
+	c.inventory.AddSubnet(owner, s)
+	return s, nil
+}
+
+func (c *Controller) updateGateway(ctx context.Context, owner neutron.Owner, s neutron.Subnet, gateway string) (neutron.Subnet, error) {
+	if !c.ownsSubnet(owner, s.ID) {
+		return neutron.Subnet{}, notOurs("subnet", s.ID)
+	}
+	updated, err := c.neutron.UpdateSubnetGateway(ctx, s.ID, s.CIDR, gateway)
+	if err != nil {
+		return neutron.Subnet{}, c.afterFailedWrite(err)
+	}
+	c.inventory.AddSubnet(owner, updated)
+	return updated, nil
+}
+
+func (c *Controller) deleteSubnet(ctx context.Context, owner neutron.Owner, id string) error {
+	if !c.ownsSubnet(owner, id) {
+		return notOurs("subnet", id)
+	}
+	if err := c.neutron.DeleteSubnet(ctx, id); err != nil {
+		return c.afterFailedWrite(err)
+	}
+	c.inventory.RemoveSubnet(owner, id)
+	return nil
+}
+
+func (c *Controller) deleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
+	owned := c.inventory.Get(owner.UID)
+	if !slices.ContainsFunc(owned.Networks, func(n neutron.Network) bool { return n.ID == id }) {
+		return notOurs("network", id)
+	}
+	if err := c.neutron.DeleteNetwork(ctx, id); err != nil {
+		return c.afterFailedWrite(err)
+	}
+	c.inventory.RemoveNetwork(owner, id)
+	return nil
+}
+
+func (c *Controller) ownsSubnet(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(c.inventory.Get(owner.UID).Subnets, func(s neutron.Subnet) bool { return s.ID == id })
+}
+
+// afterFailedWrite asks for an early list when Neutron's answer to a write
+// is unknown: anything but a refusal, which Neutron sends only for what it
+// did not do.
+func (c *Controller) afterFailedWrite(err error) error {
+	var rejected *neutron.RejectedError
+	if !errors.As(err, &rejected) {
+		c.requestRefreshAfter(c.opts.LateCompletionGrace)
+	}
+	return err
+}
