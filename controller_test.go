@@ -253,10 +253,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents: []string{
-				"Normal Created Created Neutron network net-1",
-				"Normal Created Created Neutron subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1) on network net-1",
-			},
+			wantEvents:  []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)"},
 			check: func(t *testing.T, f *fixture) {
 				n := f.network("net")
 				if !hasFinalizer(n) {
@@ -416,11 +413,8 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents: []string{
-				"Normal Created Created Neutron network net-8",
-				"Normal Created Created Neutron subnet subnet-9 (192.168.0.0/16, gateway 192.168.0.1) on network net-8",
-			},
-			check: untouched,
+			wantEvents:  []string{"Normal Created Created Neutron network net-8 with subnet subnet-9 (192.168.0.0/16, gateway 192.168.0.1)"},
+			check:       untouched,
 		},
 		{
 			name:    "another cluster's resources of a UID with no Network here are not orphans of ours",
@@ -461,8 +455,7 @@ func TestSyncHandler(t *testing.T) {
 			wantReady:   "True/Provisioned",
 			wantEvents: []string{
 				"Warning DriftRepaired Neutron network net-gone is gone; creating a new one",
-				"Normal Created Created Neutron network net-1",
-				"Normal Created Created Neutron subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1) on network net-1",
+				"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)",
 			},
 		},
 		{
@@ -474,10 +467,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents: []string{
-				"Normal Created Created Neutron network net-3",
-				"Normal Created Created Neutron subnet subnet-4 (10.1.0.0/16, gateway 10.1.0.1) on network net-3",
-			},
+			wantEvents:  []string{"Normal Created Created Neutron network net-3 with subnet subnet-4 (10.1.0.0/16, gateway 10.1.0.1)"},
 		},
 	}
 	for _, tc := range tests {

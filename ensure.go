@@ -21,34 +21,34 @@ import (
 // carries this cluster's mark and the Network's UID: nothing else is ever
 // changed or deleted.
 
-// ensureNetwork returns the Network's Neutron network, creating it when
-// there is none. Duplicates — a create that completed after its sender gave
-// up, or died, while a retry made another — are deleted.
-func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, owned neutron.Owned) (neutron.Network, error) {
+// ensureNetwork returns the Network's Neutron network, and whether it
+// created it because there was none. Duplicates — a create that completed
+// after its sender gave up, or died, while a retry made another — are
+// deleted.
+func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, owned neutron.Owned) (_ neutron.Network, created bool, _ error) {
 	owner := ownerOf(network)
 	keep, duplicates, found := chooseNetwork(owned, network.Status.NetworkID)
 	for _, d := range duplicates {
 		if err := c.deleteNetwork(ctx, owner, d.ID); err != nil {
-			return neutron.Network{}, err
+			return neutron.Network{}, false, err
 		}
 		duplicatesDeleted.Inc()
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
 			"Deleted duplicate Neutron network %s (kept %s)", d.ID, keep.ID)
 	}
 	if found {
-		return keep, nil
+		return keep, false, nil
 	}
 	if network.Status.NetworkID != "" {
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
 			"Neutron network %s is gone; creating a new one", network.Status.NetworkID)
 	}
-	created, err := c.createNetwork(ctx, owner)
+	n, err := c.createNetwork(ctx, owner)
 	if err != nil {
-		return neutron.Network{}, err
+		return neutron.Network{}, false, err
 	}
-	klog.FromContext(ctx).Info("Created Neutron network", "networkID", created.ID)
-	c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron network %s", created.ID)
-	return created, nil
+	klog.FromContext(ctx).Info("Created Neutron network", "networkID", n.ID)
+	return n, true, nil
 }
 
 // chooseNetwork picks the network to keep among the owned ones: the one
@@ -81,38 +81,53 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// ensureSubnet returns the subnet of spec.cidr on net, creating it when
-// there is none. Subnets of ours on net with another range were changed
-// behind our back (cidr is immutable in the API): they are deleted.
-func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, net neutron.Network, owned neutron.Owned) (neutron.Subnet, error) {
+// ensureSubnet returns the subnet of spec.cidr on net, and whether it
+// created it because there was none. Subnets of ours on net with another
+// range were changed behind our back (cidr is immutable in the API): they
+// are deleted.
+func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
 	owner := ownerOf(network)
 	keep, stale, found := chooseSubnet(owned.Subnets, net.ID, network.Spec.CIDR)
 	for _, s := range stale {
 		if err := c.deleteSubnet(ctx, owner, s.ID); err != nil {
-			return neutron.Subnet{}, err
+			return neutron.Subnet{}, false, err
 		}
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
 			"Neutron subnet %s had cidr %s instead of %s; deleted it", s.ID, s.CIDR, network.Spec.CIDR)
 	}
 	if found {
-		return keep, nil
+		return keep, false, nil
 	}
-	created, err := c.createSubnet(ctx, owner, net.ID, network.Spec.CIDR, network.Spec.Gateway)
+	s, err := c.createSubnet(ctx, owner, net.ID, network.Spec.CIDR, network.Spec.Gateway)
 	if rejected := (*neutron.RejectedError)(nil); errors.As(err, &rejected) && rejected.Overlap() {
 		// The one case that reads before acting: on a network of our own,
 		// an overlapping subnet may be ours, its create completed after
 		// the answer was lost. It carries our mark if so.
 		if late, ok, lookErr := c.findLateSubnet(ctx, owner, net.ID, network.Spec.CIDR); lookErr != nil || ok {
-			return late, lookErr
+			return late, ok, lookErr
 		}
 	}
 	if err != nil {
-		return neutron.Subnet{}, err
+		return neutron.Subnet{}, false, err
 	}
-	klog.FromContext(ctx).Info("Created Neutron subnet", "subnetID", created.ID, "cidr", created.CIDR, "gateway", created.GatewayIP)
-	c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated,
-		"Created Neutron subnet %s (%s, gateway %s) on network %s", created.ID, created.CIDR, created.GatewayIP, net.ID)
-	return created, nil
+	klog.FromContext(ctx).Info("Created Neutron subnet", "subnetID", s.ID, "cidr", s.CIDR, "gateway", s.GatewayIP)
+	return s, true, nil
+}
+
+// recordCreated writes one Event that says what this sync created: the
+// network and subnet of a new Network, or only the one that a drift repair
+// had to make again.
+func (c *Controller) recordCreated(network *samplecrdv1.Network, net neutron.Network, netCreated bool, subnet neutron.Subnet, subnetCreated bool) {
+	switch {
+	case netCreated && subnetCreated:
+		c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron network %s with subnet %s (%s, gateway %s)",
+			net.ID, subnet.ID, subnet.CIDR, subnet.GatewayIP)
+	case netCreated:
+		c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron network %s", net.ID)
+	case subnetCreated:
+		c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron subnet %s (%s, gateway %s) on network %s",
+			subnet.ID, subnet.CIDR, subnet.GatewayIP, net.ID)
+	}
 }
 
 // chooseSubnet splits the owned subnets on networkID into the one of cidr

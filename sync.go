@@ -79,17 +79,16 @@ type neutronIDs struct{ network, subnet string }
 // what is there differs from the spec.
 func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network) (neutronIDs, error) {
 	owned := c.inventory.Get(network.UID)
-	net, err := c.ensureNetwork(ctx, network, owned)
+	net, netCreated, err := c.ensureNetwork(ctx, network, owned)
 	if err != nil {
 		return neutronIDs{}, err
 	}
-	ids := neutronIDs{network: net.ID}
-	subnet, err := c.ensureSubnet(ctx, network, net, owned)
+	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, net, owned)
+	c.recordCreated(network, net, netCreated, subnet, subnetCreated)
 	if err != nil {
-		return ids, err
+		return neutronIDs{network: net.ID}, err
 	}
-	ids.subnet = subnet.ID
-	return ids, c.ensureGateway(ctx, network, subnet)
+	return neutronIDs{network: net.ID, subnet: subnet.ID}, c.ensureGateway(ctx, network, subnet)
 }
 
 // finalize deletes network's Neutron resources and then releases its
