@@ -132,6 +132,23 @@ func (c *controller) metric(ctx context.Context, t *testing.T, name string, labe
 	return sum
 }
 
+// waitReady waits until the controller's /readyz passes.
+func (c *controller) waitReady(ctx context.Context, t *testing.T) {
+	t.Helper()
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		req, err := httpRequest(ctx, c.probeURL+"/readyz")
+		if err != nil {
+			return false, "", err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, "readyz: " + resp.Status, nil
+	})
+}
+
 // mark is the ownership mark of the controller's cluster.
 func (c *controller) mark(t *testing.T) neutron.Mark {
 	t.Helper()

@@ -24,12 +24,14 @@ import (
 // not parse — is ever touched.
 
 // faultProxy starts a FaultProxy in front of neutron-server for one test.
-func faultProxy(ctx context.Context, t *testing.T) *framework.FaultProxy {
+// It outlives the test's other cleanups, which delete through it.
+func faultProxy(t *testing.T) *framework.FaultProxy {
 	t.Helper()
-	p, err := framework.StartFaultProxy(ctx, stack.Neutron.Endpoint)
+	p, err := framework.StartFaultProxy(stack.Neutron.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
 
@@ -71,10 +73,15 @@ func waitForExactlyOnePerNetwork(ctx context.Context, t *testing.T, c *controlle
 func TestLostCreateAnswersLeaveNoDuplicates(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
-	proxy := faultProxy(ctx, t)
+	proxy := faultProxy(t)
 	lostNetwork := proxy.HoldUntilClientGone(http.MethodPost, "/v2.0/networks", 1)
 	lostSubnet := proxy.HoldUntilClientGone(http.MethodPost, "/v2.0/subnets", 2)
-	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--neutron-timeout=2s", "--workers=1")
+	// A worker per Network: the network create is retried milliseconds
+	// after its answer was lost, well before the list that comes two
+	// timeouts after start, so the retry cannot know of the late create
+	// and makes a duplicate, deterministically. (With one worker, that list
+	// may come first, find the late network, and no duplicate is made.)
+	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--neutron-timeout=2s", "--workers=3")
 	cleanupNetworks(t, ns)
 
 	const count = 3
@@ -110,7 +117,7 @@ func TestLostCreateAnswersLeaveNoDuplicates(t *testing.T) {
 func TestControllerKilledWithACreateInFlight(t *testing.T) {
 	ctx := testContext(t, 4*time.Minute)
 	ns := newNamespace(ctx, t)
-	proxy := faultProxy(ctx, t)
+	proxy := faultProxy(t)
 	held := proxy.HoldUntilReleased(http.MethodPost, "/v2.0/networks", 3)
 	// One worker: the held create is the only request in flight when the
 	// controller dies, so the successor has exactly one late create to find.
@@ -171,6 +178,7 @@ func TestForeignLookAlikesSurvive(t *testing.T) {
 	orphan := create(neutron.ResourceName(neutron.Owner{Namespace: ns, Name: "gone", UID: uuid.NewUUID()}), ours.Description())
 
 	c = startController(t, ns, "--neutron-resync-period=1s")
+	c.waitReady(ctx, t)
 	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		lists := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "success"})
 		return lists >= 5, fmt.Sprintf("%.0f lists of Neutron", lists), nil

@@ -1,9 +1,11 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -39,9 +41,9 @@ type Hold struct {
 	releaseOnce                 sync.Once
 }
 
-// StartFaultProxy starts a proxy to target on a free loopback port. It
-// stops when ctx ends.
-func StartFaultProxy(ctx context.Context, target string) (*FaultProxy, error) {
+// StartFaultProxy starts a proxy to target on a free loopback port, until
+// Close.
+func StartFaultProxy(target string) (*FaultProxy, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %q: %w", target, err)
@@ -57,12 +59,11 @@ func StartFaultProxy(ctx context.Context, target string) (*FaultProxy, error) {
 			panic(err)
 		}
 	}()
-	go func() {
-		<-ctx.Done()
-		_ = p.srv.Close()
-	}()
 	return p, nil
 }
+
+// Close stops the proxy.
+func (p *FaultProxy) Close() error { return p.srv.Close() }
 
 // HoldUntilClientGone holds the nth request (counted from now, from 1)
 // of method to path until its client gives up — its timeout fires, or the
@@ -102,6 +103,13 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.proxy.ServeHTTP(w, r)
 		return
 	}
+	// Read the body now: once the client is gone, its connection is.
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	close(h.arrived)
 	if h.untilClientGone {
 		<-r.Context().Done()
@@ -113,8 +121,12 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// recovers), after the server has answered.
 	defer close(h.completed)
 	// The server must carry the request out even though its client is
-	// gone: detach it from the client's connection.
-	p.proxy.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+	// gone: detach it from the client's connection. (A context without a
+	// Done channel would make the reverse proxy fall back to
+	// CloseNotifier, and cancel all the same.)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	p.proxy.ServeHTTP(w, r.WithContext(ctx))
 }
 
 func (p *FaultProxy) match(r *http.Request) *Hold {
