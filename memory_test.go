@@ -78,7 +78,9 @@ type staticLister struct {
 func (l *staticLister) ListNetworks(context.Context, string) ([]neutron.Network, error) {
 	return l.nets, nil
 }
-func (l *staticLister) ListSubnets(context.Context, string) ([]neutron.Subnet, error) { return l.subs, nil }
+func (l *staticLister) ListSubnets(context.Context, string) ([]neutron.Subnet, error) {
+	return l.subs, nil
+}
 
 // decodedNetwork is a Network as the informer receives it: decoded from
 // the API server's JSON, with the managedFields two writers leave.

@@ -61,4 +61,3 @@ func maxAddr(a, b netip.Addr) netip.Addr {
 	}
 	return a
 }
-
