@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"slices"
 
@@ -198,9 +197,3 @@ func sameCIDR(a, b string) bool {
 	}
 	return x.Masked() == y.Masked()
 }
-
-// errNotOurs guards the write-through helpers: they act on IDs from the
-// inventory only, which holds only what carries our mark.
-var errNotOurs = errors.New("not a resource of this controller")
-
-func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, errNotOurs) }

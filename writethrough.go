@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/samplecrd/network-controller/pkg/neutron"
@@ -93,3 +94,9 @@ func (c *Controller) afterFailedWrite(err error) error {
 	}
 	return err
 }
+
+// errNotOurs guards the write-through helpers: they act on IDs from the
+// inventory only, which holds only what carries our mark.
+var errNotOurs = errors.New("not a resource of this controller")
+
+func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, errNotOurs) }
