@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -61,6 +62,10 @@ type Options struct {
 	// such request, so a create that completed late is seen, and its
 	// duplicate removed, then rather than at the next periodic list.
 	LateCompletionGrace time.Duration
+	// MaxRetryDelay caps the per-key exponential backoff of failed syncs:
+	// Neutron unavailable, over quota, or a delete blocked by ports. It is
+	// how long, at most, a Network waits to notice that the cause is gone.
+	MaxRetryDelay time.Duration
 	// Namespace, when not empty, is the only namespace whose Networks the
 	// controller manages; Neutron resources of other namespaces are left
 	// alone, even when they look orphaned from here.
@@ -139,7 +144,7 @@ func NewController(
 		mark:             mark,
 		refreshSoon:      make(chan struct{}, 1),
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[queueKey](),
+			rateLimiter(opts.MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName},
 		),
 		recorder: recorder,
@@ -328,6 +333,17 @@ func (c *Controller) manages(owner neutron.Owner) bool {
 func (c *Controller) runWorker(ctx context.Context) {
 	for c.processNextWorkItem(ctx) {
 	}
+}
+
+// rateLimiter is client-go's default controller rate limiter — per-key
+// exponential backoff from 5ms, and an overall 10 qps bucket — with the
+// backoff capped at maxDelay instead of 1000s, so that a Network waiting
+// on a quota or on ports is retried often enough to notice they changed.
+func rateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[queueKey] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[queueKey](5*time.Millisecond, maxDelay),
+		&workqueue.TypedBucketRateLimiter[queueKey]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // processNextWorkItem syncs one key from the queue and puts it back as

@@ -59,7 +59,7 @@ func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfa
 	if network != nil {
 		networks = append(networks, network)
 	}
-	return newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour}, networks, seed)
+	return newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour, MaxRetryDelay: time.Minute}, networks, seed)
 }
 
 func newFixtureWith(t *testing.T, opts Options, networks []*samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {
@@ -319,7 +319,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks/status"},
 			wantNeutron: []string{neutronfake.DeleteSubnet},
 			wantReady:   "False/Deleting",
-			wantEvents:  []string{"Warning DeletionFailed Deleting Neutron resources: connection refused"},
+			wantEvents:  []string{"Warning DeletionFailed Waiting for Neutron to delete the network: connection refused"},
 			check: func(t *testing.T, f *fixture) {
 				if !hasFinalizer(f.network("net")) {
 					t.Error("finalizer released before Neutron confirmed the deletion")
@@ -362,15 +362,45 @@ func TestSyncHandler(t *testing.T) {
 			},
 		},
 		{
-			name:    "Neutron over quota: NeutronRejected, retried only later",
+			name:        "Neutron over quota: NeutronQuotaExceeded with Neutron's words, retried with (capped) backoff, not latched",
+			network:     newNetwork("192.168.0.0/16", "192.168.0.1"),
+			seed:        func(f *neutronfake.Neutron) { f.SetNetworkQuota(0) },
+			wantErr:     "backoff",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork},
+			wantReady:   "False/NeutronQuotaExceeded",
+			wantEvents:  []string{"Warning NeutronQuotaExceeded Neutron refused: Quota exceeded for resources: ['network']."},
+		},
+		{
+			name:    "an invalid request: NeutronRejected, retried only later",
 			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
-			failOn: map[string]error{neutronfake.CreateNetwork: neutron.ErrorForResponse("creating network", 409, "OverQuota",
-				"Quota exceeded for resources: ['network'].")},
+			failOn: map[string]error{neutronfake.CreateNetwork: neutron.ErrorForResponse("creating network", 400, "InvalidInput",
+				"Invalid input for description.")},
 			wantErr:     "retry-after",
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork},
 			wantReady:   "False/NeutronRejected",
-			wantEvents:  []string{"Warning NeutronRejected Neutron refused: Quota exceeded for resources: ['network']."},
+			wantEvents:  []string{"Warning NeutronRejected Neutron refused: Invalid input for description."},
+		},
+		{
+			name:    "a delete blocked by a VM's port: DeletionBlocked naming the port, finalizer held, backoff",
+			network: deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+			seed: func(f *neutronfake.Neutron) {
+				inSync("192.168.0.0/16", "192.168.0.1")(f)
+				f.AddPort(seededNet, "port-dhcp", "network:dhcp")
+				f.AddPort(seededNet, "port-vm", "compute:nova")
+			},
+			wantErr:     "backoff",
+			wantWrites:  []string{"apply networks/status"},
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf},
+			wantReady:   "False/DeletionBlocked",
+			wantEvents: []string{"Warning DeletionBlocked Neutron refuses to delete the network while ports use it; delete them to finish: " +
+				"port-vm (compute:nova) (Neutron: Unable to complete operation on subnet subnet-2: One or more ports have an IP allocation from this subnet.)"},
+			check: func(t *testing.T, f *fixture) {
+				if !hasFinalizer(f.network("net")) {
+					t.Error("finalizer released while Neutron refused the delete")
+				}
+			},
 		},
 		{
 			name:    "a duplicate network (a create that completed after its answer was lost) is deleted; the one status names is kept",
@@ -591,7 +621,7 @@ func TestRefreshQueuesDriftAndOrphansAndCollectsOnlyOurs(t *testing.T) {
 	inScope := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
 	outOfScopeOrphan := neutron.Owner{Namespace: "elsewhere", Name: "x", UID: "5e5e5e5e-0000-4000-8000-000000000005"}
 	orphan := neutron.Owner{Namespace: "default", Name: "gone", UID: otherUID}
-	f := newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour, Namespace: "default"}, []*samplecrdv1.Network{inScope},
+	f := newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour, MaxRetryDelay: time.Minute, Namespace: "default"}, []*samplecrdv1.Network{inScope},
 		func(n *neutronfake.Neutron) {
 			inSync("192.168.0.0/16", "192.168.0.1")(n)
 			seedForeign(n)
@@ -638,6 +668,7 @@ func TestRetryPolicy(t *testing.T) {
 		{"a wrapped refusal too", fmt.Errorf("x: %w", retryAfterError{err: errors.New("refused"), after: time.Second}), retryAfterDelay, time.Second},
 		{"anything else backs off", errUnavailable, retryWithBackoff, 0},
 		{"an unsynced inventory backs off", neutron.ErrNotSynced, retryWithBackoff, 0},
+		{"a used-up quota backs off", neutron.ErrorForResponse("create", 409, "OverQuota", "Quota exceeded"), retryWithBackoff, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -646,6 +677,37 @@ func TestRetryPolicy(t *testing.T) {
 				t.Errorf("retryPolicy(%v) = %v, %v; want %v, %v", tc.err, got, after, tc.want, tc.wantAfter)
 			}
 		})
+	}
+}
+
+// TestBackoffIsCapped: a Network that keeps failing (over quota, blocked
+// by ports) is retried at least every MaxRetryDelay, not every 1000s as
+// client-go's default limiter would after enough failures.
+func TestBackoffIsCapped(t *testing.T) {
+	limiter := rateLimiter(5 * time.Second)
+	key := queueKey{ObjectName: cache.ObjectName{Namespace: "default", Name: "net"}}
+	var last time.Duration
+	for range 30 {
+		last = limiter.When(key)
+	}
+	if last != 5*time.Second {
+		t.Errorf("delay after 30 failures = %v, want the cap 5s", last)
+	}
+}
+
+// TestOverQuotaBecomesReadyOnceRaised: nobody touches the Network; the
+// backoff retry finds the raised quota.
+func TestOverQuotaBecomesReadyOnceRaised(t *testing.T) {
+	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), func(n *neutronfake.Neutron) { n.SetNetworkQuota(0) })
+	if err := f.sync("net"); err == nil {
+		t.Fatal("created over quota")
+	}
+	f.neutron.SetNetworkQuota(10)
+	if err := f.sync("net"); err != nil {
+		t.Fatalf("after the quota was raised: %v", err)
+	}
+	if cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady); cond.Reason != samplecrdv1.ReasonProvisioned {
+		t.Errorf("Ready = %s/%s", cond.Status, cond.Reason)
 	}
 }
 

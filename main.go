@@ -45,6 +45,7 @@ type options struct {
 	clusterName         string
 	neutronResyncPeriod time.Duration
 	neutronTimeout      time.Duration
+	maxRetryDelay       time.Duration
 
 	leaderElection     leaderElectionOptions
 	probeBindAddress   string
@@ -66,6 +67,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster: a DNS-1123 label, written into the description of every Neutron resource the controller makes (its ownership mark). The controller touches only resources with its own cluster's mark, so clusters sharing a Neutron project must use different names.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
+	fs.DurationVar(&o.maxRetryDelay, "max-retry-delay", 2*time.Minute, "Cap of the exponential backoff of a Network whose sync failed (Neutron unavailable, over quota, a delete blocked by ports): the longest it takes to notice the cause is gone. Neutron's refusals of an invalid request are retried every 5 minutes instead, or at once when the Network changes.")
 
 	le := &o.leaderElection
 	fs.BoolVar(&le.enabled, "leader-elect", true, "Run only while holding a coordination.k8s.io Lease, so that one of several replicas works at a time.")
@@ -83,8 +85,8 @@ func (o *options) validate() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, got %d", o.workers)
 	}
-	if o.resyncPeriod <= 0 || o.neutronResyncPeriod <= 0 {
-		return fmt.Errorf("--resync-period and --neutron-resync-period must be positive")
+	if o.resyncPeriod <= 0 || o.neutronResyncPeriod <= 0 || o.maxRetryDelay <= 0 {
+		return fmt.Errorf("--resync-period, --neutron-resync-period and --max-retry-delay must be positive")
 	}
 	if _, err := neutron.NewMark(o.clusterName); err != nil {
 		return fmt.Errorf("--cluster-name: %w", err)
@@ -166,6 +168,7 @@ func run(ctx context.Context, opts options) error {
 			neutron.NewGophercloud(neutronClient), mark,
 			Options{
 				NeutronResyncPeriod: opts.neutronResyncPeriod,
+				MaxRetryDelay:       opts.maxRetryDelay,
 				Namespace:           opts.namespace,
 				// A request whose answer was lost to our own timeout may
 				// still be under way in Neutron; two timeouts cover it.

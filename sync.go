@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -102,11 +104,17 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 	}
 	owned := c.inventory.Get(network.UID)
 	if err := c.deleteOwned(ctx, ownerOf(network), owned); err != nil {
-		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDeletionFailed, "Deleting Neutron resources: %v", err)
-		if statusErr := c.updateStatus(ctx, network, notReady(samplecrdv1.ReasonDeleting,
-			"Waiting for Neutron to delete the network: "+err.Error()), network.Status.NetworkID, network.Status.SubnetID); statusErr != nil {
+		cond := c.deletionFailure(ctx, owned, err)
+		reason := eventDeletionFailed
+		if cond.Reason == samplecrdv1.ReasonDeletionBlocked {
+			reason = samplecrdv1.ReasonDeletionBlocked
+		}
+		c.recorder.Event(network, corev1.EventTypeWarning, reason, cond.Message)
+		if statusErr := c.updateStatus(ctx, network, cond, network.Status.NetworkID, network.Status.SubnetID); statusErr != nil {
 			return errors.Join(err, statusErr)
 		}
+		// Retried with backoff, capped at --max-retry-delay: the ports of a
+		// blocked delete go away by someone else's hand.
 		return err
 	}
 	for _, n := range owned.Networks {
@@ -114,6 +122,38 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 	}
 	klog.FromContext(ctx).Info("Deleted Neutron resources; releasing the finalizer", "networks", len(owned.Networks), "subnets", len(owned.Subnets))
 	return c.setFinalizer(ctx, network, false)
+}
+
+// deletionFailure is the Ready condition of a Network whose Neutron
+// resources could not be deleted. When Neutron refuses because ports still
+// use them, it names the ports, so the operator knows what to remove.
+func (c *Controller) deletionFailure(ctx context.Context, owned neutron.Owned, err error) metav1.Condition {
+	var rejected *neutron.RejectedError
+	if !errors.As(err, &rejected) || !rejected.InUse() {
+		return notReady(samplecrdv1.ReasonDeleting, "Waiting for Neutron to delete the network: "+err.Error())
+	}
+	var blocking []string
+	for _, n := range owned.Networks {
+		ports, listErr := c.neutron.PortsOf(ctx, n.ID)
+		if listErr != nil {
+			return notReady(samplecrdv1.ReasonDeletionBlocked, "Neutron refused: "+rejected.Message)
+		}
+		for _, p := range ports {
+			if !ownedByNeutron(p) {
+				blocking = append(blocking, fmt.Sprintf("%s (%s)", p.ID, cmp.Or(p.DeviceOwner, "no device_owner")))
+			}
+		}
+	}
+	return notReady(samplecrdv1.ReasonDeletionBlocked, fmt.Sprintf(
+		"Neutron refuses to delete the network while ports use it; delete them to finish: %s (Neutron: %s)",
+		strings.Join(blocking, ", "), rejected.Message))
+}
+
+// ownedByNeutron reports whether a port is one Neutron makes and deletes
+// with its network (DHCP, OVN's metadata and router ports), not one that
+// blocks a delete.
+func ownedByNeutron(p neutron.Port) bool {
+	return strings.HasPrefix(p.DeviceOwner, "network:dhcp") || p.DeviceOwner == "network:distributed"
 }
 
 // collectOrphans deletes what Neutron holds under our mark for uid, once
@@ -154,23 +194,30 @@ func (c *Controller) deleteOwned(ctx context.Context, owner neutron.Owner, owned
 }
 
 // reportFailure turns a failed sync into the Ready condition and a Warning
-// Event, and decides how the key is retried: Neutron's refusals after a
-// fixed, long delay (retrying them unchanged is pointless), everything else
-// with backoff.
+// Event, and decides how the key is retried: Neutron's refusals of an
+// invalid request after a fixed, long delay (retrying them unchanged is
+// pointless); a used-up quota and everything else (unreachable, 5xx,
+// timeouts) with backoff capped at --max-retry-delay.
 func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Network, syncErr error, ids neutronIDs) error {
 	var (
 		rejected *neutron.RejectedError
 		cond     metav1.Condition
 		result   error
 	)
-	if errors.As(syncErr, &rejected) {
+	switch {
+	case errors.As(syncErr, &rejected) && rejected.OverQuota():
+		// Not terminal: a quota is raised, a network freed. Backoff,
+		// capped, notices either without anyone touching the Network.
+		cond = notReady(samplecrdv1.ReasonNeutronQuotaExceeded, "Neutron refused: "+rejected.Message)
+		result = syncErr
+	case errors.As(syncErr, &rejected):
 		reason := samplecrdv1.ReasonNeutronRejected
 		if rejected.Overlap() {
 			reason = samplecrdv1.ReasonCIDRConflict
 		}
 		cond = notReady(reason, "Neutron refused: "+rejected.Message)
 		result = retryAfterError{err: syncErr, after: rejectedRetryInterval}
-	} else {
+	default:
 		cond = notReady(samplecrdv1.ReasonNeutronUnavailable, syncErr.Error())
 		result = syncErr
 	}

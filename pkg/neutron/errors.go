@@ -28,6 +28,18 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("%s: neutron refused (%d %s): %s", e.Op, e.StatusCode, e.Type, e.Message)
 }
 
+// OverQuota reports whether Neutron refused a create because the project's
+// quota is used up: not terminal, since someone may raise the quota or free
+// a resource, so it is retried with capped backoff.
+func (e *RejectedError) OverQuota() bool { return e.Type == "OverQuota" }
+
+// InUse reports whether Neutron refused a delete because the resource is
+// still in use (ports on the network or subnet, e.g. Nova's). Not terminal
+// either: it ends when the ports go.
+func (e *RejectedError) InUse() bool {
+	return e.StatusCode == http.StatusConflict && strings.HasSuffix(e.Type, "InUse")
+}
+
 // Overlap reports whether Neutron refused a subnet because its range
 // overlaps another subnet's.
 func (e *RejectedError) Overlap() bool {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
@@ -28,6 +29,13 @@ type Subnet struct {
 	Description string
 	CIDR        string
 	GatewayIP   string
+}
+
+// Port is the part of a Neutron port the controller reads: enough to say
+// what blocks a delete.
+type Port struct {
+	ID          string
+	DeviceOwner string
 }
 
 // SubnetRequest is what the controller asks of a new subnet.
@@ -59,6 +67,9 @@ type Interface interface {
 	UpdateSubnetGateway(ctx context.Context, id, cidr, gateway string) (Subnet, error)
 	DeleteSubnet(ctx context.Context, id string) error
 	DeleteNetwork(ctx context.Context, id string) error
+	// PortsOf lists the ports of a network: read only when Neutron refuses
+	// a delete because the network or its subnet is in use.
+	PortsOf(ctx context.Context, networkID string) ([]Port, error)
 }
 
 // Gophercloud implements Interface with gophercloud against a real Neutron.
@@ -184,6 +195,26 @@ func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string) error {
 		return classify("deleting network "+id, err)
 	}
 	return nil
+}
+
+// PortsOf lists the ports of a network.
+func (g *Gophercloud) PortsOf(ctx context.Context, networkID string) ([]Port, error) {
+	var out []Port
+	err := ports.List(g.client, ports.ListOpts{NetworkID: networkID, Limit: g.pageSize}).
+		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+			ps, err := ports.ExtractPorts(page)
+			if err != nil {
+				return false, err
+			}
+			for _, p := range ps {
+				out = append(out, Port{ID: p.ID, DeviceOwner: p.DeviceOwner})
+			}
+			return true, nil
+		})
+	if err != nil {
+		return nil, classify("listing the ports of network "+networkID, err)
+	}
+	return out, nil
 }
 
 func networkFrom(n networks.Network) Network {

@@ -28,6 +28,7 @@ const (
 	UpdateGateway = "update-gateway"
 	DeleteSubnet  = "delete-subnet"
 	DeleteNetwork = "delete-network"
+	PortsOf       = "ports-of"
 )
 
 // ErrAnswerLost is what a caller gets for a request that CompleteLate made
@@ -39,19 +40,25 @@ type Neutron struct {
 	mu       sync.Mutex
 	networks map[string]neutron.Network
 	subnets  map[string]neutron.Subnet
+	// ports holds, by network ID, the ports that block deleting it or its
+	// subnets, as a VM's port does.
+	ports    map[string][]neutron.Port
 	requests []string
 	errs     map[string]error
 	late     map[string]bool
-	nextID   int
-	clock    time.Time
+	// networkQuota, when not negative, is how many networks the project
+	// may hold.
+	networkQuota int
+	nextID       int
+	clock        time.Time
 }
 
 var _ neutron.Interface = &Neutron{}
 
 // New returns an empty fake Neutron.
 func New() *Neutron {
-	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{},
-		errs: map[string]error{}, late: map[string]bool{}, clock: time.Unix(1e9, 0)}
+	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{}, ports: map[string][]neutron.Port{},
+		errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0)}
 }
 
 // AddNetwork stores a network as if something had made it before the test,
@@ -68,6 +75,29 @@ func (f *Neutron) AddSubnet(networkID, name, description, cidr, gateway string) 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.storeSubnet(neutron.SubnetRequest{NetworkID: networkID, Name: name, Description: description, CIDR: cidr, Gateway: gateway}).ID
+}
+
+// SetNetworkQuota sets how many networks the project may hold (-1: no
+// limit), as an operator would with `openstack quota set --networks`.
+func (f *Neutron) SetNetworkQuota(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.networkQuota = n
+}
+
+// AddPort puts a port on networkID, as Nova would for a VM: until
+// RemovePorts, Neutron refuses to delete the network or its subnets.
+func (f *Neutron) AddPort(networkID, id, deviceOwner string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ports[networkID] = append(f.ports[networkID], neutron.Port{ID: id, DeviceOwner: deviceOwner})
+}
+
+// RemovePorts deletes every port of networkID.
+func (f *Neutron) RemovePorts(networkID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.ports, networkID)
 }
 
 // FailOn makes every later request named req fail with err (nil clears it).
@@ -209,6 +239,9 @@ func (f *Neutron) CreateNetwork(_ context.Context, name, description string) (ne
 	if err := f.request(CreateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
+	if f.networkQuota >= 0 && len(f.networks) >= f.networkQuota {
+		return neutron.Network{}, neutron.ErrorForResponse(CreateNetwork, 409, "OverQuota", "Quota exceeded for resources: ['network'].")
+	}
 	n := f.storeNetwork(name, description)
 	if err := f.answer(CreateNetwork); err != nil {
 		return neutron.Network{}, err
@@ -266,8 +299,21 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 	if err := f.request(DeleteSubnet); err != nil {
 		return err
 	}
+	if s, ok := f.subnets[id]; ok && len(f.ports[s.NetworkID]) > 0 {
+		return neutron.ErrorForResponse(DeleteSubnet, 409, "SubnetInUse", fmt.Sprintf(
+			"Unable to complete operation on subnet %s: One or more ports have an IP allocation from this subnet.", id))
+	}
 	delete(f.subnets, id)
 	return nil
+}
+
+func (f *Neutron) PortsOf(_ context.Context, networkID string) ([]neutron.Port, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(PortsOf); err != nil {
+		return nil, err
+	}
+	return slices.Clone(f.ports[networkID]), nil
 }
 
 // DeleteNetwork deletes a network and, as Neutron does, its subnets.
@@ -276,6 +322,10 @@ func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 	defer f.mu.Unlock()
 	if err := f.request(DeleteNetwork); err != nil {
 		return err
+	}
+	if len(f.ports[id]) > 0 {
+		return neutron.ErrorForResponse(DeleteNetwork, 409, "NetworkInUse", fmt.Sprintf(
+			"Unable to complete operation on network %s. There are one or more ports still in use on the network.", id))
 	}
 	delete(f.networks, id)
 	for sid, s := range f.subnets {

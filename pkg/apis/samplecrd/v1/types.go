@@ -85,9 +85,21 @@ const (
 	// ReasonCIDRConflict: Neutron refused the subnet because its range
 	// overlaps another one, or the actual subnet's range differs from the spec.
 	ReasonCIDRConflict = "CIDRConflict"
-	// ReasonNeutronRejected: Neutron refused the request (invalid, over
-	// quota, forbidden); the message carries Neutron's own words.
+	// ReasonNeutronRejected: Neutron refused the request as invalid or
+	// forbidden (a 4xx other than those below); the message carries
+	// Neutron's own words. Terminal until the spec changes: retried
+	// unchanged only every few minutes, at once on a spec change.
 	ReasonNeutronRejected = "NeutronRejected"
+	// ReasonNeutronQuotaExceeded: Neutron refused a create because the
+	// project's quota is used up; the message carries Neutron's words.
+	// Retried with capped backoff (--max-retry-delay), so the Network
+	// becomes Ready by itself once the quota is raised or resources freed.
+	ReasonNeutronQuotaExceeded = "NeutronQuotaExceeded"
+	// ReasonDeletionBlocked: the Network is being deleted, but Neutron
+	// refuses to delete its subnet or network because ports still use it
+	// (e.g. a VM's); the message names them by ID and device_owner. The
+	// finalizer stays; retried with capped backoff until the ports are gone.
+	ReasonDeletionBlocked = "DeletionBlocked"
 	// ReasonDeleting: the Network is being deleted and its Neutron resources
 	// are being removed.
 	ReasonDeleting = "Deleting"

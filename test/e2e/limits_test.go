@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/quotas"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+)
+
+// Neutron as a limited, shared service: a quota that runs out, and a
+// delete that Neutron refuses while something else uses the network.
+
+// setNetworkQuota sets the network quota of the project the stack's
+// requests run in, and restores "no limit" when the test ends. It returns
+// the project and how many networks it holds now.
+func setNetworkQuota(ctx context.Context, t *testing.T, extra int) {
+	t.Helper()
+	probe, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{Name: "quota-probe"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := networks.Delete(ctx, stack.Neutron.Client, probe.ID).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	page, err := networks.List(stack.Neutron.Client, networks.ListOpts{ProjectID: probe.ProjectID}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, _ := networks.ExtractNetworks(page)
+	if _, err := quotas.Update(ctx, stack.Neutron.Client, probe.ProjectID, quotas.UpdateOpts{Network: ptr.To(len(held) + extra)}).Extract(); err != nil {
+		t.Fatalf("setting the network quota: %v", err)
+	}
+	t.Cleanup(func() { raiseNetworkQuota(context.Background(), t, probe.ProjectID) })
+	quotaProject = probe.ProjectID
+}
+
+// quotaProject is the project setNetworkQuota limited.
+var quotaProject string
+
+func raiseNetworkQuota(ctx context.Context, t *testing.T, project string) {
+	t.Helper()
+	if _, err := quotas.Update(ctx, stack.Neutron.Client, project, quotas.UpdateOpts{Network: ptr.To(-1)}).Extract(); err != nil {
+		t.Errorf("restoring the network quota: %v", err)
+	}
+}
+
+// TestQuotaExceededUntilRaised: with room for 5 networks, the 6th Network
+// is Ready=False NeutronQuotaExceeded with Neutron's words and a Warning
+// Event; once the quota is raised it becomes Ready by itself, within the
+// backoff cap.
+func TestQuotaExceededUntilRaised(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	setNetworkQuota(ctx, t, 5)
+	c := startController(t, ns, "--max-retry-delay=3s")
+	cleanupNetworks(t, ns)
+
+	// Five fill the quota. They are made before the sixth: Zed's quota
+	// driver (DbQuotaNoLockDriver) takes no lock, so creates racing for the
+	// last unit may all pass its check.
+	for i := range 5 {
+		createNetwork(ctx, t, ns, fmt.Sprintf("q-%d", i), fmt.Sprintf("10.84.%d.0/24", i), fmt.Sprintf("10.84.%d.1", i))
+	}
+	for i := range 5 {
+		waitForReady(ctx, t, ns, fmt.Sprintf("q-%d", i), time.Minute)
+	}
+	const over = "q-5"
+	createNetwork(ctx, t, ns, over, "10.84.5.0/24", "10.84.5.1")
+	exceeded := waitForCondition(ctx, t, ns, over, time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonNeutronQuotaExceeded)
+	if msg := readyCondition(exceeded).Message; !strings.Contains(msg, "Quota exceeded for resources: ['network']") {
+		t.Errorf("the message does not carry Neutron's words: %s", msg)
+	}
+	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		events, err := kubeClient(t).CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + over})
+		if err != nil {
+			return false, "", err
+		}
+		for _, e := range events.Items {
+			if e.Type == "Warning" && e.Reason == samplecrdv1.ReasonNeutronQuotaExceeded {
+				return true, "", nil
+			}
+		}
+		return false, "no Warning NeutronQuotaExceeded Event for " + over, nil
+	})
+
+	raised := time.Now()
+	raiseNetworkQuota(ctx, t, quotaProject)
+	waitForReady(ctx, t, ns, over, 30*time.Second)
+	t.Logf("Ready %s after the quota was raised (--max-retry-delay=3s)", time.Since(raised).Round(time.Millisecond))
+	if nets, _ := c.neutronNetworks(ctx, t); len(nets) != 6 {
+		t.Errorf("%d networks in Neutron for 6 Networks", len(nets))
+	}
+}
+
+// TestDeleteBlockedByAPort puts a port on a Network's subnet, as Nova does
+// for a VM. Deleting the Network then holds the finalizer, says which port
+// blocks it, and retries with capped backoff, not in a hot loop; once the
+// port is gone the delete completes by itself.
+func TestDeleteBlockedByAPort(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns, "--max-retry-delay=2s")
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "busy", "10.85.0.0/24", "10.85.0.1")
+	n := waitForReady(ctx, t, ns, "busy", time.Minute)
+	port, err := ports.Create(ctx, stack.Neutron.Client, ports.CreateOpts{
+		NetworkID: n.Status.NetworkID, Name: "a-vm", DeviceOwner: "compute:nova",
+		FixedIPs: []ports.IP{{SubnetID: n.Status.SubnetID}},
+	}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ports.Delete(context.Background(), stack.Neutron.Client, port.ID).ExtractErr() })
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "busy", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	blocked := waitForCondition(ctx, t, ns, "busy", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonDeletionBlocked)
+	msg := readyCondition(blocked).Message
+	if !strings.Contains(msg, port.ID) || !strings.Contains(msg, "compute:nova") {
+		t.Errorf("the message does not name the port %s (compute:nova): %s", port.ID, msg)
+	}
+	if blocked.DeletionTimestamp == nil || !strings.Contains(strings.Join(blocked.Finalizers, ","), samplecrdv1.NetworkFinalizer) {
+		t.Errorf("not held by the finalizer while blocked: %v %v", blocked.DeletionTimestamp, blocked.Finalizers)
+	}
+
+	// No hot loop: over 8s of refusals, the capped backoff (2s) allows
+	// about a dozen attempts; a hot loop would make hundreds.
+	deletes := func() float64 {
+		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "DELETE"})
+	}
+	start, before := time.Now(), deletes()
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		return time.Since(start) >= 8*time.Second, "refusals continue", nil
+	})
+	if attempts := deletes() - before; attempts < 2 || attempts > 20 {
+		t.Errorf("%.0f delete attempts in 8s while blocked, want a few (retried, with backoff capped at 2s)", attempts)
+	}
+
+	if err := ports.Delete(ctx, stack.Neutron.Client, port.ID).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "busy", 30*time.Second)
+	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("the Neutron network outlived its Network: %v", err)
+	}
+}
