@@ -98,6 +98,9 @@ type Controller struct {
 	// refreshSoon asks the refresh loop for an extra list (see
 	// Options.LateCompletionGrace).
 	refreshSoon chan struct{}
+	// neutronUp is the circuit breaker that makes syncs fail fast while
+	// Neutron is known to be down.
+	neutronUp breaker
 
 	// workqueue holds the Networks to sync, and the UIDs of Neutron
 	// resources whose Network is gone. It dedupes (a key queued twice is
@@ -253,7 +256,8 @@ func stripForCache(obj any) (any, error) {
 func (c *Controller) runNeutronRefresh(ctx context.Context) {
 	for {
 		interval := c.opts.NeutronResyncPeriod
-		if st := c.inventory.Status(); !st.Synced || st.Err != nil {
+		if st := c.inventory.Status(); !st.Synced || st.Err != nil || c.neutronUp.isOpen() {
+			// The list is also the breaker's probe.
 			interval = min(interval, unsyncedRefreshInterval)
 		}
 		select {
@@ -292,11 +296,21 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 // Network any more. It only reads: every write, garbage collection
 // included, is a worker's, so no two writers ever act on one Network.
 func (c *Controller) refreshNeutron(ctx context.Context) {
+	started := time.Now()
 	changed, err := c.inventory.Refresh(ctx)
 	observeRefresh(c.inventory.Status(), err)
 	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry", "retryIn", c.opts.NeutronResyncPeriod)
+		if neutron.Unreachable(err) {
+			c.neutronUp.trip(err)
+		}
+		utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
 		return
+	}
+	if c.neutronUp.resetAfter(started) {
+		// Neutron answers again: whatever waited on it goes now, not at
+		// the end of its backoff.
+		klog.FromContext(ctx).Info("Neutron answers again; syncing every Network")
+		c.enqueueAll()
 	}
 	for _, uid := range changed {
 		if n, ok := c.networkByUID(uid); ok {
@@ -311,6 +325,13 @@ func (c *Controller) refreshNeutron(ctx context.Context) {
 		}
 	}
 	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(changed), "orphans", orphans)
+}
+
+// enqueueAll queues every Network in the cache.
+func (c *Controller) enqueueAll() {
+	for _, obj := range c.networksByUID.List() {
+		c.enqueueNetwork(obj)
+	}
 }
 
 // networkByUID returns the Network of uid from the informer's cache.

@@ -547,49 +547,75 @@ func TestSyncHandler(t *testing.T) {
 	}
 }
 
-// TestLateCreatesAreFoundNotDuplicated: Neutron completes a create whose
-// answer the controller never got. The network is duplicated by the retry
-// and the duplicate removed once a list shows it; the subnet is refused
-// as an overlap, and found, not duplicated.
-func TestLateCreatesAreFoundNotDuplicated(t *testing.T) {
+// TestLostAnswersPauseWritesUntilAListShowsWhatHappened: Neutron completes
+// creates whose answers the controller never got. The breaker opens, the
+// next sync makes no request and says why, and the list that closes the
+// breaker shows the late creates: they are used, not made again.
+func TestLostAnswersPauseWritesUntilAListShowsWhatHappened(t *testing.T) {
 	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
 	_, ctx := ktesting.NewTestContext(t)
+	probe := func() {
+		t.Helper()
+		f.controller.refreshNeutron(ctx)
+		if f.controller.neutronUp.isOpen() {
+			t.Fatal("a successful list did not close the breaker")
+		}
+	}
 
 	f.neutron.CompleteLate(neutronfake.CreateNetwork)
 	if err := f.sync("net"); err == nil {
 		t.Fatal("the sync whose create answer was lost succeeded")
 	}
+	err := f.sync("net")
+	if !errors.Is(err, errNeutronDown) {
+		t.Fatalf("a sync with the breaker open returned %v, want errNeutronDown", err)
+	}
+	if cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady); cond.Reason != samplecrdv1.ReasonNeutronUnavailable ||
+		!strings.Contains(cond.Message, "Neutron is not answering") {
+		t.Errorf("Ready = %s: %s", cond.Reason, cond.Message)
+	}
+	probe()
 	f.neutron.CompleteLate(neutronfake.CreateSubnet)
 	if err := f.sync("net"); err == nil {
 		t.Fatal("the sync whose subnet answer was lost succeeded")
 	}
+	probe()
 	if err := f.sync("net"); err != nil {
-		t.Fatalf("the retry after the lost subnet answer: %v", err)
-	}
-	if n, s := len(f.neutron.Networks()), len(f.neutron.Subnets()); n != 2 || s != 1 {
-		t.Fatalf("%d networks and %d subnets after the retries, want 2 (one late) and 1", n, s)
+		t.Fatal(err)
 	}
 	if got := f.neutron.Requests(); !slices.Equal(got, []string{
-		neutronfake.CreateNetwork,                           // completed late
-		neutronfake.CreateNetwork, neutronfake.CreateSubnet, // the subnet completed late
-		neutronfake.CreateSubnet, neutronfake.SubnetsOf, // refused as an overlap; ours found
+		neutronfake.CreateNetwork,                         // completed late
+		neutronfake.ListNetworks, neutronfake.ListSubnets, // the probe: the network is there
+		neutronfake.CreateSubnet,                          // completed late
+		neutronfake.ListNetworks, neutronfake.ListSubnets, // the probe: the subnet is there
 	}) {
 		t.Errorf("Neutron requests = %q", got)
 	}
-
-	// The next list shows the late network: it is a duplicate, and goes.
-	if _, err := f.controller.inventory.Refresh(ctx); err != nil {
-		t.Fatal(err)
+	st := f.network("net").Status
+	if n, s := f.neutron.Networks(), f.neutron.Subnets(); len(n) != 1 || len(s) != 1 || n[0].ID != st.NetworkID || s[0].ID != st.SubnetID {
+		t.Errorf("Neutron holds %+v and %+v; status names %s/%s", n, s, st.NetworkID, st.SubnetID)
 	}
+}
+
+// TestLateSubnetFoundOnOverlapRefusal: a subnet create completes after the
+// list that closed the breaker. The retry is refused as an overlap, and the
+// controller finds its own subnet, carrying its mark, instead of failing.
+func TestLateSubnetFoundOnOverlapRefusal(t *testing.T) {
+	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
+	f.neutron.CompleteLate(neutronfake.CreateSubnet)
+	if err := f.sync("net"); err == nil {
+		t.Fatal("the sync whose subnet answer was lost succeeded")
+	}
+	f.controller.neutronUp.resetAfter(time.Now()) // a list read before the late create completed
+	f.neutron.ClearRequests()
 	if err := f.sync("net"); err != nil {
 		t.Fatal(err)
 	}
-	st := f.network("net").Status
-	if n := f.neutron.Networks(); len(n) != 1 || n[0].ID != st.NetworkID {
-		t.Errorf("networks = %+v, want only the one status names (%s)", n, st.NetworkID)
+	if got := f.neutron.Requests(); !slices.Equal(got, []string{neutronfake.CreateSubnet, neutronfake.SubnetsOf}) {
+		t.Errorf("Neutron requests = %q, want the refused create and one read", got)
 	}
-	if s := f.neutron.Subnets(); len(s) != 1 || s[0].ID != st.SubnetID || s[0].NetworkID != st.NetworkID {
-		t.Errorf("subnets = %+v, want only %s on %s", s, st.SubnetID, st.NetworkID)
+	if s := f.neutron.Subnets(); len(s) != 1 || s[0].ID != f.network("net").Status.SubnetID {
+		t.Errorf("subnets %+v", s)
 	}
 }
 

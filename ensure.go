@@ -148,6 +148,9 @@ func chooseSubnet(subnets []neutron.Subnet, networkID, cidr string) (keep neutro
 // findLateSubnet looks on networkID for a subnet of cidr that carries our
 // mark and owner's UID, and records it.
 func (c *Controller) findLateSubnet(ctx context.Context, owner neutron.Owner, networkID, cidr string) (neutron.Subnet, bool, error) {
+	if err := c.neutronUp.allow(); err != nil {
+		return neutron.Subnet{}, false, err
+	}
 	subs, err := c.neutron.SubnetsOf(ctx, networkID)
 	if err != nil {
 		return neutron.Subnet{}, false, err

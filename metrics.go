@@ -72,6 +72,13 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	breakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_breaker_open",
+		Help:           "1 while Neutron is known to be down and syncs fail fast without asking it, else 0.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	registerMetricsOnce sync.Once
 )
 
@@ -85,7 +92,7 @@ const (
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, neutronRequestsTotal, neutronRequestDuration,
-			neutronRefreshesTotal, unrecognisedResources, orphansCollected, duplicatesDeleted)
+			neutronRefreshesTotal, unrecognisedResources, orphansCollected, duplicatesDeleted, breakerOpen)
 	})
 }
 

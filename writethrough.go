@@ -11,6 +11,7 @@ import (
 
 // The controller's every write to Neutron goes through these five
 // functions. They
+//   - fail at once while Neutron is known to be down (breaker.go);
 //   - act only on IDs the inventory holds for the owner, i.e. resources
 //     that carry this cluster's mark and the owner's UID (the last guard of
 //     "never touch what you cannot prove is yours");
@@ -22,6 +23,9 @@ import (
 //     the request may complete anyway (see Options.LateCompletionGrace).
 
 func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner) (neutron.Network, error) {
+	if err := c.neutronUp.allow(); err != nil {
+		return neutron.Network{}, err
+	}
 	n, err := c.neutron.CreateNetwork(ctx, neutron.ResourceName(owner), c.mark.Description())
 	if err != nil {
 		return neutron.Network{}, c.afterFailedWrite(err)
@@ -31,6 +35,9 @@ func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner) (ne
 }
 
 func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, networkID, cidr, gateway string) (neutron.Subnet, error) {
+	if err := c.neutronUp.allow(); err != nil {
+		return neutron.Subnet{}, err
+	}
 	s, err := c.neutron.CreateSubnet(ctx, neutron.SubnetRequest{
 		NetworkID:   networkID,
 		Name:        neutron.ResourceName(owner),
@@ -49,6 +56,9 @@ func (c *Controller) updateGateway(ctx context.Context, owner neutron.Owner, s n
 	if !c.ownsSubnet(owner, s.ID) {
 		return neutron.Subnet{}, notOurs("subnet", s.ID)
 	}
+	if err := c.neutronUp.allow(); err != nil {
+		return neutron.Subnet{}, err
+	}
 	updated, err := c.neutron.UpdateSubnetGateway(ctx, s.ID, s.CIDR, gateway)
 	if err != nil {
 		return neutron.Subnet{}, c.afterFailedWrite(err)
@@ -61,6 +71,9 @@ func (c *Controller) deleteSubnet(ctx context.Context, owner neutron.Owner, id s
 	if !c.ownsSubnet(owner, id) {
 		return notOurs("subnet", id)
 	}
+	if err := c.neutronUp.allow(); err != nil {
+		return err
+	}
 	if err := c.neutron.DeleteSubnet(ctx, id); err != nil {
 		return c.afterFailedWrite(err)
 	}
@@ -72,6 +85,9 @@ func (c *Controller) deleteNetwork(ctx context.Context, owner neutron.Owner, id 
 	owned := c.inventory.Get(owner.UID)
 	if !slices.ContainsFunc(owned.Networks, func(n neutron.Network) bool { return n.ID == id }) {
 		return notOurs("network", id)
+	}
+	if err := c.neutronUp.allow(); err != nil {
+		return err
 	}
 	if err := c.neutron.DeleteNetwork(ctx, id); err != nil {
 		return c.afterFailedWrite(err)
@@ -86,11 +102,14 @@ func (c *Controller) ownsSubnet(owner neutron.Owner, id string) bool {
 
 // afterFailedWrite asks for an early list when Neutron's answer to a write
 // is unknown: anything but a refusal, which Neutron sends only for what it
-// did not do.
+// did not do. When no answer came at all, it opens the breaker.
 func (c *Controller) afterFailedWrite(err error) error {
 	var rejected *neutron.RejectedError
 	if !errors.As(err, &rejected) {
 		c.requestRefreshAfter(c.opts.LateCompletionGrace)
+	}
+	if neutron.Unreachable(err) {
+		c.neutronUp.trip(err)
 	}
 	return err
 }

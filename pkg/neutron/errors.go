@@ -86,3 +86,21 @@ func ErrorForResponse(op string, code int, typ, message string) error {
 	body, _ := json.Marshal(map[string]any{"NeutronError": map[string]string{"type": typ, "message": message}})
 	return classify(op, gophercloud.ErrUnexpectedResponseCode{Actual: code, Body: body})
 }
+
+// Unreachable reports whether err means Neutron gave no usable answer: no
+// HTTP response at all (connection refused, a timeout, a reset) or a
+// server error (5xx). A refusal or a 404 is an answer: Neutron is up.
+func Unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var rejected *RejectedError
+	if errors.As(err, &rejected) {
+		return false
+	}
+	var code gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &code) {
+		return code.Actual >= 500
+	}
+	return true
+}

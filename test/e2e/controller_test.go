@@ -246,3 +246,63 @@ func networkWrites(ctx context.Context, t *testing.T) int {
 	}
 	return total
 }
+
+// TestFrozenNeutronFailsFast freezes neutron-server (SIGSTOP: connections
+// are accepted and never answered, as with a hung server) right after
+// Networks are deleted, and creates more during the freeze. Only the
+// requests already in flight wait out --neutron-timeout: the breaker then
+// opens, every Network that needs Neutron says so at once, and all finish
+// by themselves after the thaw.
+func TestFrozenNeutronFailsFast(t *testing.T) {
+	const workers, before, during = 2, 3, 10
+	ctx := testContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns, "--neutron-timeout=3s", fmt.Sprintf("--workers=%d", workers))
+	cleanupNetworks(t, ns)
+	for i := range before {
+		createNetwork(ctx, t, ns, fmt.Sprintf("before-%d", i), fmt.Sprintf("10.63.%d.0/24", i), fmt.Sprintf("10.63.%d.1", i))
+	}
+	for i := range before {
+		waitForReady(ctx, t, ns, fmt.Sprintf("before-%d", i), time.Minute)
+	}
+	unansweredWrites := func() float64 {
+		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "POST", "code": "<error>"}) +
+			c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "DELETE", "code": "<error>"})
+	}
+
+	thaw := freezeNeutronServer(t)
+	for i := range before {
+		if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, fmt.Sprintf("before-%d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range during {
+		createNetwork(ctx, t, ns, fmt.Sprintf("during-%d", i), fmt.Sprintf("10.64.%d.0/24", i), fmt.Sprintf("10.64.%d.1", i))
+	}
+	for i := range during {
+		waitForCondition(ctx, t, ns, fmt.Sprintf("during-%d", i), 30*time.Second, metav1.ConditionFalse, samplecrdv1.ReasonNeutronUnavailable)
+	}
+	for i := range before {
+		waitForCondition(ctx, t, ns, fmt.Sprintf("before-%d", i), 30*time.Second, metav1.ConditionFalse, samplecrdv1.ReasonDeleting)
+	}
+	if got := c.metric(ctx, t, "network_controller_neutron_breaker_open", nil); got != 1 {
+		t.Errorf("breaker open = %.0f during the freeze, want 1", got)
+	}
+	// Without the breaker, each of the 13 Networks would send a write and
+	// wait the timeout out; with it, only those in flight when Neutron froze.
+	if got := unansweredWrites(); got > workers {
+		t.Errorf("%.0f writes went unanswered during the freeze, want at most %d (one per worker)", got, workers)
+	}
+
+	thaw()
+	for i := range during {
+		waitForReady(ctx, t, ns, fmt.Sprintf("during-%d", i), time.Minute)
+	}
+	for i := range before {
+		waitForGone(ctx, t, ns, fmt.Sprintf("before-%d", i), time.Minute)
+	}
+	waitForExactlyOnePerNetwork(ctx, t, c, ns, time.Minute)
+	if got := c.metric(ctx, t, "network_controller_neutron_breaker_open", nil); got != 0 {
+		t.Errorf("breaker open = %.0f after the thaw, want 0", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,4 +97,23 @@ func stopNeutronServer(t *testing.T) (start func(context.Context) error) {
 		started = true
 		return stack.Neutron.StartServer(ctx)
 	}
+}
+
+// freezeNeutronServer freezes neutron-server (SIGSTOP) and returns what
+// thaws it; a cleanup thaws it if the test ends first.
+func freezeNeutronServer(t *testing.T) (thaw func()) {
+	t.Helper()
+	if err := stack.Neutron.Server.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			if err := stack.Neutron.Server.Thaw(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
 }

@@ -110,6 +110,26 @@ func (p *Process) Stop(grace time.Duration) error {
 	return nil
 }
 
+// Freeze stops the daemon's process group with SIGSTOP: it keeps its
+// sockets, so connections are accepted by the kernel and never answered,
+// as with a hung server. Thaw lets it go on.
+func (p *Process) Freeze() error { return p.signalGroup(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen daemon with SIGCONT.
+func (p *Process) Thaw() error { return p.signalGroup(syscall.SIGCONT) }
+
+func (p *Process) signalGroup(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return fmt.Errorf("%s: not running", p.Name)
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		return fmt.Errorf("%s: sending %v: %w", p.Name, sig, err)
+	}
+	return nil
+}
+
 // Kill stops the daemon at once with SIGKILL, as a crash would.
 func (p *Process) Kill() {
 	p.mu.Lock()

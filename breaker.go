@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// breaker is the controller's circuit breaker on Neutron. When a request
+// gets no answer (or a 5xx), Neutron is known to be down: the breaker
+// opens, and every Neutron request a sync would make fails at once with
+// errNeutronDown instead of waiting out --neutron-timeout, so each affected
+// Network says why within moments and the workers do not queue behind a
+// dead server. Networks already in sync need no request and stay Ready.
+//
+// The inventory's list is the probe: while the breaker is open the
+// controller lists Neutron every few seconds, and the first list that
+// succeeds closes it and queues every Network again.
+type breaker struct {
+	mu    sync.Mutex
+	cause error     // the latest error that showed Neutron down; nil when closed
+	since time.Time // when the breaker opened
+	last  time.Time // when it last tripped
+}
+
+// errNeutronDown is what a request refused by the open breaker returns.
+var errNeutronDown = errors.New("Neutron is not answering")
+
+// trip opens the breaker with the error that showed Neutron is down.
+func (b *breaker) trip(cause error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last = time.Now()
+	if b.cause == nil {
+		b.since = b.last
+	}
+	b.cause = cause
+	breakerOpen.Set(1)
+}
+
+// resetAfter closes the breaker on the evidence of a list of Neutron that
+// began at listStarted, and reports whether it was open. A list that began
+// before the breaker last tripped proves nothing: it may have been read before
+// a late create completed, so the breaker stays open for the next one.
+func (b *breaker) resetAfter(listStarted time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cause == nil || listStarted.Before(b.last) {
+		return false
+	}
+	b.cause = nil
+	breakerOpen.Set(0)
+	return true
+}
+
+// allow returns nil when requests may go to Neutron, else why not.
+func (b *breaker) allow() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cause == nil {
+		return nil
+	}
+	return fmt.Errorf("%w since %s (%v); waiting for a list of Neutron to succeed", errNeutronDown,
+		b.since.UTC().Format(time.RFC3339), b.cause)
+}
+
+// isOpen reports whether the breaker is open.
+func (b *breaker) isOpen() bool { return b.allow() != nil }
