@@ -1,21 +1,15 @@
-# network-controller's image: a static binary on distroless, as a non-root
-# user. The build step is `make build`'s, so CI (which has no Docker engine)
-# builds exactly what the image ships.
+# network-controller's image: the two static binaries of `make build` in an
+# empty image, as a non-root user. `make image` builds them first and then
+# this, with docker where a Docker engine runs and podman elsewhere; the
+# binaries are reproducible (-trimpath, no cgo, no build ID), so both tools
+# make the same image from the same commit. FROM scratch needs no registry:
+# the binaries carry their root CAs (golang.org/x/crypto/x509roots/fallback).
 #
-#   docker build -t "$(make -s image-name)" .
-ARG GO_VERSION=1.26
-FROM golang:${GO_VERSION}-bookworm AS build
-WORKDIR /src
-# Modules first: a source change does not re-download them.
-COPY go.mod go.sum ./
-RUN go mod download
-COPY . .
-RUN make build
-
-FROM gcr.io/distroless/static-debian12:nonroot
+#   make image    # = make build && docker|podman build -t "$(make -s image-name)" .
+FROM scratch
 # One image, two programs: the controller (the default) and the webhook
 # (artifacts/injector runs it with command: ["/envoy-injector"]).
-COPY --from=build /src/bin/network-controller /network-controller
-COPY --from=build /src/bin/envoy-injector /envoy-injector
+COPY bin/network-controller /network-controller
+COPY bin/envoy-injector /envoy-injector
 USER 65532:65532
 ENTRYPOINT ["/network-controller"]

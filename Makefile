@@ -36,9 +36,13 @@ IMAGE := $(shell awk '/newName:/ {n=$$2} /newTag:/ {t=$$2} END {print n ":" t}' 
 image-name: ## Print the image name and tag the deploy manifests use.
 	@echo $(IMAGE)
 
+# docker where a Docker engine answers, else podman (this project's CI and
+# local stack have no Docker engine). CONTAINER_TOOL=... overrides it.
+CONTAINER_TOOL ?= $(shell docker info >/dev/null 2>&1 && echo docker || echo podman)
+
 .PHONY: image
-image: ## Build the image with docker (needs a Docker engine; the build step inside is `make build`).
-	docker build -t $(IMAGE) .
+image: build ## Build the image (name and tag from artifacts/deploy) with docker, or podman where no Docker engine runs.
+	$(CONTAINER_TOOL) build -t $(IMAGE) .
 
 ##@ Testing
 
@@ -59,26 +63,26 @@ unit: ## Run the unit tests (no running components needed), and fuzz the webhook
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime 15s ./pkg/injector
 
 .PHONY: e2e
-e2e: controlplane neutron-packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.
+e2e: controlplane packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/...
 
 N ?= 100
 WORKERS ?= 8
 
 .PHONY: bench
-bench: controlplane neutron-packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8).
+bench: controlplane packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8).
 	$(GO) run ./test/bench -n $(N) -workers $(WORKERS)
 
 .PHONY: check-docs
-check-docs: controlplane neutron-packages ## Run every sh block of README.md and docs/ on a local stack (hack/check-docs.sh).
+check-docs: controlplane packages ## Run every sh block of README.md and docs/ on a local stack (hack/check-docs.sh).
 	hack/check-docs.sh
 
 ##@ Local stack
 
 .PHONY: build
 build: ## Build the controller and the webhook into bin/ (the Dockerfile runs the same command).
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/network-controller .
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/envoy-injector ./cmd/envoy-injector
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -buildid=" -o bin/network-controller .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -buildid=" -o bin/envoy-injector ./cmd/envoy-injector
 
 .PHONY: run
 run: up build ## Bring up the local stack with the example Network, and run the controller on it (Ctrl-C stops the controller).
@@ -98,9 +102,9 @@ down: ## Stop the local stack and remove its data (hack/local-down.sh).
 controlplane: ## Build etcd and kube-apiserver from Go modules into bin/ (only when missing or stale).
 	hack/build-controlplane.sh
 
-.PHONY: neutron-packages
-neutron-packages: ## Install OVN, neutron-server and MariaDB from Debian packages (root; only when missing).
-	hack/install-neutron.sh
+.PHONY: packages
+packages: ## Install the stack's Debian packages: OVN, neutron-server, MariaDB, containerd, CNI plugins, podman (root; only when missing).
+	hack/install-packages.sh
 
 .PHONY: clean
 clean: ## Remove build output (bin/) and the local stack.

@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	// Root CAs compiled in, used only where the system has none: the image
+	// is FROM scratch, and Keystone is reached over HTTPS.
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"

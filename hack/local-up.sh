@@ -18,7 +18,7 @@ mkdir -p "${state}"
 if [[ -f "${pidfile}" ]] && kill -0 "$(cat "${pidfile}")" 2>/dev/null && [[ -f "${state}/env" ]]; then
 	echo "local stack already running (pid $(cat "${pidfile}"))"
 else
-	hack/install-neutron.sh
+	hack/install-packages.sh
 	hack/build-controlplane.sh
 	go build -o bin/local-stack ./hack/local-stack
 

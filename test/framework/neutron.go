@@ -21,7 +21,7 @@ import (
 // Neutron is a real neutron-server with the ML2/OVN driver: OVN's
 // Northbound and Southbound databases, MariaDB, and neutron-server itself,
 // running with auth_strategy = noauth and unlimited quotas. Its packages are
-// installed by hack/install-neutron.sh.
+// installed by hack/install-packages.sh.
 type Neutron struct {
 	NB, SB, MariaDB, Server *Process
 
@@ -46,7 +46,7 @@ const (
 func startNeutron(ctx context.Context, dir string) (_ *Neutron, err error) {
 	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-nbctl", "ovn-sbctl", "mariadbd", "mariadb-install-db", "mariadb", "neutron-server", "neutron-db-manage"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			return nil, fmt.Errorf("%s not found: run hack/install-neutron.sh (make install-neutron)", bin)
+			return nil, fmt.Errorf("%s not found: run hack/install-packages.sh (make packages)", bin)
 		}
 	}
 	ports, err := FreePorts(4)

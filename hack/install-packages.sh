@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages behind the local Neutron: OVN's databases
-# (ovn-central), neutron-server (ML2/OVN) and MariaDB. Packages already
-# present are not touched, so a second run costs one dpkg query.
+# Installs the Debian packages behind the local stack: OVN's databases
+# (ovn-central), neutron-server (ML2/OVN) and MariaDB; for the real node,
+# containerd, the CNI plugins and iptables; and podman to build the images
+# without a Docker engine. Packages already present are not touched, so a
+# second run costs one dpkg query.
 #
 # Debian's packages start their own services on their default ports when a
 # service manager is present; a policy-rc.d that answers 101 ("action
@@ -9,7 +11,8 @@
 # every daemon itself, on free loopback ports (test/framework, hack/local-up.sh).
 set -euo pipefail
 
-packages=(ovn-central neutron-server python3-pymysql mariadb-server-core mariadb-client-core)
+packages=(ovn-central neutron-server python3-pymysql mariadb-server-core mariadb-client-core
+	containerd containernetworking-plugins runc iptables podman)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -18,7 +21,7 @@ for p in "${packages[@]}"; do
 	fi
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "neutron stack packages: already installed"
+	echo "stack packages: already installed"
 	exit 0
 fi
 
@@ -40,4 +43,4 @@ echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "neutron stack packages: installed"
+echo "stack packages: installed"
