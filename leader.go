@@ -9,21 +9,29 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbasevalidation "k8s.io/component-base/config/validation"
 	"k8s.io/klog/v2"
 )
 
-// leaderElectionOptions are the --leader-elect* flags, named as
-// kube-controller-manager names them.
-type leaderElectionOptions struct {
-	enabled           bool
-	leaseDuration     time.Duration
-	renewDeadline     time.Duration
-	retryPeriod       time.Duration
-	resourceName      string
-	resourceNamespace string
+// validateLeaderElection checks the --leader-elect* flags with
+// component-base's validation, as kube-controller-manager does, and with
+// the one rule it leaves to client-go's panic: a retry period short enough
+// for a renewal to be tried (with jitter) before the renew deadline.
+func validateLeaderElection(c componentbaseconfig.LeaderElectionConfiguration) error {
+	errs := componentbasevalidation.ValidateLeaderElectionConfiguration(&c, field.NewPath("leaderElection"))
+	if c.LeaderElect && c.RenewDeadline.Duration <= time.Duration(leaderelection.JitterFactor*float64(c.RetryPeriod.Duration)) {
+		errs = append(errs, field.Invalid(field.NewPath("leaderElection", "renewDeadline"), c.RenewDeadline.Duration.String(),
+			fmt.Sprintf("must be more than %v x --leader-elect-retry-period", leaderelection.JitterFactor)))
+	}
+	if c.LeaderElect && c.ResourceLock != resourcelock.LeasesResourceLock {
+		errs = append(errs, field.NotSupported(field.NewPath("leaderElection", "resourceLock"), c.ResourceLock, []string{resourcelock.LeasesResourceLock}))
+	}
+	return errs.ToAggregate()
 }
 
 // errLostLease ends the process when another replica took the lease: the
@@ -33,7 +41,7 @@ var errLostLease = errors.New("lost the leader lease")
 // runLeaderElected runs work while this process holds the Lease, and
 // returns when ctx ends (releasing the Lease, so a standby takes over at
 // once rather than after the lease duration) or the Lease is lost.
-func runLeaderElected(ctx context.Context, client kubernetes.Interface, opts leaderElectionOptions,
+func runLeaderElected(ctx context.Context, client kubernetes.Interface, opts componentbaseconfig.LeaderElectionConfiguration,
 	watchdog *leaderelection.HealthzAdaptor, work func(ctx context.Context) error, onStandby func()) error {
 	logger := klog.FromContext(ctx)
 	hostname, err := os.Hostname()
@@ -42,7 +50,7 @@ func runLeaderElected(ctx context.Context, client kubernetes.Interface, opts lea
 	}
 	// The hostname alone is not unique: two processes on one machine.
 	id := hostname + "_" + string(uuid.NewUUID())
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, opts.resourceNamespace, opts.resourceName,
+	lock, err := resourcelock.New(opts.ResourceLock, opts.ResourceNamespace, opts.ResourceName,
 		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
 		return fmt.Errorf("creating the leader election lock: %w", err)
@@ -53,10 +61,10 @@ func runLeaderElected(ctx context.Context, client kubernetes.Interface, opts lea
 	onStandby()
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		Name:            opts.resourceName,
-		LeaseDuration:   opts.leaseDuration,
-		RenewDeadline:   opts.renewDeadline,
-		RetryPeriod:     opts.retryPeriod,
+		Name:            opts.ResourceName,
+		LeaseDuration:   opts.LeaseDuration.Duration,
+		RenewDeadline:   opts.RenewDeadline.Duration,
+		RetryPeriod:     opts.RetryPeriod.Duration,
 		ReleaseOnCancel: true,
 		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{

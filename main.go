@@ -18,13 +18,18 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/spf13/pflag"
 	// Root CAs compiled in, used only where the system has none: the image
 	// is FROM scratch, and Keystone is reached over HTTPS.
 	_ "golang.org/x/crypto/x509roots/fallback"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
 
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
@@ -50,13 +55,13 @@ type options struct {
 	neutronTimeout      time.Duration
 	maxRetryDelay       time.Duration
 
-	leaderElection     leaderElectionOptions
+	leaderElection     componentbaseconfig.LeaderElectionConfiguration
 	probeBindAddress   string
 	metricsBindAddress string
 	profiling          bool
 }
 
-func (o *options) addFlags(fs *flag.FlagSet) {
+func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
 	fs.IntVar(&o.workers, "workers", 8, "Number of Networks synced in parallel, and so the most Neutron requests in flight.")
@@ -72,13 +77,19 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
 	fs.DurationVar(&o.maxRetryDelay, "max-retry-delay", 2*time.Minute, "Cap of the exponential backoff of a Network whose sync failed (Neutron unavailable, over quota, a delete blocked by ports): the longest it takes to notice the cause is gone. Neutron's refusals of an invalid request are retried every 5 minutes instead, or at once when the Network changes.")
 
-	le := &o.leaderElection
-	fs.BoolVar(&le.enabled, "leader-elect", true, "Run only while holding a coordination.k8s.io Lease, so that one of several replicas works at a time.")
-	fs.DurationVar(&le.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits, after the leader stopped renewing, before it takes the lease.")
-	fs.DurationVar(&le.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it stops working. Less than the lease duration.")
-	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
-	fs.StringVar(&le.resourceName, "leader-elect-resource-name", "network-controller", "Name of the Lease.")
-	fs.StringVar(&le.resourceNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease; empty means the Pod's namespace, or \"default\" out of cluster.")
+	// The --leader-elect* flags, bound and validated by component-base as
+	// kube-controller-manager's are, with this controller's defaults.
+	o.leaderElection = componentbaseconfig.LeaderElectionConfiguration{
+		LeaderElect:   true,
+		LeaseDuration: metav1.Duration{Duration: 15 * time.Second},
+		RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
+		RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
+		ResourceLock:  resourcelock.LeasesResourceLock,
+		ResourceName:  "network-controller",
+		// Empty: the Pod's namespace, or "default" out of cluster (main).
+		ResourceNamespace: "",
+	}
+	componentbaseoptions.BindLeaderElectionFlags(&o.leaderElection, fs)
 	fs.StringVar(&o.probeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" turns them off.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address.")
@@ -94,19 +105,18 @@ func (o *options) validate() error {
 	if _, err := neutron.NewMark(o.clusterName); err != nil {
 		return fmt.Errorf("--cluster-name: %w", err)
 	}
-	if le := o.leaderElection; le.enabled && !(le.retryPeriod < le.renewDeadline && le.renewDeadline < le.leaseDuration) {
-		return fmt.Errorf("leader election needs --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration")
-	}
-	return nil
+	return validateLeaderElection(o.leaderElection)
 }
 
 func main() {
-	klog.InitFlags(nil)
 	var opts options
-	opts.addFlags(flag.CommandLine)
-	flag.Parse()
-	if opts.leaderElection.resourceNamespace == "" {
-		opts.leaderElection.resourceNamespace = incluster.Namespace()
+	opts.addFlags(pflag.CommandLine)
+	klogFlags := flag.NewFlagSet("klog", flag.ExitOnError)
+	klog.InitFlags(klogFlags)
+	pflag.CommandLine.AddGoFlagSet(klogFlags)
+	pflag.Parse()
+	if opts.leaderElection.ResourceNamespace == "" {
+		opts.leaderElection.ResourceNamespace = incluster.Namespace()
 	}
 	if err := opts.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "network-controller: %v\n", err)
@@ -187,7 +197,7 @@ func run(ctx context.Context, opts options) error {
 		defer informerFactory.Shutdown()
 		return controller.Run(ctx, opts.workers)
 	}
-	if !opts.leaderElection.enabled {
+	if !opts.leaderElection.LeaderElect {
 		return work(ctx)
 	}
 	return runLeaderElected(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
