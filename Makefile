@@ -40,6 +40,14 @@ image-name: ## Print the image name and tag the deploy manifests use.
 # local stack have no Docker engine). CONTAINER_TOOL=... overrides it.
 CONTAINER_TOOL ?= $(shell docker info >/dev/null 2>&1 && echo docker || echo podman)
 
+.PHONY: container-tool
+container-tool: ## Print the container tool `make image` uses.
+	@echo $(CONTAINER_TOOL)
+
+.PHONY: images
+images: ## Build every image the local node runs into bin/images/ (hack/build-images.sh).
+	hack/build-images.sh
+
 .PHONY: image
 image: build ## Build the image (name and tag from artifacts/deploy) with docker, or podman where no Docker engine runs.
 	$(CONTAINER_TOOL) build -t $(IMAGE) .
@@ -91,6 +99,10 @@ run: up build ## Bring up the local stack with the example Network, and run the 
 .PHONY: up
 up: ## Start the local stack in the background (hack/local-up.sh).
 	hack/local-up.sh
+
+.PHONY: deploy
+deploy: ## After make up: build the images, load them into the node, apply artifacts/deploy and artifacts/injector (hack/deploy.sh).
+	hack/deploy.sh
 
 .PHONY: down
 down: ## Stop the local stack and remove its data (hack/local-down.sh).

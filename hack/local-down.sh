@@ -8,11 +8,13 @@ pidfile="${state}/local-stack.pid"
 
 if [[ -f "${pidfile}" ]] && pid=$(cat "${pidfile}") && kill -0 "${pid}" 2>/dev/null; then
 	kill -TERM "${pid}"
-	deadline=$((SECONDS + 60))
+	deadline=$((SECONDS + 120))
 	while kill -0 "${pid}" 2>/dev/null; do
 		if ((SECONDS > deadline)); then
-			echo "the local stack did not stop in 60s; killing it" >&2
+			echo "the local stack did not stop in 120s; killing it" >&2
 			kill -KILL "${pid}" 2>/dev/null || true
+			# What its node left on the host goes too.
+			"${root}/bin/local-stack" --cleanup || true
 			break
 		fi
 		sleep 0.2

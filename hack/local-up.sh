@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Brings up the local stack for a person and leaves it running in the
 # background: etcd and kube-apiserver (built from Go modules) with the
-# Network CRD installed, and neutron-server with ML2/OVN on MariaDB
-# (Debian packages). Then applies the example Network.
+# Network CRD installed, neutron-server with ML2/OVN on MariaDB (Debian
+# packages), and a real node (kubelet, containerd, kube-proxy,
+# kube-controller-manager, kube-scheduler) that `make deploy` runs the
+# project's images on. LOCAL_NODE=0 leaves the node out. Then applies the
+# example Network.
 #
-# First run on a fresh machine: ~12 min to build kube-apiserver and ~4 min
-# to install the packages (root needed for apt). Afterwards: ~15 s.
+# First run on a fresh machine: ~22 min to build kube-apiserver and the
+# node's components and ~4 min to install the packages (root needed for
+# apt). Afterwards: ~30 s.
 # Stop it with hack/local-down.sh (make down).
 set -euo pipefail
 
@@ -19,13 +23,21 @@ if [[ -f "${pidfile}" ]] && kill -0 "$(cat "${pidfile}")" 2>/dev/null && [[ -f "
 	echo "local stack already running (pid $(cat "${pidfile}"))"
 else
 	hack/install-packages.sh
-	hack/build-controlplane.sh
+	node=true
+	if [[ ${LOCAL_NODE:-1} == 0 ]]; then
+		node=false
+		hack/build-controlplane.sh controlplane
+	else
+		hack/build-controlplane.sh
+		# The node's sandbox image, and the images make deploy runs.
+		hack/build-images.sh
+	fi
 	go build -o bin/local-stack ./hack/local-stack
 
 	echo "starting the local stack (log: .local/local-stack.log)"
 	rm -f "${state}/env"
 	# setsid: the stack outlives this script and the terminal's Ctrl-C.
-	setsid bin/local-stack --dir "${state}" >"${state}/local-stack.log" 2>&1 </dev/null &
+	setsid bin/local-stack --dir "${state}" --node="${node}" >"${state}/local-stack.log" 2>&1 </dev/null &
 	echo $! >"${pidfile}"
 
 	deadline=$((SECONDS + 180))

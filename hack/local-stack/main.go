@@ -1,11 +1,13 @@
 // Command local-stack runs the project's real stack — etcd, kube-apiserver
-// with the CRDs installed, OVN, MariaDB and neutron-server — for a person,
+// with the CRDs installed, OVN, MariaDB and neutron-server, and a real node
+// unless --node=false — for a person,
 // until it receives SIGTERM or SIGINT. hack/local-up.sh starts it in the
 // background and hack/local-down.sh stops it; it uses the same code as the
 // e2e tests (test/framework), so what a person sees is what the tests test.
 //
 // When the stack is ready it writes DIR/env, a shell file with KUBECONFIG,
-// NEUTRON_ENDPOINT, OVN_NB_DB and ETCD_ENDPOINTS: its presence is the
+// NEUTRON_ENDPOINT, OVN_NB_DB, ETCD_ENDPOINTS (and CONTAINERD_ADDRESS, the
+// node's containerd, for make deploy): its presence is the
 // readiness signal local-up.sh waits for.
 package main
 
@@ -24,14 +26,20 @@ import (
 
 func main() {
 	dir := flag.String("dir", ".local", "directory for the stack's data, logs, kubeconfig and env file; emptied first")
+	node := flag.Bool("node", true, "also run a real node (containerd, kubelet, kube-proxy, kube-controller-manager, kube-scheduler) for make deploy; needs root")
+	cleanup := flag.Bool("cleanup", false, "only remove what a killed node left on this machine (processes, mounts, iptables chains, cgroups, sysctls), then exit")
 	flag.Parse()
-	if err := run(*dir); err != nil {
+	if *cleanup {
+		framework.CleanupNodeHost()
+		return
+	}
+	if err := run(*dir, *node); err != nil {
 		fmt.Fprintf(os.Stderr, "local-stack: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string) error {
+func run(dir string, node bool) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -46,7 +54,7 @@ func run(dir string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	stack, err := framework.Start(ctx, framework.Options{Neutron: true, Dir: stackDir})
+	stack, err := framework.Start(ctx, framework.Options{Neutron: true, Node: node, Dir: stackDir})
 	if err != nil {
 		return err
 	}
@@ -58,6 +66,9 @@ func run(dir string) error {
 	}
 	env := fmt.Sprintf("export KUBECONFIG=%s\nexport NEUTRON_ENDPOINT=%s\nexport OVN_NB_DB=%s\nexport ETCD_ENDPOINTS=%s\n",
 		kubeconfig, stack.Neutron.Endpoint, stack.Neutron.NBConnection, stack.ControlPlane.EtcdURL)
+	if stack.Node != nil {
+		env += fmt.Sprintf("export CONTAINERD_ADDRESS=%s\n", stack.Node.ContainerdSocket)
+	}
 	// Written last and renamed into place: its presence means ready.
 	if err := os.WriteFile(envFile+".tmp", []byte(env), 0o644); err != nil {
 		return err

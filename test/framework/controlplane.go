@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -39,14 +40,36 @@ type ControlPlane struct {
 	AdminConfig *rest.Config
 	// AdminKubeconfig is AdminConfig written as a kubeconfig file.
 	AdminKubeconfig string
+	// CAFile holds the certificate that clients of the API server trust.
+	CAFile string
+	// SAKeyFile is the key that signs ServiceAccount tokens.
+	SAKeyFile string
+	// Tokens are the static tokens of the node's components, by user.
+	Tokens map[string]string
 
 	dir string
 }
 
+// controlPlaneOptions say where the API server listens and whom it knows.
+type controlPlaneOptions struct {
+	// bindIP is the one address the API server listens on and advertises.
+	bindIP string
+	// serviceCIDR is the Service ClusterIP range; its first address is the
+	// kubernetes Service's.
+	serviceCIDR string
+	// users maps the node's components' user names to their groups; each
+	// gets a static token (ControlPlane.Tokens). With users, the Node
+	// authorizer and NodeRestriction are on, as in a real cluster.
+	users map[string][]string
+}
+
+// loopbackControlPlane is the control plane without a node: loopback only.
+var loopbackControlPlane = controlPlaneOptions{bindIP: "127.0.0.1", serviceCIDR: "10.0.0.0/24"}
+
 // startControlPlane starts etcd and kube-apiserver under dir with the
 // binaries of binDir (built by hack/build-controlplane.sh) and installs the
 // CRDs found in crdDir.
-func startControlPlane(ctx context.Context, dir, binDir, crdDir string) (*ControlPlane, error) {
+func startControlPlane(ctx context.Context, dir, binDir, crdDir string, opts controlPlaneOptions) (*ControlPlane, error) {
 	for _, b := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			return nil, fmt.Errorf("%s missing in %s: run hack/build-controlplane.sh (make controlplane): %w", b, binDir, err)
@@ -95,13 +118,37 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string) (*Contro
 	if err := writeRSAKey(saKey); err != nil {
 		return nil, err
 	}
+	cp.SAKeyFile = saKey
 	token, err := randomToken()
 	if err != nil {
 		return nil, err
 	}
 	tokens := filepath.Join(apiDir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"), 0o600); err != nil {
+	tokensCSV := token + `,admin,admin,"system:masters"` + "\n"
+	cp.Tokens = map[string]string{}
+	for user, groups := range opts.users {
+		t, err := randomToken()
+		if err != nil {
+			return nil, err
+		}
+		cp.Tokens[user] = t
+		tokensCSV += fmt.Sprintf("%s,%s,%s", t, user, user)
+		if len(groups) > 0 {
+			tokensCSV += fmt.Sprintf(",%q", strings.Join(groups, ","))
+		}
+		tokensCSV += "\n"
+	}
+	if err := os.WriteFile(tokens, []byte(tokensCSV), 0o600); err != nil {
 		return nil, err
+	}
+	authz := []string{"--authorization-mode=RBAC"}
+	if len(opts.users) > 0 {
+		authz = []string{"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+			// The API server dials the kubelet by its InternalIP (the
+			// bridge), never by a host name that would need DNS.
+			"--kubelet-preferred-address-types=InternalIP",
+			// Webhooks and aggregated APIs are dialled at their Pod IPs.
+			"--enable-aggregator-routing=true"}
 	}
 	certDir := filepath.Join(apiDir, "certs")
 	cp.APIServer = &Process{
@@ -109,19 +156,20 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string) (*Contro
 		Path: filepath.Join(binDir, "kube-apiserver"),
 		Args: []string{
 			"--etcd-servers=" + cp.EtcdURL,
-			"--bind-address=127.0.0.1",
+			"--bind-address=" + opts.bindIP,
+			"--advertise-address=" + opts.bindIP,
 			fmt.Sprintf("--secure-port=%d", apiPort),
 			"--cert-dir=" + certDir,
 			"--service-account-issuer=https://kubernetes.default.svc",
 			"--service-account-key-file=" + saKey,
 			"--service-account-signing-key-file=" + saKey,
 			"--token-auth-file=" + tokens,
-			"--authorization-mode=RBAC",
-			"--service-cluster-ip-range=10.0.0.0/24",
+			"--service-cluster-ip-range=" + opts.serviceCIDR,
 		},
 		Dir:     dir,
 		LogPath: filepath.Join(dir, "kube-apiserver.log"),
 	}
+	cp.APIServer.Args = append(cp.APIServer.Args, authz...)
 	if err := cp.APIServer.Start(); err != nil {
 		cp.Stop()
 		return nil, err
@@ -129,8 +177,9 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string) (*Contro
 	// The API server writes its self-signed serving certificate before it
 	// listens; that certificate is also the CA clients trust.
 	caFile := filepath.Join(certDir, "apiserver.crt")
+	cp.CAFile = caFile
 	cp.AdminConfig = &rest.Config{
-		Host:            fmt.Sprintf("https://127.0.0.1:%d", apiPort),
+		Host:            fmt.Sprintf("https://%s:%d", opts.bindIP, apiPort),
 		BearerToken:     token,
 		TLSClientConfig: rest.TLSClientConfig{CAFile: caFile},
 		// Tests and benchmarks measure the server, not client throttling.

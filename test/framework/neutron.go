@@ -43,7 +43,9 @@ const (
 	neutronPaste = "/etc/neutron/api-paste.ini"
 )
 
-func startNeutron(ctx context.Context, dir string) (_ *Neutron, err error) {
+// startNeutron starts Neutron under dir; neutron-server listens on bindIP
+// (the node's bridge address when Pods must reach it, else loopback).
+func startNeutron(ctx context.Context, dir, bindIP string) (_ *Neutron, err error) {
 	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-nbctl", "ovn-sbctl", "mariadbd", "mariadb-install-db", "mariadb", "neutron-server", "neutron-db-manage"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			return nil, fmt.Errorf("%s not found: run hack/install-packages.sh (make packages)", bin)
@@ -57,7 +59,7 @@ func startNeutron(ctx context.Context, dir string) (_ *Neutron, err error) {
 	n := &Neutron{
 		dir:          dir,
 		cred:         unprivileged(),
-		Endpoint:     fmt.Sprintf("http://127.0.0.1:%d/", apiPort),
+		Endpoint:     fmt.Sprintf("http://%s:%d/", bindIP, apiPort),
 		NBConnection: fmt.Sprintf("tcp:127.0.0.1:%d", nbPort),
 	}
 	defer func() {
@@ -144,7 +146,7 @@ func startNeutron(ctx context.Context, dir string) (_ *Neutron, err error) {
 	if err := os.WriteFile(filepath.Join(confDir, "api-paste.ini"), paste, 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(neutronConf, []byte(neutronConfig(apiPort, dbPort, confDir)), 0o644); err != nil {
+	if err := os.WriteFile(neutronConf, []byte(neutronConfig(bindIP, apiPort, dbPort, confDir)), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(ml2Conf, []byte(ml2OVNConfig(n.NBConnection, sbConnection)), 0o644); err != nil {
@@ -268,9 +270,9 @@ func unprivileged() *syscall.Credential {
 	return &syscall.Credential{Uid: 65534, Gid: 65534}
 }
 
-func neutronConfig(apiPort, dbPort int, dir string) string {
+func neutronConfig(bindIP string, apiPort, dbPort int, dir string) string {
 	return fmt.Sprintf(`[DEFAULT]
-bind_host = 127.0.0.1
+bind_host = %s
 bind_port = %d
 auth_strategy = noauth
 core_plugin = ml2
@@ -299,7 +301,7 @@ lock_path = %s
 quota_network = -1
 quota_subnet = -1
 quota_port = -1
-`, apiPort, filepath.Join(dir, "api-paste.ini"), dir, filepath.Join(dir, "neutron-server.log"), dbPort, filepath.Join(dir, "lock"))
+`, bindIP, apiPort, filepath.Join(dir, "api-paste.ini"), dir, filepath.Join(dir, "neutron-server.log"), dbPort, filepath.Join(dir, "lock"))
 }
 
 func ml2OVNConfig(nb, sb string) string {

@@ -1,7 +1,9 @@
 // Package framework starts the real components that network-controller
 // works with — etcd, kube-apiserver, OVN's databases, MariaDB and
 // neutron-server — on free loopback ports in a temporary directory, for the
-// e2e tests, the benchmarks and the local stack (hack/local-up.sh).
+// e2e tests, the benchmarks and the local stack (hack/local-up.sh); and,
+// when asked, a real node (containerd, kubelet, kube-proxy,
+// kube-controller-manager, kube-scheduler) that runs the project's images.
 //
 // Every daemon runs in its own process group and dies with the process that
 // started it, so an interrupted test leaves nothing running.
@@ -15,12 +17,19 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // Options choose what a Stack runs.
 type Options struct {
 	// Neutron also starts OVN, MariaDB and neutron-server.
 	Neutron bool
+	// Node also starts a real node, and makes the API server and
+	// neutron-server listen on its bridge (NodeIP) so that Pods reach them.
+	// It needs root, and only one runs per machine.
+	Node bool
 	// Dir is where the stack keeps its data and logs; empty means a new
 	// temporary directory, removed by Stop.
 	Dir string
@@ -31,6 +40,8 @@ type Stack struct {
 	ControlPlane *ControlPlane
 	// Neutron is nil unless Options.Neutron was set.
 	Neutron *Neutron
+	// Node is nil unless Options.Node was set.
+	Node *Node
 	// Dir holds every component's data and log.
 	Dir string
 	// RepoRoot is the root of this repository.
@@ -66,14 +77,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err := os.MkdirAll(filepath.Join(s.Dir, "kube"), 0o700); err != nil {
 		return nil, err
 	}
+	cpOpts, bindIP := loopbackControlPlane, "127.0.0.1"
+	if opts.Node {
+		// The bridge first: the API server and neutron-server bind to it.
+		if s.Node, err = prepareNodeHost(); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		cpOpts = controlPlaneOptions{bindIP: NodeIP, serviceCIDR: serviceCIDR, users: nodeUsers}
+		bindIP = NodeIP
+	}
 	var wg sync.WaitGroup
 	var cpErr, nErr error
 	wg.Go(func() {
-		s.ControlPlane, cpErr = startControlPlane(ctx, filepath.Join(s.Dir, "kube"), binDir, filepath.Join(root, "artifacts", "crd"))
+		s.ControlPlane, cpErr = startControlPlane(ctx, filepath.Join(s.Dir, "kube"), binDir, filepath.Join(root, "artifacts", "crd"), cpOpts)
 	})
 	if opts.Neutron {
 		wg.Go(func() {
-			s.Neutron, nErr = startNeutron(ctx, filepath.Join(s.Dir, "neutron"))
+			s.Neutron, nErr = startNeutron(ctx, filepath.Join(s.Dir, "neutron"), bindIP)
 		})
 	}
 	wg.Wait()
@@ -81,11 +102,27 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		s.Stop()
 		return nil, fmt.Errorf("starting the stack in %s: %w", s.Dir, err)
 	}
+	if s.Node != nil {
+		if err := s.Node.start(ctx, s.ControlPlane, binDir, filepath.Join(binDir, "images")); err != nil {
+			err = fmt.Errorf("starting the node: %w\n%s", err, s.Logs())
+			s.Stop()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
 // Stop stops every component and, when Start made the directory, removes it.
 func (s *Stack) Stop() {
+	if s.Node != nil {
+		var admin *rest.Config
+		if s.ControlPlane != nil {
+			admin = s.ControlPlane.AdminConfig
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		s.Node.Stop(ctx, admin)
+		cancel()
+	}
 	if s.Neutron != nil {
 		s.Neutron.Stop()
 	}
@@ -105,6 +142,9 @@ func (s *Stack) Logs() string {
 	}
 	if n := s.Neutron; n != nil {
 		procs = append(procs, n.NB, n.SB, n.MariaDB, n.Server)
+	}
+	if s.Node != nil {
+		procs = append(procs, s.Node.processes()...)
 	}
 	var b bytes.Buffer
 	for _, p := range procs {

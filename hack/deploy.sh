@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# make deploy: runs the project in cluster on the local stack's node, from
+# the images built here. After `make up`:
+#   1. builds the images (hack/build-images.sh) and imports them into the
+#      node's containerd (no registry is involved);
+#   2. applies artifacts/deploy through a kustomize overlay made for the
+#      local stack (.local/deploy): the cloud Secret, and the one argument
+#      the local stack needs, --neutron-endpoint (its neutron-server runs
+#      with noauth; a real cloud uses the Secret's clouds.yaml instead);
+#   3. applies artifacts/injector unchanged, with its serving certificate
+#      (hack/injector-certs.sh);
+#   4. waits until both Deployments are rolled out.
+# KUBECONFIG, NEUTRON_ENDPOINT and CONTAINERD_ADDRESS come from .local/env,
+# or from the environment when DEPLOY_ENV=0 (the e2e tests' own stack).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${root}"
+if [[ ${DEPLOY_ENV:-1} != 0 ]]; then
+	if [[ ! -f .local/env ]]; then
+		echo "no local stack: run make up first" >&2
+		exit 1
+	fi
+	# shellcheck source=/dev/null
+	source .local/env
+fi
+if [[ -z ${CONTAINERD_ADDRESS:-} ]]; then
+	echo "the local stack runs without a node (LOCAL_NODE=0): make down && make up" >&2
+	exit 1
+fi
+overlay=${DEPLOY_OVERLAY:-${root}/.local/deploy}
+
+hack/build-images.sh
+for archive in bin/images/*.tar; do
+	ctr --address "${CONTAINERD_ADDRESS}" -n k8s.io images import "${archive}" >/dev/null
+done
+
+mkdir -p "${overlay}"
+base=$(realpath --relative-to="${overlay}" "${root}/artifacts/deploy")
+cat >"${overlay}/kustomization.yaml" <<YAML
+# Made by hack/deploy.sh for the local stack: artifacts/deploy, with a Secret
+# for the local stack and its noauth Neutron endpoint.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ${base}
+patches:
+- target:
+    kind: Secret
+    name: network-controller-cloud
+  patch: |
+    - op: replace
+      path: /stringData
+      value:
+        clouds.yaml: |
+          # The local stack's neutron-server runs with auth_strategy = noauth:
+          # --neutron-endpoint is used, and this file is not read.
+          clouds: {}
+- target:
+    kind: Deployment
+    name: network-controller
+  patch: |
+    - op: add
+      path: /spec/template/spec/containers/0/args/-
+      value: --neutron-endpoint=${NEUTRON_ENDPOINT}
+YAML
+kubectl apply -k "${overlay}"
+kubectl apply -k artifacts/injector
+hack/injector-certs.sh >/dev/null
+kubectl -n network-controller-system rollout status deployment/network-controller --timeout=120s
+kubectl -n envoy-injector rollout status deployment/envoy-injector --timeout=120s
