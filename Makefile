@@ -55,7 +55,7 @@ image: build ## Build the image (name and tag from artifacts/deploy) with docker
 ##@ Testing
 
 .PHONY: test
-test: verify unit e2e check-docs ## Run everything CI runs: verification, unit tests, the e2e suite and the docs' commands, against the real stack.
+test: verify unit e2e e2e-node check-docs ## Run everything CI runs: verification, unit tests, the e2e suite and the docs' commands, against the real stack.
 
 .PHONY: verify
 verify: ## Check formatting, go vet, and that generated code is up to date.
@@ -73,6 +73,10 @@ unit: ## Run the unit tests (no running components needed), and fuzz the webhook
 .PHONY: e2e
 e2e: controlplane packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/...
+
+.PHONY: e2e-node
+e2e-node: controlplane packages images ## Run the in-cluster e2e suite: the images as Pods on a real node, deployed by hack/deploy.sh (root).
+	$(GO) test -count=1 -timeout 20m -v ./test/e2enode/...
 
 N ?= 100
 WORKERS ?= 8

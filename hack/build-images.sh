@@ -6,8 +6,9 @@
 #     the name and tag of artifacts/deploy/kustomization.yaml;
 #   - the node's pause image (hack/node/pause), containerd's sandbox image;
 #   - a stand-in for the Envoy sidecar of artifacts/injector's template,
-#     under that template's image name: the pause binary, which ignores
-#     Envoy's arguments and runs until stopped, so an injected Pod starts.
+#     under that template's image name: the pause binary at the template's
+#     command path (/usr/local/bin/envoy); it ignores Envoy's arguments and
+#     runs until stopped, so an injected Pod really starts.
 # Uses docker where a Docker engine runs, else podman (make image's rule).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,7 +30,13 @@ ctx=$(mktemp -d)
 trap 'rm -rf "${ctx}"' EXIT
 cp "${bin}/pause" hack/node/pause/Dockerfile "${ctx}/"
 "${tool}" build -q -t "${pause}" "${ctx}" >/dev/null
-"${tool}" tag "${pause}" "${envoy}"
+cat >"${ctx}/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY pause /usr/local/bin/envoy
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/envoy"]
+DOCKERFILE
+"${tool}" build -q -t "${envoy}" "${ctx}" >/dev/null
 
 save() {
 	rm -f "${out}/$2.tar"

@@ -1,0 +1,262 @@
+package e2enode
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+const (
+	controllerNamespace = "network-controller-system"
+	controllerSelector  = "app.kubernetes.io/name=network-controller"
+	injectorNamespace   = "envoy-injector"
+	injectorSelector    = "app.kubernetes.io/name=envoy-injector"
+	// deployedCluster is the --cluster-name of artifacts/deploy.
+	deployedCluster = "kubernetes"
+)
+
+func testContext(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func kubeClient(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(stack.ControlPlane.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func networkClient(t *testing.T) clientset.Interface {
+	t.Helper()
+	c, err := clientset.NewForConfig(stack.ControlPlane.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// eventually polls condition until it is true or timeout passes; the test
+// fails with the last message it gave.
+func eventually(ctx context.Context, t *testing.T, timeout time.Duration, condition func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		done, msg, err := condition(ctx)
+		last = msg
+		return done, err
+	})
+	if err != nil {
+		t.Fatalf("not true within %s: %s (%v)", timeout, last, err)
+	}
+}
+
+// newNamespace creates a namespace for the test, with labels.
+func newNamespace(ctx context.Context, t *testing.T, labels map[string]string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", strings.ToLower(t.Name()), time.Now().UnixNano()%100000)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if _, err := kubeClient(t).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func kubectl(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", stack.ControlPlane.AdminKubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// createNetworks creates count Networks named prefix-i in 10.<octet>.i.0/24
+// and deletes them (waiting until they are gone) when the test ends.
+func createNetworks(ctx context.Context, t *testing.T, ns, prefix string, octet, count int) {
+	t.Helper()
+	client := networkClient(t).SamplecrdV1().Networks(ns)
+	for i := range count {
+		n := &samplecrdv1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)},
+			Spec:       samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("10.%d.%d.0/24", octet, i), Gateway: fmt.Sprintf("10.%d.%d.1", octet, i)},
+		}
+		if _, err := client.Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Error(err)
+			return
+		}
+		eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			list, err := client.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return len(list.Items) == 0, fmt.Sprintf("%d Networks left", len(list.Items)), nil
+		})
+	})
+}
+
+// waitAllReady waits until every Network of ns is Ready for its generation.
+func waitAllReady(ctx context.Context, t *testing.T, ns string, want int, timeout time.Duration) []samplecrdv1.Network {
+	t.Helper()
+	var items []samplecrdv1.Network
+	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		items = list.Items
+		ready := 0
+		for _, n := range list.Items {
+			if meta.IsStatusConditionTrue(n.Status.Conditions, samplecrdv1.ConditionReady) && n.Status.ObservedGeneration == n.Generation {
+				ready++
+			}
+		}
+		return ready == want && len(list.Items) == want, fmt.Sprintf("%d of %d Networks Ready", ready, want), nil
+	})
+	return items
+}
+
+// neutronOf lists the Neutron networks the deployed controller marked for
+// Networks of ns, and their subnets.
+func neutronOf(ctx context.Context, t *testing.T, ns string) ([]networks.Network, []subnets.Subnet) {
+	t.Helper()
+	mark, err := neutron.NewMark(deployedCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := networks.List(stack.Neutron.Client, networks.ListOpts{Description: mark.Description()}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := networks.ExtractNetworks(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nets []networks.Network
+	var subs []subnets.Subnet
+	for _, n := range all {
+		if !strings.HasPrefix(n.Name, ns+"/") {
+			continue
+		}
+		nets = append(nets, n)
+		page, err := subnets.List(stack.Neutron.Client, subnets.ListOpts{NetworkID: n.ID}).AllPages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := subnets.ExtractSubnets(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s...)
+	}
+	return nets, subs
+}
+
+// waitExactlyOneEach waits until Neutron holds exactly one network and one
+// subnet per Network of ns, the ones its status names.
+func waitExactlyOneEach(ctx context.Context, t *testing.T, ns string, timeout time.Duration) {
+	t.Helper()
+	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		nets, subs := neutronOf(ctx, t, ns)
+		if len(nets) != len(list.Items) || len(subs) != len(list.Items) {
+			return false, fmt.Sprintf("%d networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), len(list.Items)), nil
+		}
+		ids := map[string]bool{}
+		for _, n := range nets {
+			ids[n.ID] = true
+		}
+		for _, s := range subs {
+			ids[s.ID] = true
+		}
+		for _, n := range list.Items {
+			if !ids[n.Status.NetworkID] || !ids[n.Status.SubnetID] {
+				return false, fmt.Sprintf("%s names %s/%s, not in Neutron", n.Name, n.Status.NetworkID, n.Status.SubnetID), nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
+// pods returns the Pods of a selector, failing the test on error.
+func pods(ctx context.Context, t *testing.T, ns, selector string) []corev1.Pod {
+	t.Helper()
+	list, err := kubeClient(t).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitPodsReady waits until want Pods of the selector run, all Ready (or,
+// with ready=false, all running and none Ready), none being deleted.
+func waitPodsReady(ctx context.Context, t *testing.T, ns, selector string, want int, ready bool, timeout time.Duration) []corev1.Pod {
+	t.Helper()
+	var got []corev1.Pod
+	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+		got = nil
+		matching := 0
+		for _, p := range pods(ctx, t, ns, selector) {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			got = append(got, p)
+			if podReady(p) == ready {
+				matching++
+			}
+		}
+		return len(got) == want && matching == want, fmt.Sprintf("%d running Pods, %d of them with Ready=%v; want %d", len(got), matching, ready, want), nil
+	})
+	return got
+}
+
+// leaseHolder returns the holder of the controller's Lease.
+func leaseHolder(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	lease, err := kubeClient(t).CoordinationV1().Leases(controllerNamespace).Get(ctx, "network-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}

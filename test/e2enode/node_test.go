@@ -1,0 +1,244 @@
+package e2enode
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+// TestDeployedControllerReconciles: the controller running as Pods makes,
+// updates in place and deletes a Network's Neutron network and subnet.
+func TestDeployedControllerReconciles(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t, nil)
+	createNetworks(ctx, t, ns, "web", 150, 1)
+	before := waitAllReady(ctx, t, ns, 1, time.Minute)[0]
+
+	patch := []byte(`{"spec":{"gateway":"10.150.0.254"}}`)
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, "web-0", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after := waitAllReady(ctx, t, ns, 1, time.Minute)[0]
+	if after.Status.NetworkID != before.Status.NetworkID || after.Status.SubnetID != before.Status.SubnetID {
+		t.Errorf("the update replaced the Neutron resources: %s/%s -> %s/%s", before.Status.NetworkID, before.Status.SubnetID, after.Status.NetworkID, after.Status.SubnetID)
+	}
+	subnet, err := subnets.Get(ctx, stack.Neutron.Client, after.Status.SubnetID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subnet.GatewayIP != "10.150.0.254" {
+		t.Errorf("Neutron's gateway is %s, want 10.150.0.254", subnet.GatewayIP)
+	}
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		_, err := networks.Get(ctx, stack.Neutron.Client, after.Status.NetworkID).Extract()
+		return gophercloud.ResponseCodeIs(err, 404), fmt.Sprintf("Neutron network %s still there (%v)", after.Status.NetworkID, err), nil
+	})
+}
+
+// TestLeaderPodDeletionHandsOver deletes the Pod that holds the Lease while
+// Networks are being made: the other replica takes over within the lease
+// duration, finishes the work, and Neutron holds no duplicate.
+func TestLeaderPodDeletionHandsOver(t *testing.T) {
+	ctx := testContext(t, 4*time.Minute)
+	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
+	ns := newNamespace(ctx, t, nil)
+	holder := leaseHolder(ctx, t)
+	leader, _, _ := strings.Cut(holder, "_") // identity = hostname (the Pod's name) + "_" + a UUID
+	createNetworks(ctx, t, ns, "handover", 151, 10)
+	if err := kubeClient(t).CoreV1().Pods(controllerNamespace).Delete(ctx, leader, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting the leader Pod %q: %v", leader, err)
+	}
+	const leaseDuration = 15 * time.Second // artifacts/deploy's default
+	eventually(ctx, t, leaseDuration, func(ctx context.Context) (bool, string, error) {
+		h := leaseHolder(ctx, t)
+		return h != "" && h != holder, "the Lease is still held by " + h, nil
+	})
+	waitAllReady(ctx, t, ns, 10, 2*time.Minute)
+	waitExactlyOneEach(ctx, t, ns, time.Minute)
+	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
+}
+
+// TestRolloutRestartLosesNothing restarts the Deployment while Networks are
+// created before and during the rollout: every one becomes Ready, once.
+func TestRolloutRestartLosesNothing(t *testing.T) {
+	ctx := testContext(t, 5*time.Minute)
+	ns := newNamespace(ctx, t, nil)
+	createNetworks(ctx, t, ns, "before", 152, 10)
+	kubectl(ctx, t, "-n", controllerNamespace, "rollout", "restart", "deployment/network-controller")
+	createNetworks(ctx, t, ns, "during", 153, 10)
+	kubectl(ctx, t, "-n", controllerNamespace, "rollout", "status", "deployment/network-controller", "--timeout=180s")
+	waitAllReady(ctx, t, ns, 20, 2*time.Minute)
+	waitExactlyOneEach(ctx, t, ns, time.Minute)
+}
+
+// TestReadinessFollowsNeutron: the kubelet's probes pass on the real
+// endpoints, and the leader's readiness goes false once Neutron does not
+// answer it (here: a Network created while neutron-server is stopped; an
+// idle controller notices at its next list, --neutron-resync-period), and
+// true again after, with the Network Ready.
+func TestReadinessFollowsNeutron(t *testing.T) {
+	ctx := testContext(t, 5*time.Minute)
+	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
+	leader, _, _ := strings.Cut(leaseHolder(ctx, t), "_")
+	ns := newNamespace(ctx, t, nil)
+
+	if err := stack.Neutron.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			_ = stack.Neutron.StartServer(context.Background())
+		}
+	})
+	createNetworks(ctx, t, ns, "outage", 154, 1)
+	leaderReady := func(want bool) {
+		t.Helper()
+		// periodSeconds 10, failureThreshold 3: at most ~40 s either way.
+		eventually(ctx, t, 90*time.Second, func(ctx context.Context) (bool, string, error) {
+			p, err := kubeClient(t).CoreV1().Pods(controllerNamespace).Get(ctx, leader, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return podReady(*p) == want, fmt.Sprintf("leader %s Ready=%v, want %v", leader, podReady(*p), want), nil
+		})
+	}
+	leaderReady(false)
+	started = true
+	if err := stack.Neutron.StartServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leaderReady(true)
+	waitAllReady(ctx, t, ns, 1, 2*time.Minute)
+}
+
+// TestContainersRunAsNonRootOnAReadOnlyRoot reads, in /proc on the node,
+// what the kernel says of each container of ours: its user and its root
+// mount. The Pod spec asks; this checks what the image and runtime did.
+func TestContainersRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	all := append(waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute),
+		waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)...)
+	for _, p := range all {
+		for _, c := range p.Status.ContainerStatuses {
+			pid, err := stack.Node.ContainerPID(ctx, c.ContainerID)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", p.Name, c.Name, err)
+			}
+			if uid := procUID(t, pid); uid != "65532" {
+				t.Errorf("%s/%s runs as uid %s, want 65532", p.Name, c.Name, uid)
+			}
+			if opts := rootMountOptions(t, pid); !strings.HasPrefix(opts, "ro,") && opts != "ro" {
+				t.Errorf("%s/%s has its root mounted %s, want ro", p.Name, c.Name, opts)
+			}
+		}
+	}
+}
+
+// procUID returns the real UID of a process.
+func procUID(t *testing.T, pid int) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			return f[1]
+		}
+	}
+	t.Fatalf("no Uid in /proc/%d/status", pid)
+	return ""
+}
+
+// rootMountOptions returns the per-mount options of a process's "/".
+func rootMountOptions(t *testing.T, pid int) string {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) > 5 && fields[4] == "/" {
+			return fields[5]
+		}
+	}
+	t.Fatalf("no root mount in /proc/%d/mountinfo", pid)
+	return ""
+}
+
+// TestInjectorInjectsThroughItsService: in a namespace labelled
+// envoy-injection=enabled, the API server calls the webhook Pods through
+// their Service (failurePolicy: Fail), and a Pod that opts in comes back
+// with the sidecar and actually starts, sidecar included.
+func TestInjectorInjectsThroughItsService(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)
+	ns := newNamespace(ctx, t, map[string]string{"envoy-injection": "enabled"})
+	// The sidecar mounts the user's Envoy configuration, ConfigMap "envoy".
+	envoyConf := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "envoy"}, Data: map[string]string{"envoy.json": "{}"}}
+	if _, err := kubeClient(t).CoreV1().ConfigMaps(ns).Create(ctx, envoyConf, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"initializer.kubernetes.io/envoy": "true"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "web", Image: framework.PauseImage, ImagePullPolicy: corev1.PullNever}},
+		},
+	}
+	created, err := kubeClient(t).CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a Pod through the webhook: %v", err)
+	}
+	var names []string
+	for _, c := range created.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	if len(names) != 2 || names[1] != "envoy" {
+		t.Fatalf("containers after admission = %v, want [web envoy]", names)
+	}
+	eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		p, err := kubeClient(t).CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var states []string
+		running := 0
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Running != nil && c.Ready {
+				running++
+			}
+			states = append(states, fmt.Sprintf("%s=%+v", c.Name, c.State))
+		}
+		return running == 2, fmt.Sprintf("%s: %v", p.Status.Phase, states), nil
+	})
+
+	// A namespace without the label is not sent to the webhook at all.
+	plain := newNamespace(ctx, t, nil)
+	got, err := kubeClient(t).CoreV1().Pods(plain).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Containers) != 1 {
+		t.Errorf("a Pod of an unlabelled namespace got %d containers, want 1", len(got.Spec.Containers))
+	}
+}
