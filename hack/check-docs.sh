@@ -7,7 +7,8 @@
 #
 # `make run`, `make up` and `make down` inside the blocks are served by this
 # script (the stack is up, the controller runs in the background), so the
-# blocks run unattended. A stack this script started is stopped at the end;
+# blocks run unattended; `make deploy` stops that controller first, so the
+# deployed one is the only writer. A stack this script started is stopped at the end;
 # one that was already running is left running (with the docs' changes).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,6 +49,9 @@ for f in "${files[@]}"; do
 			make() {
 				case \"\$1\" in
 				run | up | down) echo \"(make \$1: served by hack/check-docs.sh)\" ;;
+				# In cluster, the deployed replicas take over from the
+				# controller this script runs: never two writers at once.
+				deploy) kill ${controller} 2>/dev/null || true; command make deploy ;;
 				*) command make \"\$@\" ;;
 				esac
 			}
