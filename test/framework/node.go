@@ -42,7 +42,7 @@ const (
 // nodeUsers are the node components' API users and groups; the default
 // RBAC bindings and the Node authorizer give each what it needs.
 var nodeUsers = map[string][]string{
-	"system:node:" + NodeName:         {"system:nodes"},
+	"system:node:" + NodeName:        {"system:nodes"},
 	"system:kube-controller-manager": nil,
 	"system:kube-scheduler":          nil,
 	"system:kube-proxy":              nil,

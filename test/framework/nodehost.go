@@ -136,7 +136,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 	files.kubeletConfig = filepath.Join(dir, "kubelet", "config.yaml")
 	files.proxyConfig = filepath.Join(dir, "kube-proxy.yaml")
 	for path, content := range map[string]any{
-		filepath.Join(dir, "containerd", "config.toml"):             containerd,
+		filepath.Join(dir, "containerd", "config.toml"):              containerd,
 		filepath.Join(dir, "cni", "net.d", "10-local-node.conflist"): cni,
 		files.kubeletConfig: kubelet,
 		files.proxyConfig:   proxy,
