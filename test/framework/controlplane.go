@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -157,7 +158,6 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string, opts con
 		Args: []string{
 			"--etcd-servers=" + cp.EtcdURL,
 			"--bind-address=" + opts.bindIP,
-			"--advertise-address=" + opts.bindIP,
 			fmt.Sprintf("--secure-port=%d", apiPort),
 			"--cert-dir=" + certDir,
 			"--service-account-issuer=https://kubernetes.default.svc",
@@ -170,6 +170,13 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string, opts con
 		LogPath: filepath.Join(dir, "kube-apiserver.log"),
 	}
 	cp.APIServer.Args = append(cp.APIServer.Args, authz...)
+	if !net.ParseIP(opts.bindIP).IsLoopback() {
+		// Pods reach the API server through the kubernetes Service, whose
+		// endpoint is the advertised address. The endpoint reconciler
+		// refuses a loopback one, so a control plane without a node keeps
+		// the server's default.
+		cp.APIServer.Args = append(cp.APIServer.Args, "--advertise-address="+opts.bindIP)
+	}
 	if err := cp.APIServer.Start(); err != nil {
 		cp.Stop()
 		return nil, err
