@@ -16,10 +16,12 @@ cd "${root}"
 bin="${BIN_DIR:-${root}/bin}"
 out="${bin}/images"
 mkdir -p "${out}"
-tool=$(make -s container-tool)
+# --no-print-directory: under a parent make, -w would put "Entering
+# directory" lines into the captured values.
+tool=$(make -s --no-print-directory container-tool)
 
 make -s image
-image=$(make -s image-name)
+image=$(make -s --no-print-directory image-name)
 pause=localhost/pause:local
 # Fully qualified, as the kubelet asks containerd for it.
 envoy=$(awk '/image:/ {print $2; exit}' artifacts/injector/envoy-initializer.yaml)
