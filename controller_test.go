@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
@@ -161,13 +162,42 @@ func newNetwork(cidr, gateway string) *samplecrdv1.Network {
 	}
 }
 
+// withSpec changes n's spec with change.
+func withSpec(n *samplecrdv1.Network, change func(*samplecrdv1.NetworkSpec)) *samplecrdv1.Network {
+	change(&n.Spec)
+	return n
+}
+
+// everyOption sets every subnet and network option to a value other than
+// Neutron's default.
+func everyOption(s *samplecrdv1.NetworkSpec) {
+	s.DNSNameservers = []string{"192.168.0.53", "192.168.0.54"}
+	s.HostRoutes = []samplecrdv1.HostRoute{{Destination: "10.0.0.0/8", NextHop: "192.168.0.254"}}
+	s.AllocationPools = []samplecrdv1.AllocationPool{{Start: "192.168.1.10", End: "192.168.1.99"}}
+	s.EnableDHCP = ptr.To(false)
+	s.MTU = ptr.To[int32](1400)
+}
+
 // provisioned is a Network the controller has finished with.
 func provisioned(n *samplecrdv1.Network, networkID, subnetID string) *samplecrdv1.Network {
 	n.Finalizers = []string{samplecrdv1.NetworkFinalizer}
+	want, err := desiredSubnetOf(n.Spec)
+	if err != nil {
+		panic(err)
+	}
+	var pools []samplecrdv1.AllocationPool
+	for _, p := range want.allocationPools {
+		pools = append(pools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
+	}
 	n.Status = samplecrdv1.NetworkStatus{
 		ObservedGeneration: n.Generation,
 		NetworkID:          networkID,
 		SubnetID:           subnetID,
+		CIDR:               want.cidr.String(),
+		Gateway:            addrString(want.gateway),
+		AllocationPools:    pools,
+		MTU:                neutronfake.MaxMTU,
+		NeutronStatus:      "ACTIVE",
 		Conditions: []metav1.Condition{{
 			Type: samplecrdv1.ConditionReady, Status: metav1.ConditionTrue, Reason: samplecrdv1.ReasonProvisioned,
 			Message: ready().Message, ObservedGeneration: n.Generation, LastTransitionTime: metav1.NewTime(time.Unix(1e9, 0)),
@@ -285,9 +315,9 @@ func TestSyncHandler(t *testing.T) {
 			}(),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			wantWrites:  []string{"apply networks/status"},
-			wantNeutron: []string{neutronfake.UpdateGateway},
+			wantNeutron: []string{neutronfake.UpdateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Updated Moved the gateway of Neutron subnet subnet-2 from 192.168.0.1 to 192.168.0.254"},
+			wantEvents:  []string{"Normal Updated Updated Neutron subnet subnet-2: gateway, allocationPools (gateway 192.168.0.1 to 192.168.0.254)"},
 			check: func(t *testing.T, f *fixture) {
 				if got := f.neutron.Subnets()[0].GatewayIP; got != "192.168.0.254" {
 					t.Errorf("Neutron gateway = %s", got)
@@ -296,6 +326,84 @@ func TestSyncHandler(t *testing.T) {
 					t.Errorf("observedGeneration = %d, want 2", got)
 				}
 			},
+		},
+		{
+			name:        "every option goes into the two create requests; none needs an update afterwards",
+			network:     withSpec(newNetwork("192.168.0.0/16", ""), everyOption),
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)"},
+			check: func(t *testing.T, f *fixture) {
+				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
+				if net.MTU != 1400 || sub.GatewayIP != "192.168.0.1" || sub.EnableDHCP ||
+					!slices.Equal(sub.DNSNameservers, []string{"192.168.0.53", "192.168.0.54"}) || len(sub.HostRoutes) != 1 ||
+					!slices.Equal(sub.AllocationPools, []neutron.AllocationPool{{Start: "192.168.1.10", End: "192.168.1.99"}}) {
+					t.Errorf("Neutron holds %+v and %+v", net, sub)
+				}
+				st := f.network("net").Status
+				if st.MTU != 1400 || st.Gateway != "192.168.0.1" || st.CIDR != "192.168.0.0/16" || st.NeutronStatus != "ACTIVE" ||
+					!slices.Equal(st.AllocationPools, []samplecrdv1.AllocationPool{{Start: "192.168.1.10", End: "192.168.1.99"}}) {
+					t.Errorf("status does not say what Neutron holds: %+v", st)
+				}
+			},
+		},
+		{
+			name:        "a left-out gateway is the first host, and noGateway is none",
+			network:     withSpec(newNetwork("10.0.0.0/24", ""), func(s *samplecrdv1.NetworkSpec) { s.NoGateway = true }),
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (10.0.0.0/24, gateway none)"},
+			check: func(t *testing.T, f *fixture) {
+				if sub := f.neutron.Subnets()[0]; sub.GatewayIP != "" ||
+					!slices.Equal(sub.AllocationPools, []neutron.AllocationPool{{Start: "10.0.0.1", End: "10.0.0.254"}}) {
+					t.Errorf("Neutron holds %+v", sub)
+				}
+			},
+		},
+		{
+			name: "changed DNS, routes and DHCP go in one subnet update, the MTU in one network update; the IDs stay",
+			network: withSpec(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet), func(s *samplecrdv1.NetworkSpec) {
+				s.DNSNameservers = []string{"192.168.0.53"}
+				s.HostRoutes = []samplecrdv1.HostRoute{{Destination: "10.0.0.0/8", NextHop: "192.168.0.254"}}
+				s.EnableDHCP = ptr.To(false)
+				s.MTU = ptr.To[int32](1300)
+			}),
+			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
+			wantWrites:  []string{"apply networks/status"},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateMTU},
+			wantReady:   "True/Provisioned",
+			wantEvents: []string{
+				"Normal Updated Updated Neutron subnet subnet-2: dnsNameservers, hostRoutes, enableDHCP",
+				"Normal Updated Updated the MTU of Neutron network net-1 from 1442 to 1300",
+			},
+			check: func(t *testing.T, f *fixture) {
+				st := f.network("net").Status
+				if st.NetworkID != seededNet || st.SubnetID != seededSubnet || st.MTU != 1300 {
+					t.Errorf("status = %+v", st)
+				}
+				if sub := f.neutron.Subnets()[0]; sub.EnableDHCP || len(sub.DNSNameservers) != 1 || len(sub.HostRoutes) != 1 {
+					t.Errorf("Neutron holds %+v", sub)
+				}
+			},
+		},
+		{
+			name: "pools Neutron would refuse: Ready=False InvalidSpec, a Warning, no request, no retry",
+			network: withSpec(newNetwork("10.0.0.0/24", ""), func(s *samplecrdv1.NetworkSpec) {
+				s.AllocationPools = []samplecrdv1.AllocationPool{{Start: "10.0.0.10", End: "10.0.0.20"}, {Start: "10.0.0.20", End: "10.0.0.30"}}
+			}),
+			wantWrites: []string{"apply networks/status"},
+			wantReady:  "False/InvalidSpec",
+			wantEvents: []string{"Warning InvalidSpec allocationPools: 10.0.0.10-10.0.0.20 and 10.0.0.20-10.0.0.30 overlap"},
+		},
+		{
+			name:    "an MTU Neutron refuses is NeutronRejected, with Neutron's words",
+			network: withSpec(newNetwork("10.0.0.0/24", ""), func(s *samplecrdv1.NetworkSpec) { s.MTU = ptr.To[int32](9000) }),
+			wantErr: "retry-after", wantWrites: []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork},
+			wantReady:   "False/NeutronRejected",
+			wantEvents:  []string{"Warning NeutronRejected Neutron refused: Requested MTU is too big, maximum is 1442"},
 		},
 		{
 			name:        "a deleted Network's subnet and network are deleted, then its finalizer released",

@@ -42,7 +42,7 @@ func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Net
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
 			"Neutron network %s is gone; creating a new one", network.Status.NetworkID)
 	}
-	n, err := c.createNetwork(ctx, owner)
+	n, err := c.createNetwork(ctx, owner, specMTU(network))
 	if err != nil {
 		return neutron.Network{}, false, err
 	}
@@ -84,7 +84,7 @@ func boolInt(b bool) int {
 // created it because there was none. Subnets of ours on net with another
 // range were changed behind our back (cidr is immutable in the API): they
 // are deleted.
-func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
+func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
 	owner := ownerOf(network)
 	keep, stale, found := chooseSubnet(owned.Subnets, net.ID, network.Spec.CIDR)
 	for _, s := range stale {
@@ -97,7 +97,7 @@ func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Netw
 	if found {
 		return keep, false, nil
 	}
-	s, err := c.createSubnet(ctx, owner, net.ID, network.Spec.CIDR, network.Spec.Gateway)
+	s, err := c.createSubnet(ctx, owner, net.ID, want)
 	if rejected := (*neutron.RejectedError)(nil); errors.As(err, &rejected) && rejected.Overlap() {
 		// The one case that reads before acting: on a network of our own,
 		// an overlapping subnet may be ours, its create completed after
@@ -120,12 +120,12 @@ func (c *Controller) recordCreated(network *samplecrdv1.Network, net neutron.Net
 	switch {
 	case netCreated && subnetCreated:
 		c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron network %s with subnet %s (%s, gateway %s)",
-			net.ID, subnet.ID, subnet.CIDR, subnet.GatewayIP)
+			net.ID, subnet.ID, subnet.CIDR, describeGateway(subnet.GatewayIP))
 	case netCreated:
 		c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron network %s", net.ID)
 	case subnetCreated:
 		c.recorder.Eventf(network, corev1.EventTypeNormal, eventCreated, "Created Neutron subnet %s (%s, gateway %s) on network %s",
-			subnet.ID, subnet.CIDR, subnet.GatewayIP, net.ID)
+			subnet.ID, subnet.CIDR, describeGateway(subnet.GatewayIP), net.ID)
 	}
 }
 
@@ -165,19 +165,50 @@ func (c *Controller) findLateSubnet(ctx context.Context, owner neutron.Owner, ne
 	return neutron.Subnet{}, false, nil
 }
 
-// ensureGateway moves the subnet's gateway to spec.gateway when they differ.
-func (c *Controller) ensureGateway(ctx context.Context, network *samplecrdv1.Network, subnet neutron.Subnet) error {
-	if sameIP(subnet.GatewayIP, network.Spec.Gateway) {
-		return nil
+// ensureSubnetOptions makes the subnet's mutable options (gateway, DNS,
+// routes, pools, DHCP) those of want, in one update request when any
+// differs, and returns the subnet as Neutron then holds it.
+func (c *Controller) ensureSubnetOptions(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, subnet neutron.Subnet) (neutron.Subnet, error) {
+	u, changed := want.update(subnet)
+	if len(changed) == 0 {
+		return subnet, nil
 	}
-	updated, err := c.updateGateway(ctx, ownerOf(network), subnet, network.Spec.Gateway)
+	updated, err := c.updateSubnet(ctx, ownerOf(network), subnet.ID, u)
 	if err != nil {
-		return err
+		return subnet, err
 	}
-	klog.FromContext(ctx).Info("Updated Neutron subnet gateway", "subnetID", subnet.ID, "from", subnet.GatewayIP, "to", updated.GatewayIP)
-	c.recorder.Eventf(network, corev1.EventTypeNormal, eventUpdated,
-		"Moved the gateway of Neutron subnet %s from %s to %s", subnet.ID, subnet.GatewayIP, updated.GatewayIP)
-	return nil
+	klog.FromContext(ctx).Info("Updated Neutron subnet", "subnetID", subnet.ID, "fields", changed)
+	if u.Gateway != nil {
+		c.recorder.Eventf(network, corev1.EventTypeNormal, eventUpdated, "Updated Neutron subnet %s: %s (gateway %s to %s)",
+			subnet.ID, joinFields(changed), describeGateway(subnet.GatewayIP), describeGateway(updated.GatewayIP))
+	} else {
+		c.recorder.Eventf(network, corev1.EventTypeNormal, eventUpdated, "Updated Neutron subnet %s: %s", subnet.ID, joinFields(changed))
+	}
+	return updated, nil
+}
+
+// ensureMTU sets the network's MTU to spec.mtu when the spec has one and
+// Neutron holds another. Without spec.mtu the MTU is Neutron's to choose.
+func (c *Controller) ensureMTU(ctx context.Context, network *samplecrdv1.Network, net neutron.Network) (neutron.Network, error) {
+	want := specMTU(network)
+	if want == 0 || net.MTU == want {
+		return net, nil
+	}
+	updated, err := c.updateNetworkMTU(ctx, ownerOf(network), net.ID, want)
+	if err != nil {
+		return net, err
+	}
+	klog.FromContext(ctx).Info("Updated Neutron network MTU", "networkID", net.ID, "from", net.MTU, "to", updated.MTU)
+	c.recorder.Eventf(network, corev1.EventTypeNormal, eventUpdated, "Updated the MTU of Neutron network %s from %d to %d", net.ID, net.MTU, updated.MTU)
+	return updated, nil
+}
+
+// specMTU is spec.mtu, 0 when left out.
+func specMTU(network *samplecrdv1.Network) int {
+	if network.Spec.MTU == nil {
+		return 0
+	}
+	return int(*network.Spec.MTU)
 }
 
 // sameIP compares two addresses as addresses, not as text: Neutron answers

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 func ready() metav1.Condition {
@@ -26,7 +28,63 @@ func notReady(reason, message string) metav1.Condition {
 	return metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: message}
 }
 
-// updateStatus records cond and the Neutron IDs in network's status with
+// observed is what Neutron holds for a Network, as its status reports it.
+type observed struct {
+	networkID, subnetID string
+	cidr, gateway       string
+	pools               []samplecrdv1.AllocationPool
+	mtu                 int32
+	neutronStatus       string
+}
+
+// observedOf is the status of a Network whose network and subnet are known.
+func observedOf(net neutron.Network, subnet neutron.Subnet) observed {
+	o := observed{networkID: net.ID, subnetID: subnet.ID, cidr: subnet.CIDR, gateway: subnet.GatewayIP,
+		mtu: int32(net.MTU), neutronStatus: net.Status}
+	for _, p := range subnet.AllocationPools {
+		o.pools = append(o.pools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
+	}
+	return o
+}
+
+// lastObserved is what status says now: kept by a sync that fails before
+// it knows better, so that a failure does not blank the IDs.
+func lastObserved(st samplecrdv1.NetworkStatus) observed {
+	return observed{networkID: st.NetworkID, subnetID: st.SubnetID, cidr: st.CIDR, gateway: st.Gateway,
+		pools: st.AllocationPools, mtu: st.MTU, neutronStatus: st.NeutronStatus}
+}
+
+func (o observed) equal(st samplecrdv1.NetworkStatus) bool {
+	return o.networkID == st.NetworkID && o.subnetID == st.SubnetID && o.cidr == st.CIDR && o.gateway == st.Gateway &&
+		slices.Equal(o.pools, st.AllocationPools) && o.mtu == st.MTU && o.neutronStatus == st.NeutronStatus
+}
+
+// apply sets o's non-empty fields on status.
+func (o observed) apply(status *applyv1.NetworkStatusApplyConfiguration) {
+	if o.networkID != "" {
+		status.WithNetworkID(o.networkID)
+	}
+	if o.subnetID != "" {
+		status.WithSubnetID(o.subnetID)
+	}
+	if o.cidr != "" {
+		status.WithCIDR(o.cidr)
+	}
+	if o.gateway != "" {
+		status.WithGateway(o.gateway)
+	}
+	for _, p := range o.pools {
+		status.WithAllocationPools(applyv1.AllocationPool().WithStart(p.Start).WithEnd(p.End))
+	}
+	if o.mtu != 0 {
+		status.WithMTU(o.mtu)
+	}
+	if o.neutronStatus != "" {
+		status.WithNeutronStatus(o.neutronStatus)
+	}
+}
+
+// updateStatus records cond and what Neutron holds in network's status with
 // server-side apply, as the field manager network-controller. It writes
 // nothing when the status already says the same thing, which is what makes
 // a resync of an in-sync cluster free for the API server.
@@ -34,16 +92,15 @@ func notReady(reason, message string) metav1.Condition {
 // Server-side apply is what lets the controller and users write the same
 // object without clobbering each other: the controller owns exactly the
 // fields it applies (status.conditions[type=Ready], observedGeneration and
-// the IDs) and nothing else, and it needs no resourceVersion, so it never
-// fails with a conflict against a concurrent spec change.
-func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Network, cond metav1.Condition, networkID, subnetID string) error {
+// the observed fields) and nothing else, and it needs no resourceVersion,
+// so it never fails with a conflict against a concurrent spec change.
+func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Network, cond metav1.Condition, obs observed) error {
 	cond.ObservedGeneration = network.Generation
 	// SetStatusCondition keeps lastTransitionTime unless the status flips.
 	// It works on a copy: the lister's object belongs to the cache.
 	conditions := network.Status.DeepCopy().Conditions
 	changed := meta.SetStatusCondition(&conditions, cond)
-	st := network.Status
-	if !changed && st.ObservedGeneration == network.Generation && st.NetworkID == networkID && st.SubnetID == subnetID {
+	if !changed && network.Status.ObservedGeneration == network.Generation && obs.equal(network.Status) {
 		return nil
 	}
 	applied := meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
@@ -57,18 +114,13 @@ func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Netw
 			WithMessage(applied.Message).
 			WithObservedGeneration(applied.ObservedGeneration).
 			WithLastTransitionTime(applied.LastTransitionTime))
-	if networkID != "" {
-		status.WithNetworkID(networkID)
-	}
-	if subnetID != "" {
-		status.WithSubnetID(subnetID)
-	}
+	obs.apply(status)
 	ac := applyv1.Network(network.Name, network.Namespace).WithStatus(status)
 	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).ApplyStatus(ctx, ac,
 		metav1.ApplyOptions{FieldManager: controllerAgentName, Force: true}); err != nil {
 		return fmt.Errorf("applying status: %w", err)
 	}
-	klog.FromContext(ctx).V(2).Info("Updated status", "ready", applied.Status, "reason", applied.Reason, "networkID", networkID, "subnetID", subnetID)
+	klog.FromContext(ctx).V(2).Info("Updated status", "ready", applied.Status, "reason", applied.Reason, "networkID", obs.networkID, "subnetID", obs.subnetID)
 	return nil
 }
 

@@ -48,9 +48,15 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 	if network.DeletionTimestamp != nil {
 		return c.finalize(ctx, network)
 	}
+	// What Neutron would refuse, and CEL cannot see, is refused here,
+	// before anything is asked of Neutron.
+	want, err := desiredSubnetOf(network.Spec)
+	if err != nil {
+		return c.reportFailure(ctx, network, err, lastObserved(network.Status))
+	}
 	if st := c.inventory.Status(); !st.Synced {
 		if err := c.updateStatus(ctx, network, notReady(samplecrdv1.ReasonNeutronUnavailable,
-			"Neutron has not been listed yet: "+st.Healthy().Error()), network.Status.NetworkID, network.Status.SubnetID); err != nil {
+			"Neutron has not been listed yet: "+st.Healthy().Error()), lastObserved(network.Status)); err != nil {
 			return err
 		}
 		return neutron.ErrNotSynced
@@ -65,32 +71,39 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
 
-	ids, err := c.reconcile(ctx, network)
+	obs, err := c.reconcile(ctx, network, want)
 	if err != nil {
-		return c.reportFailure(ctx, network, err, ids)
+		return c.reportFailure(ctx, network, err, obs)
 	}
-	return c.updateStatus(ctx, network, ready(), ids.network, ids.subnet)
+	return c.updateStatus(ctx, network, ready(), obs)
 }
 
-// neutronIDs are the IDs of a Network's Neutron network and subnet, as far
-// as they are known.
-type neutronIDs struct{ network, subnet string }
-
-// reconcile is the ladder: the network, then its subnet, then the subnet's
-// gateway. Each step reads the inventory, and writes to Neutron only when
-// what is there differs from the spec.
-func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network) (neutronIDs, error) {
+// reconcile is the ladder: the network, then its subnet, then what may
+// change in place (the subnet's options, the network's MTU). Each step
+// reads the inventory, and writes to Neutron only when what is there
+// differs from the spec. It returns what Neutron holds, as far as it knows.
+func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (observed, error) {
+	obs := lastObserved(network.Status)
 	owned := c.inventory.Get(network.UID)
 	net, netCreated, err := c.ensureNetwork(ctx, network, owned)
 	if err != nil {
-		return neutronIDs{}, err
+		return obs, err
 	}
-	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, net, owned)
+	obs.networkID = net.ID
+	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, want, net, owned)
 	c.recordCreated(network, net, netCreated, subnet, subnetCreated)
 	if err != nil {
-		return neutronIDs{network: net.ID}, err
+		return obs, err
 	}
-	return neutronIDs{network: net.ID, subnet: subnet.ID}, c.ensureGateway(ctx, network, subnet)
+	obs = observedOf(net, subnet)
+	if subnet, err = c.ensureSubnetOptions(ctx, network, want, subnet); err != nil {
+		return obs, err
+	}
+	obs = observedOf(net, subnet)
+	if net, err = c.ensureMTU(ctx, network, net); err != nil {
+		return obs, err
+	}
+	return observedOf(net, subnet), nil
 }
 
 // finalize deletes network's Neutron resources and then releases its
@@ -110,7 +123,7 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 			reason = samplecrdv1.ReasonDeletionBlocked
 		}
 		c.recorder.Event(network, corev1.EventTypeWarning, reason, cond.Message)
-		if statusErr := c.updateStatus(ctx, network, cond, network.Status.NetworkID, network.Status.SubnetID); statusErr != nil {
+		if statusErr := c.updateStatus(ctx, network, cond, lastObserved(network.Status)); statusErr != nil {
 			return errors.Join(err, statusErr)
 		}
 		// Retried with backoff, capped at --max-retry-delay: the ports of a
@@ -198,13 +211,19 @@ func (c *Controller) deleteOwned(ctx context.Context, owner neutron.Owner, owned
 // invalid request after a fixed, long delay (retrying them unchanged is
 // pointless); a used-up quota and everything else (unreachable, 5xx,
 // timeouts) with backoff capped at --max-retry-delay.
-func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Network, syncErr error, ids neutronIDs) error {
+func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Network, syncErr error, obs observed) error {
 	var (
 		rejected *neutron.RejectedError
+		invalid  *invalidSpecError
 		cond     metav1.Condition
 		result   error
 	)
 	switch {
+	case errors.As(syncErr, &invalid):
+		// Nothing to retry: the spec must change, and its change queues
+		// the Network again.
+		cond = notReady(samplecrdv1.ReasonInvalidSpec, invalid.msg)
+		result = nil
 	case errors.As(syncErr, &rejected) && rejected.OverQuota():
 		// Not terminal: a quota is raised, a network freed. Backoff,
 		// capped, notices either without anyone touching the Network.
@@ -222,7 +241,7 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 		result = syncErr
 	}
 	c.recorder.Event(network, corev1.EventTypeWarning, cond.Reason, cond.Message)
-	if err := c.updateStatus(ctx, network, cond, ids.network, ids.subnet); err != nil {
+	if err := c.updateStatus(ctx, network, cond, obs); err != nil {
 		return errors.Join(syncErr, err)
 	}
 	return result

@@ -9,7 +9,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// The controller's every write to Neutron goes through these five
+// The controller's every write to Neutron goes through these seven
 // functions. They
 //   - fail at once while Neutron is known to be down (breaker.go);
 //   - act only on IDs the inventory holds for the owner, i.e. resources
@@ -22,11 +22,11 @@ import (
 //   - ask for an early list of Neutron when an answer was lost, because
 //     the request may complete anyway (see Options.LateCompletionGrace).
 
-func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner) (neutron.Network, error) {
+func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner, mtu int) (neutron.Network, error) {
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Network{}, err
 	}
-	n, err := c.neutron.CreateNetwork(ctx, neutron.ResourceName(owner), c.mark.Description())
+	n, err := c.neutron.CreateNetwork(ctx, neutron.ResourceName(owner), c.mark.Description(), mtu)
 	if err != nil {
 		return neutron.Network{}, c.afterFailedWrite(err)
 	}
@@ -34,17 +34,11 @@ func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner) (ne
 	return n, nil
 }
 
-func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, networkID, cidr, gateway string) (neutron.Subnet, error) {
+func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, networkID string, want desiredSubnet) (neutron.Subnet, error) {
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Subnet{}, err
 	}
-	s, err := c.neutron.CreateSubnet(ctx, neutron.SubnetRequest{
-		NetworkID:   networkID,
-		Name:        neutron.ResourceName(owner),
-		Description: c.mark.Description(),
-		CIDR:        cidr,
-		Gateway:     gateway,
-	})
+	s, err := c.neutron.CreateSubnet(ctx, want.request(networkID, neutron.ResourceName(owner), c.mark.Description()))
 	if err != nil {
 		return neutron.Subnet{}, c.afterFailedWrite(err)
 	}
@@ -52,14 +46,29 @@ func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, netw
 	return s, nil
 }
 
-func (c *Controller) updateGateway(ctx context.Context, owner neutron.Owner, s neutron.Subnet, gateway string) (neutron.Subnet, error) {
-	if !c.ownsSubnet(owner, s.ID) {
-		return neutron.Subnet{}, notOurs("subnet", s.ID)
+func (c *Controller) updateNetworkMTU(ctx context.Context, owner neutron.Owner, id string, mtu int) (neutron.Network, error) {
+	if !c.ownsNetwork(owner, id) {
+		return neutron.Network{}, notOurs("network", id)
+	}
+	if err := c.neutronUp.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	updated, err := c.neutron.UpdateNetworkMTU(ctx, id, mtu)
+	if err != nil {
+		return neutron.Network{}, c.afterFailedWrite(err)
+	}
+	c.inventory.AddNetwork(owner, updated)
+	return updated, nil
+}
+
+func (c *Controller) updateSubnet(ctx context.Context, owner neutron.Owner, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
+	if !c.ownsSubnet(owner, id) {
+		return neutron.Subnet{}, notOurs("subnet", id)
 	}
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Subnet{}, err
 	}
-	updated, err := c.neutron.UpdateSubnetGateway(ctx, s.ID, s.CIDR, gateway)
+	updated, err := c.neutron.UpdateSubnet(ctx, id, u)
 	if err != nil {
 		return neutron.Subnet{}, c.afterFailedWrite(err)
 	}
@@ -82,8 +91,7 @@ func (c *Controller) deleteSubnet(ctx context.Context, owner neutron.Owner, id s
 }
 
 func (c *Controller) deleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
-	owned := c.inventory.Get(owner.UID)
-	if !slices.ContainsFunc(owned.Networks, func(n neutron.Network) bool { return n.ID == id }) {
+	if !c.ownsNetwork(owner, id) {
 		return notOurs("network", id)
 	}
 	if err := c.neutronUp.allow(); err != nil {
@@ -94,6 +102,10 @@ func (c *Controller) deleteNetwork(ctx context.Context, owner neutron.Owner, id 
 	}
 	c.inventory.RemoveNetwork(owner, id)
 	return nil
+}
+
+func (c *Controller) ownsNetwork(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(c.inventory.Get(owner.UID).Networks, func(n neutron.Network) bool { return n.ID == id })
 }
 
 func (c *Controller) ownsSubnet(owner neutron.Owner, id string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -200,12 +201,14 @@ func (o *Owned) equal(p *Owned) bool {
 	return sameElements(o.Networks, p.Networks) && sameElements(o.Subnets, p.Subnets)
 }
 
-func sameElements[T comparable](a, b []T) bool {
+// sameElements compares as sets; resources hold slices (a subnet's routes
+// and pools), so elements are compared deeply.
+func sameElements[T any](a, b []T) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for _, x := range a {
-		if !slices.Contains(b, x) {
+		if !slices.ContainsFunc(b, func(y T) bool { return reflect.DeepEqual(x, y) }) {
 			return false
 		}
 	}

@@ -45,7 +45,7 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	}
 
 	// Our own writes are recorded at once and are not "changes".
-	n, err := f.CreateNetwork(ctx, neutron.ResourceName(ownerB), m.Description())
+	n, err := f.CreateNetwork(ctx, neutron.ResourceName(ownerB), m.Description(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 	// network: the refresh must not forget it, or the next sync would
 	// create a duplicate.
 	client.during = func() {
-		n, err := client.CreateNetwork(ctx, neutron.ResourceName(ownerA), m.Description())
+		n, err := client.CreateNetwork(ctx, neutron.ResourceName(ownerA), m.Description(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

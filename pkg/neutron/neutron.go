@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
@@ -19,6 +20,9 @@ type Network struct {
 	Description string
 	// CreatedAt orders duplicates: the oldest is kept.
 	CreatedAt time.Time
+	MTU       int
+	// Status is Neutron's own, e.g. ACTIVE or DOWN.
+	Status string
 }
 
 // Subnet is the part of a Neutron subnet the controller reads.
@@ -28,8 +32,21 @@ type Subnet struct {
 	Name        string
 	Description string
 	CIDR        string
-	GatewayIP   string
+	// GatewayIP is empty when the subnet has no gateway.
+	GatewayIP       string
+	DNSNameservers  []string
+	HostRoutes      []HostRoute
+	AllocationPools []AllocationPool
+	EnableDHCP      bool
+	IPv6AddressMode string
+	IPv6RAMode      string
 }
+
+// HostRoute is a route a subnet's DHCP hands out.
+type HostRoute struct{ Destination, NextHop string }
+
+// AllocationPool is a range of addresses, both ends included.
+type AllocationPool struct{ Start, End string }
 
 // Port is the part of a Neutron port the controller reads: enough to say
 // what blocks a delete.
@@ -44,7 +61,33 @@ type SubnetRequest struct {
 	Name        string
 	Description string
 	CIDR        string
-	Gateway     string
+	// Gateway is the gateway's address; empty asks for no gateway.
+	Gateway        string
+	DNSNameservers []string
+	HostRoutes     []HostRoute
+	// AllocationPools, when empty, leaves them to Neutron: every host
+	// address but the gateway.
+	AllocationPools []AllocationPool
+	EnableDHCP      bool
+	IPv6AddressMode string
+	IPv6RAMode      string
+}
+
+// SubnetUpdate is a change to a subnet; nil fields stay as they are. It is
+// sent as one request, so that Neutron checks the new gateway against the
+// new pools, not the old ones.
+type SubnetUpdate struct {
+	// Gateway is the new gateway; a pointer to "" removes it.
+	Gateway         *string
+	DNSNameservers  *[]string
+	HostRoutes      *[]HostRoute
+	AllocationPools *[]AllocationPool
+	EnableDHCP      *bool
+}
+
+// IsZero reports whether the update changes nothing.
+func (u SubnetUpdate) IsZero() bool {
+	return u.Gateway == nil && u.DNSNameservers == nil && u.HostRoutes == nil && u.AllocationPools == nil && u.EnableDHCP == nil
 }
 
 // Interface is everything the controller asks of Neutron: a thin layer over
@@ -59,12 +102,14 @@ type Interface interface {
 	// SubnetsOf lists every subnet of a network, whatever made it.
 	SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error)
 	// CreateNetwork and CreateSubnet create in one request each, with the
-	// name and description (the ownership mark) in the request itself.
-	CreateNetwork(ctx context.Context, name, description string) (Network, error)
+	// name and description (the ownership mark) in the request itself. An
+	// mtu of 0 leaves the MTU to Neutron.
+	CreateNetwork(ctx context.Context, name, description string, mtu int) (Network, error)
 	CreateSubnet(ctx context.Context, req SubnetRequest) (Subnet, error)
-	// UpdateSubnetGateway moves the gateway of subnet id, whose range is
-	// cidr, and its allocation pools with it.
-	UpdateSubnetGateway(ctx context.Context, id, cidr, gateway string) (Subnet, error)
+	// UpdateNetworkMTU changes a network's MTU.
+	UpdateNetworkMTU(ctx context.Context, id string, mtu int) (Network, error)
+	// UpdateSubnet changes a subnet in one request.
+	UpdateSubnet(ctx context.Context, id string, update SubnetUpdate) (Subnet, error)
 	DeleteSubnet(ctx context.Context, id string) error
 	DeleteNetwork(ctx context.Context, id string) error
 	// PortsOf lists the ports of a network: read only when Neutron refuses
@@ -91,8 +136,8 @@ func (g *Gophercloud) ListNetworks(ctx context.Context, description string) ([]N
 	var out []Network
 	err := networks.List(g.client, networks.ListOpts{Description: description, Limit: g.pageSize}).
 		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
-			ns, err := networks.ExtractNetworks(page)
-			if err != nil {
+			var ns []networkWithMTU
+			if err := networks.ExtractNetworksInto(page, &ns); err != nil {
 				return false, err
 			}
 			for _, n := range ns {
@@ -104,6 +149,13 @@ func (g *Gophercloud) ListNetworks(ctx context.Context, description string) ([]N
 		return nil, classify("listing networks", err)
 	}
 	return out, nil
+}
+
+// networkWithMTU is a network as Neutron sends it with the net-mtu
+// extension, which every ML2 deployment has.
+type networkWithMTU struct {
+	networks.Network
+	mtu.NetworkMTUExt
 }
 
 // ListSubnets lists the subnets whose description is exactly description.
@@ -135,12 +187,26 @@ func (g *Gophercloud) listSubnets(ctx context.Context, op string, opts subnets.L
 }
 
 // CreateNetwork creates a network in one request.
-func (g *Gophercloud) CreateNetwork(ctx context.Context, name, description string) (Network, error) {
-	n, err := networks.Create(ctx, g.client, networks.CreateOpts{Name: name, Description: description}).Extract()
-	if err != nil {
+func (g *Gophercloud) CreateNetwork(ctx context.Context, name, description string, mtuBytes int) (Network, error) {
+	var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, Description: description}
+	if mtuBytes > 0 {
+		opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: mtuBytes}
+	}
+	var n networkWithMTU
+	if err := networks.Create(ctx, g.client, opts).ExtractInto(&n); err != nil {
 		return Network{}, classify("creating network "+name, err)
 	}
-	return networkFrom(*n), nil
+	return networkFrom(n), nil
+}
+
+// UpdateNetworkMTU changes a network's MTU (Neutron's net-mtu-writable).
+func (g *Gophercloud) UpdateNetworkMTU(ctx context.Context, id string, mtuBytes int) (Network, error) {
+	var n networkWithMTU
+	err := networks.Update(ctx, g.client, id, mtu.UpdateOptsExt{UpdateOptsBuilder: networks.UpdateOpts{}, MTU: mtuBytes}).ExtractInto(&n)
+	if err != nil {
+		return Network{}, classify("updating the MTU of network "+id, err)
+	}
+	return networkFrom(n), nil
 }
 
 // CreateSubnet creates a subnet in one request.
@@ -149,32 +215,43 @@ func (g *Gophercloud) CreateSubnet(ctx context.Context, req SubnetRequest) (Subn
 	if strings.Contains(req.CIDR, ":") {
 		version = gophercloud.IPv6
 	}
-	s, err := subnets.Create(ctx, g.client, subnets.CreateOpts{
-		NetworkID:   req.NetworkID,
-		Name:        req.Name,
-		Description: req.Description,
-		CIDR:        req.CIDR,
-		IPVersion:   version,
-		GatewayIP:   &req.Gateway,
-	}).Extract()
+	opts := subnets.CreateOpts{
+		NetworkID:       req.NetworkID,
+		Name:            req.Name,
+		Description:     req.Description,
+		CIDR:            req.CIDR,
+		IPVersion:       version,
+		GatewayIP:       &req.Gateway, // "" is sent as null: no gateway
+		DNSNameservers:  req.DNSNameservers,
+		HostRoutes:      toRoutes(req.HostRoutes),
+		AllocationPools: toPools(req.AllocationPools),
+		EnableDHCP:      &req.EnableDHCP,
+		IPv6AddressMode: req.IPv6AddressMode,
+		IPv6RAMode:      req.IPv6RAMode,
+	}
+	s, err := subnets.Create(ctx, g.client, opts).Extract()
 	if err != nil {
 		return Subnet{}, classify("creating subnet "+req.CIDR+" on network "+req.NetworkID, err)
 	}
 	return subnetFrom(*s), nil
 }
 
-// UpdateSubnetGateway moves a subnet's gateway. Neutron carves the
-// allocation pools around the gateway when it creates a subnet and refuses
-// a gateway inside a pool, so the pools are rewritten with it, to what
-// Neutron would have chosen for the new gateway. One request.
-func (g *Gophercloud) UpdateSubnetGateway(ctx context.Context, id, cidr, gateway string) (Subnet, error) {
-	opts := subnets.UpdateOpts{GatewayIP: &gateway}
-	if pools, err := AllocationPools(cidr, gateway); err == nil && pools != nil {
-		opts.AllocationPools = pools
+// UpdateSubnet changes a subnet in one request.
+func (g *Gophercloud) UpdateSubnet(ctx context.Context, id string, u SubnetUpdate) (Subnet, error) {
+	opts := subnets.UpdateOpts{GatewayIP: u.Gateway, DNSNameservers: u.DNSNameservers, EnableDHCP: u.EnableDHCP}
+	if u.HostRoutes != nil {
+		routes := toRoutes(*u.HostRoutes)
+		if routes == nil {
+			routes = []subnets.HostRoute{} // sent as [], which clears them
+		}
+		opts.HostRoutes = &routes
+	}
+	if u.AllocationPools != nil {
+		opts.AllocationPools = toPools(*u.AllocationPools)
 	}
 	s, err := subnets.Update(ctx, g.client, id, opts).Extract()
 	if err != nil {
-		return Subnet{}, classify("updating the gateway of subnet "+id, err)
+		return Subnet{}, classify("updating subnet "+id, err)
 	}
 	return subnetFrom(*s), nil
 }
@@ -217,10 +294,34 @@ func (g *Gophercloud) PortsOf(ctx context.Context, networkID string) ([]Port, er
 	return out, nil
 }
 
-func networkFrom(n networks.Network) Network {
-	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt}
+func networkFrom(n networkWithMTU) Network {
+	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status}
 }
 
 func subnetFrom(s subnets.Subnet) Subnet {
-	return Subnet{ID: s.ID, NetworkID: s.NetworkID, Name: s.Name, Description: s.Description, CIDR: s.CIDR, GatewayIP: s.GatewayIP}
+	out := Subnet{ID: s.ID, NetworkID: s.NetworkID, Name: s.Name, Description: s.Description, CIDR: s.CIDR, GatewayIP: s.GatewayIP,
+		DNSNameservers: s.DNSNameservers, EnableDHCP: s.EnableDHCP, IPv6AddressMode: s.IPv6AddressMode, IPv6RAMode: s.IPv6RAMode}
+	for _, r := range s.HostRoutes {
+		out.HostRoutes = append(out.HostRoutes, HostRoute{Destination: r.DestinationCIDR, NextHop: r.NextHop})
+	}
+	for _, p := range s.AllocationPools {
+		out.AllocationPools = append(out.AllocationPools, AllocationPool{Start: p.Start, End: p.End})
+	}
+	return out
+}
+
+func toRoutes(rs []HostRoute) []subnets.HostRoute {
+	var out []subnets.HostRoute
+	for _, r := range rs {
+		out = append(out, subnets.HostRoute{DestinationCIDR: r.Destination, NextHop: r.NextHop})
+	}
+	return out
+}
+
+func toPools(ps []AllocationPool) []subnets.AllocationPool {
+	var out []subnets.AllocationPool
+	for _, p := range ps {
+		out = append(out, subnets.AllocationPool{Start: p.Start, End: p.End})
+	}
+	return out
 }

@@ -2,41 +2,46 @@ package neutron
 
 import (
 	"net/netip"
-
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 )
 
-// AllocationPools returns Neutron's default allocation pools for a subnet
-// of cidr with the given gateway: every host address but the gateway (for
-// IPv4, the network and broadcast addresses are not host addresses; for
-// IPv6, only the subnet-router anycast address is excluded). It returns nil
-// for ranges too small to have a pool besides the gateway.
-func AllocationPools(cidr, gateway string) ([]subnets.AllocationPool, error) {
-	prefix, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return nil, err
-	}
-	gw, err := netip.ParseAddr(gateway)
-	if err != nil {
-		return nil, err
-	}
+// HostRange is the range of a subnet of prefix that Neutron allocates from
+// and lets allocation pools cover: everything but the first address (the
+// network address; IPv6's subnet-router anycast address) and, for IPv4, the
+// last (broadcast). ok is false for ranges with no such address (/31, /32,
+// /127, /128), as neutron.ipam.utils.generate_pools has it.
+func HostRange(prefix netip.Prefix) (first, last netip.Addr, ok bool) {
 	prefix = prefix.Masked()
-	first := prefix.Addr().Next()
-	last := lastAddr(prefix)
+	first = prefix.Addr().Next()
+	last = lastAddr(prefix)
 	if prefix.Addr().Is4() {
 		last = last.Prev()
 	}
-	if !first.IsValid() || !last.IsValid() || last.Less(first) {
-		return nil, nil
+	if !first.IsValid() || !last.IsValid() || !first.Less(last) {
+		return netip.Addr{}, netip.Addr{}, false
 	}
-	var pools []subnets.AllocationPool
-	if first.Less(gw) {
-		pools = append(pools, subnets.AllocationPool{Start: first.String(), End: minAddr(gw.Prev(), last).String()})
+	return first, last, true
+}
+
+// DefaultAllocationPools returns the allocation pools Neutron gives a
+// subnet of prefix when it is asked for none: its host range without the
+// gateway. An invalid gateway stands for no gateway. It returns nil when
+// there is no host range.
+func DefaultAllocationPools(prefix netip.Prefix, gateway netip.Addr) []AllocationPool {
+	first, last, ok := HostRange(prefix)
+	if !ok {
+		return nil
 	}
-	if gw.Less(last) {
-		pools = append(pools, subnets.AllocationPool{Start: maxAddr(gw.Next(), first).String(), End: last.String()})
+	if !gateway.IsValid() || gateway.Less(first) || last.Less(gateway) {
+		return []AllocationPool{{Start: first.String(), End: last.String()}}
 	}
-	return pools, nil
+	var pools []AllocationPool
+	if first.Less(gateway) {
+		pools = append(pools, AllocationPool{Start: first.String(), End: gateway.Prev().String()})
+	}
+	if gateway.Less(last) {
+		pools = append(pools, AllocationPool{Start: gateway.Next().String(), End: last.String()})
+	}
+	return pools
 }
 
 func lastAddr(p netip.Prefix) netip.Addr {
@@ -45,19 +50,5 @@ func lastAddr(p netip.Prefix) netip.Addr {
 		b[i/8] |= 1 << (7 - i%8)
 	}
 	a, _ := netip.AddrFromSlice(b)
-	return a
-}
-
-func minAddr(a, b netip.Addr) netip.Addr {
-	if a.Less(b) {
-		return a
-	}
-	return b
-}
-
-func maxAddr(a, b netip.Addr) netip.Addr {
-	if a.Less(b) {
-		return b
-	}
 	return a
 }

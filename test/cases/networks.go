@@ -70,8 +70,62 @@ func InvalidSpecs() []Invalid {
 			Field: "spec", Message: "Required value"},
 		{Name: "cidr is missing", Spec: Spec{"gateway": "192.168.0.1"},
 			Field: "spec.cidr", Message: "Required value"},
-		{Name: "gateway is missing", Spec: Spec{"cidr": "192.168.0.0/16"},
-			Field: "spec.gateway", Message: "Required value"},
+		{Name: "gateway and noGateway together", Spec: Spec{"cidr": v4, "gateway": "192.168.0.1", "noGateway": true},
+			Field: "spec.noGateway", Message: "gateway and noGateway exclude each other"},
+		{Name: "a DNS server is not an address", Spec: Spec{"cidr": v4, "dnsNameservers": []any{"dns.example.com"}},
+			Field: "spec.dnsNameservers[0]", Message: "must be an IP address"},
+		{Name: "a DNS server is not in canonical form", Spec: Spec{"cidr": v6, "dnsNameservers": []any{"FD00:10::53"}},
+			Field: "spec.dnsNameservers[0]", Message: "must be in canonical form"},
+		{Name: "a DNS server is named twice", Spec: Spec{"cidr": v4, "dnsNameservers": []any{"192.168.0.53", "192.168.0.53"}},
+			Field: "spec.dnsNameservers", Message: "must not name one server twice"},
+		{Name: "six DNS servers, one more than Neutron allows", Spec: Spec{"cidr": v4, "dnsNameservers": []any{
+			"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"}},
+			Field: "spec.dnsNameservers", Message: "must have at most 5 items"},
+		{Name: "a DNS server of the other family", Spec: Spec{"cidr": v4, "dnsNameservers": []any{"fd00::53"}},
+			Field: "spec.dnsNameservers", Message: "dnsNameservers must be addresses of the IP family of cidr 192.168.0.0/16"},
+		{Name: "a host route's destination is not canonical", Spec: Spec{"cidr": v4,
+			"hostRoutes": []any{map[string]any{"destination": "10.1.2.3/8", "nextHop": "192.168.0.254"}}},
+			Field: "spec.hostRoutes[0].destination", Message: "must be in canonical form, as Neutron requires"},
+		{Name: "a host route without a next hop", Spec: Spec{"cidr": v4,
+			"hostRoutes": []any{map[string]any{"destination": "10.0.0.0/8"}}},
+			Field: "spec.hostRoutes[0].nextHop", Message: "Required value"},
+		{Name: "a host route twice", Spec: Spec{"cidr": v4, "hostRoutes": []any{
+			map[string]any{"destination": "10.0.0.0/8", "nextHop": "192.168.0.254"},
+			map[string]any{"destination": "10.0.0.0/8", "nextHop": "192.168.0.254"}}},
+			Field: "spec.hostRoutes", Message: "must not repeat a route"},
+		{Name: "21 host routes, one more than Neutron allows", Spec: Spec{"cidr": v4, "hostRoutes": routes(21)},
+			Field: "spec.hostRoutes", Message: "must have at most 20 items"},
+		{Name: "a host route of the other family", Spec: Spec{"cidr": v4,
+			"hostRoutes": []any{map[string]any{"destination": "fd00:20::/64", "nextHop": "fd00::1"}}},
+			Field: "spec.hostRoutes", Message: "hostRoutes must have destinations and next hops of the IP family of cidr"},
+		{Name: "an allocation pool ends outside cidr", Spec: Spec{"cidr": v4,
+			"allocationPools": []any{map[string]any{"start": "192.168.0.10", "end": "192.169.0.10"}}},
+			Field: "spec.allocationPools", Message: "allocationPools must lie inside cidr 192.168.0.0/16"},
+		{Name: "an allocation pool's start is not an address", Spec: Spec{"cidr": v4,
+			"allocationPools": []any{map[string]any{"start": "first", "end": "192.168.0.10"}}},
+			Field: "spec.allocationPools[0].start", Message: "must be an IP address"},
+		{Name: "an IPv6 mode on an IPv4 cidr", Spec: Spec{"cidr": v4, "ipv6AddressMode": "slaac"},
+			Field: "spec.cidr", Message: "ipv6AddressMode and ipv6RAMode are only for an IPv6 cidr"},
+		{Name: "an IPv6 mode Neutron does not know", Spec: Spec{"cidr": v6, "ipv6RAMode": "radvd"},
+			Field: "spec.ipv6RAMode", Message: "Unsupported value"},
+		{Name: "two different IPv6 modes", Spec: Spec{"cidr": v6, "ipv6AddressMode": "slaac", "ipv6RAMode": "dhcpv6-stateful"},
+			Field: "spec.ipv6RAMode", Message: "must be equal when both are set"},
+		{Name: "SLAAC on a /80", Spec: Spec{"cidr": "fd00:10::/80", "ipv6AddressMode": "slaac"},
+			Field: "spec.cidr", Message: "slaac and dhcpv6-stateless need a /64 cidr"},
+		{Name: "DHCP off with an IPv6 mode", Spec: Spec{"cidr": v6, "ipv6AddressMode": "dhcpv6-stateful", "enableDHCP": false},
+			Field: "spec.enableDHCP", Message: "enableDHCP cannot be false on a subnet with ipv6AddressMode"},
+		{Name: "an MTU below IPv4's minimum", Spec: Spec{"cidr": v4, "mtu": int64(67)},
+			Field: "spec.mtu", Message: "should be greater than or equal to 68"},
+		{Name: "an MTU below IPv6's minimum", Spec: Spec{"cidr": v6, "mtu": int64(1279)},
+			Field: "spec.mtu", Message: "must be at least 1280 for an IPv6 cidr"},
+		{Name: "an IPv6 mode is added on update",
+			Old:   Spec{"cidr": v6},
+			Spec:  Spec{"cidr": v6, "ipv6AddressMode": "slaac"},
+			Field: "spec.ipv6AddressMode", Message: "ipv6AddressMode and ipv6RAMode are immutable"},
+		{Name: "an IPv6 mode is changed on update",
+			Old:   Spec{"cidr": v6, "ipv6RAMode": "slaac"},
+			Spec:  Spec{"cidr": v6, "ipv6RAMode": "dhcpv6-stateless"},
+			Field: "spec.ipv6AddressMode", Message: "ipv6AddressMode and ipv6RAMode are immutable"},
 		{Name: "cidr is changed on update",
 			Old:   Spec{"cidr": "192.168.0.0/16", "gateway": "192.168.0.1"},
 			Spec:  Spec{"cidr": "10.0.0.0/8", "gateway": "10.0.0.1"},
@@ -86,7 +140,49 @@ func ValidSpecs() map[string]Spec {
 		"gateway is the last host address of a /30": {"cidr": "10.0.0.4/30", "gateway": "10.0.0.6"},
 		"a /31 has no broadcast address":            {"cidr": "10.0.0.0/31", "gateway": "10.0.0.1"},
 		"an IPv6 gateway written long-hand":         {"cidr": "fd00:10::/64", "gateway": "fd00:10:0:0::1"},
+		"no gateway field: the first host":          {"cidr": v4},
+		"no gateway at all":                         {"cidr": v4, "noGateway": true},
+		"noGateway false beside a gateway":          {"cidr": v4, "gateway": "192.168.0.1", "noGateway": false},
+		"every option, IPv4": {"cidr": v4, "gateway": "192.168.0.1", "mtu": int64(1400), "enableDHCP": true,
+			"dnsNameservers":  []any{"192.168.0.53", "192.168.0.54", "192.168.0.55", "192.168.0.56", "192.168.0.57"},
+			"hostRoutes":      routes(20),
+			"allocationPools": []any{map[string]any{"start": "192.168.0.10", "end": "192.168.0.99"}, map[string]any{"start": "192.168.1.0", "end": "192.168.1.255"}}},
+		"every option, IPv6": {"cidr": v6, "gateway": "fd00:10::1", "mtu": int64(1280),
+			"ipv6AddressMode": "dhcpv6-stateful", "ipv6RAMode": "dhcpv6-stateful",
+			"dnsNameservers":  []any{"fd00:10::53"},
+			"hostRoutes":      []any{map[string]any{"destination": "fd00:20::/64", "nextHop": "fd00:10::fe"}},
+			"allocationPools": []any{map[string]any{"start": "fd00:10::100", "end": "fd00:10::1ff"}}},
+		"SLAAC on a /64 with only the RA mode": {"cidr": v6, "ipv6RAMode": "slaac"},
+		"DHCP off":                             {"cidr": v4, "enableDHCP": false},
+		"one next hop for two destinations": {"cidr": v4, "hostRoutes": []any{
+			map[string]any{"destination": "10.0.0.0/8", "nextHop": "192.168.0.254"},
+			map[string]any{"destination": "172.16.0.0/12", "nextHop": "192.168.0.254"}}},
+		"32 allocation pools": {"cidr": v4, "allocationPools": pools(32)},
 	}
+}
+
+// The cidrs most cases use.
+const (
+	v4 = "192.168.0.0/16"
+	v6 = "fd00:10::/64"
+)
+
+// routes returns n distinct IPv4 host routes through 192.168.0.254.
+func routes(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"destination": fmt.Sprintf("10.%d.0.0/16", i), "nextHop": "192.168.0.254"}
+	}
+	return out
+}
+
+// pools returns n disjoint IPv4 allocation pools inside v4.
+func pools(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"start": fmt.Sprintf("192.168.%d.10", i+1), "end": fmt.Sprintf("192.168.%d.20", i+1)}
+	}
+	return out
 }
 
 // ValidUpdates are changes the API accepts.
@@ -95,6 +191,13 @@ func ValidUpdates() []Update {
 		{Name: "gateway moves inside the same cidr",
 			Old: Spec{"cidr": "192.168.0.0/16", "gateway": "192.168.0.1"},
 			New: Spec{"cidr": "192.168.0.0/16", "gateway": "192.168.0.254"}},
+		{Name: "every mutable option changes",
+			Old: Spec{"cidr": v4, "gateway": "192.168.0.1", "mtu": int64(1400), "dnsNameservers": []any{"192.168.0.53"}},
+			New: Spec{"cidr": v4, "noGateway": true, "mtu": int64(1300), "enableDHCP": false,
+				"dnsNameservers": []any{"192.168.0.54"}, "hostRoutes": routes(2), "allocationPools": pools(1)}},
+		{Name: "IPv6 modes kept on update",
+			Old: Spec{"cidr": v6, "ipv6AddressMode": "slaac"},
+			New: Spec{"cidr": v6, "ipv6AddressMode": "slaac", "dnsNameservers": []any{"fd00:10::53"}}},
 	}
 }
 

@@ -32,6 +32,10 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=samplecrd.k8s.io, Version=v1
+	case v1.SchemeGroupVersion.WithKind("AllocationPool"):
+		return &samplecrdv1.AllocationPoolApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HostRoute"):
+		return &samplecrdv1.HostRouteApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):
 		return &samplecrdv1.NetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkSpec"):

@@ -25,7 +25,8 @@ const (
 	SubnetsOf     = "subnets-of"
 	CreateNetwork = "create-network"
 	CreateSubnet  = "create-subnet"
-	UpdateGateway = "update-gateway"
+	UpdateSubnet  = "update-subnet"
+	UpdateMTU     = "update-network-mtu"
 	DeleteSubnet  = "delete-subnet"
 	DeleteNetwork = "delete-network"
 	PortsOf       = "ports-of"
@@ -74,7 +75,7 @@ func (f *Neutron) AddNetwork(name, description string) string {
 func (f *Neutron) AddSubnet(networkID, name, description, cidr, gateway string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.storeSubnet(neutron.SubnetRequest{NetworkID: networkID, Name: name, Description: description, CIDR: cidr, Gateway: gateway}).ID
+	return f.storeSubnet(neutron.SubnetRequest{NetworkID: networkID, Name: name, Description: description, CIDR: cidr, Gateway: gateway, EnableDHCP: true}).ID
 }
 
 // SetNetworkQuota sets how many networks the project may hold (-1: no
@@ -166,18 +167,56 @@ func (f *Neutron) newID(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, f.nextID)
 }
 
+// MaxMTU is the largest MTU the fake allows, and the one it gives a network
+// created without one: a Geneve network on a 1500-byte physical network, as
+// the local stack's ML2/OVN has it.
+const MaxMTU = 1442
+
 func (f *Neutron) storeNetwork(name, description string) neutron.Network {
 	f.clock = f.clock.Add(time.Second)
-	n := neutron.Network{ID: f.newID("net"), Name: name, Description: description, CreatedAt: f.clock}
+	n := neutron.Network{ID: f.newID("net"), Name: name, Description: description, CreatedAt: f.clock, MTU: MaxMTU, Status: "ACTIVE"}
 	f.networks[n.ID] = n
 	return n
 }
 
+// storeSubnet stores req as Neutron would: with its default pools when it
+// names none.
 func (f *Neutron) storeSubnet(req neutron.SubnetRequest) neutron.Subnet {
 	s := neutron.Subnet{ID: f.newID("subnet"), NetworkID: req.NetworkID, Name: req.Name, Description: req.Description,
-		CIDR: req.CIDR, GatewayIP: req.Gateway}
+		CIDR: req.CIDR, GatewayIP: req.Gateway, DNSNameservers: req.DNSNameservers, HostRoutes: req.HostRoutes,
+		AllocationPools: req.AllocationPools, EnableDHCP: req.EnableDHCP, IPv6AddressMode: req.IPv6AddressMode, IPv6RAMode: req.IPv6RAMode}
+	if len(s.AllocationPools) == 0 {
+		if p, err := netip.ParsePrefix(req.CIDR); err == nil {
+			gw, _ := netip.ParseAddr(req.Gateway)
+			s.AllocationPools = neutron.DefaultAllocationPools(p, gw)
+		}
+	}
 	f.subnets[s.ID] = s
 	return s
+}
+
+// gatewayConflict is Neutron's refusal of a gateway inside a pool.
+func gatewayConflict(req string, s neutron.Subnet) error {
+	gw, err := netip.ParseAddr(s.GatewayIP)
+	if err != nil {
+		return nil
+	}
+	for _, p := range s.AllocationPools {
+		start, err1 := netip.ParseAddr(p.Start)
+		end, err2 := netip.ParseAddr(p.End)
+		if err1 == nil && err2 == nil && !gw.Less(start) && !end.Less(gw) {
+			return neutron.ErrorForResponse(req, 409, "GatewayConflictWithAllocationPools", fmt.Sprintf(
+				"Gateway ip %s conflicts with allocation pool %s-%s.", s.GatewayIP, p.Start, p.End))
+		}
+	}
+	return nil
+}
+
+func tooBig(req string, mtu int) error {
+	if mtu > MaxMTU {
+		return neutron.ErrorForResponse(req, 400, "InvalidInput", fmt.Sprintf("Requested MTU is too big, maximum is %d", MaxMTU))
+	}
+	return nil
 }
 
 // request records req and returns the error set for it.
@@ -233,7 +272,7 @@ func filter[T any](in []T, keep func(T) bool) []T {
 	return out
 }
 
-func (f *Neutron) CreateNetwork(_ context.Context, name, description string) (neutron.Network, error) {
+func (f *Neutron) CreateNetwork(_ context.Context, name, description string, mtu int) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(CreateNetwork); err != nil {
@@ -242,7 +281,14 @@ func (f *Neutron) CreateNetwork(_ context.Context, name, description string) (ne
 	if f.networkQuota >= 0 && len(f.networks) >= f.networkQuota {
 		return neutron.Network{}, neutron.ErrorForResponse(CreateNetwork, 409, "OverQuota", "Quota exceeded for resources: ['network'].")
 	}
+	if err := tooBig(CreateNetwork, mtu); err != nil {
+		return neutron.Network{}, err
+	}
 	n := f.storeNetwork(name, description)
+	if mtu > 0 {
+		n.MTU = mtu
+		f.networks[n.ID] = n
+	}
 	if err := f.answer(CreateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
@@ -271,6 +317,9 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 				"Invalid input for operation: Requested subnet with cidr: %s for network: %s overlaps with another subnet.", req.CIDR, req.NetworkID))
 		}
 	}
+	if err := gatewayConflict(CreateSubnet, neutron.Subnet{GatewayIP: req.Gateway, AllocationPools: req.AllocationPools}); err != nil {
+		return neutron.Subnet{}, err
+	}
 	s := f.storeSubnet(req)
 	if err := f.answer(CreateSubnet); err != nil {
 		return neutron.Subnet{}, err
@@ -278,19 +327,57 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 	return s, nil
 }
 
-func (f *Neutron) UpdateSubnetGateway(_ context.Context, id, _, gateway string) (neutron.Subnet, error) {
+// UpdateSubnet applies u in one piece, checking the new gateway against the
+// new pools, as Neutron does.
+func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdateGateway); err != nil {
+	if err := f.request(UpdateSubnet); err != nil {
 		return neutron.Subnet{}, err
 	}
 	s, ok := f.subnets[id]
 	if !ok {
-		return neutron.Subnet{}, neutron.ErrorForResponse(UpdateGateway, 404, "SubnetNotFound", fmt.Sprintf("Subnet %s could not be found.", id))
+		return neutron.Subnet{}, neutron.ErrorForResponse(UpdateSubnet, 404, "SubnetNotFound", fmt.Sprintf("Subnet %s could not be found.", id))
 	}
-	s.GatewayIP = gateway
+	if u.Gateway != nil {
+		s.GatewayIP = *u.Gateway
+	}
+	if u.DNSNameservers != nil {
+		s.DNSNameservers = slices.Clone(*u.DNSNameservers)
+	}
+	if u.HostRoutes != nil {
+		s.HostRoutes = slices.Clone(*u.HostRoutes)
+	}
+	if u.AllocationPools != nil {
+		s.AllocationPools = slices.Clone(*u.AllocationPools)
+	}
+	if u.EnableDHCP != nil {
+		s.EnableDHCP = *u.EnableDHCP
+	}
+	if err := gatewayConflict(UpdateSubnet, s); err != nil {
+		return neutron.Subnet{}, err
+	}
 	f.subnets[id] = s
 	return s, nil
+}
+
+// UpdateNetworkMTU changes a network's MTU, up to MaxMTU.
+func (f *Neutron) UpdateNetworkMTU(_ context.Context, id string, mtu int) (neutron.Network, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(UpdateMTU); err != nil {
+		return neutron.Network{}, err
+	}
+	n, ok := f.networks[id]
+	if !ok {
+		return neutron.Network{}, neutron.ErrorForResponse(UpdateMTU, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
+	}
+	if err := tooBig(UpdateMTU, mtu); err != nil {
+		return neutron.Network{}, err
+	}
+	n.MTU = mtu
+	f.networks[id] = n
+	return n, nil
 }
 
 func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {

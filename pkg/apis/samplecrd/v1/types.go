@@ -28,7 +28,9 @@ type Network struct {
 	Status NetworkStatus `json:"status,omitempty"`
 }
 
-// NetworkSpec is the desired state of a Network.
+// NetworkSpec is the desired state of a Network. CIDR and Gateway are the
+// core of the API; every other field is an option with Neutron's own
+// default, documented in docs/network-reference.md.
 type NetworkSpec struct {
 	// CIDR is the network's address range in canonical form, IPv4 or IPv6,
 	// e.g. "192.168.0.0/16" or "fd00:10::/64". It cannot change once set:
@@ -38,9 +40,91 @@ type NetworkSpec struct {
 
 	// Gateway is the router address of the network. It must lie inside CIDR
 	// and be neither its network address nor, for IPv4, its broadcast
-	// address. It may change.
-	Gateway string `json:"gateway"`
+	// address. It may change. Left out, it is the first host address of
+	// CIDR, as Neutron would choose; NoGateway asks for none at all.
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+
+	// NoGateway, when true, gives the subnet no gateway: hosts get no
+	// default route from DHCP or router advertisements. It excludes
+	// Gateway. It may change either way.
+	// +optional
+	NoGateway bool `json:"noGateway,omitempty"`
+
+	// DNSNameservers are the DNS servers DHCP hands out, in order of
+	// preference: addresses of CIDR's family, at most 5 (Neutron's default
+	// max_dns_nameservers), no repeats. Empty: none.
+	// +optional
+	// +listType=atomic
+	DNSNameservers []string `json:"dnsNameservers,omitempty"`
+
+	// HostRoutes are the extra routes DHCP hands out, at most 20 (Neutron's
+	// default max_subnet_host_routes), of CIDR's family, no repeats.
+	// +optional
+	// +listType=atomic
+	HostRoutes []HostRoute `json:"hostRoutes,omitempty"`
+
+	// AllocationPools are the ranges Neutron allocates ports' addresses
+	// from. They lie inside CIDR's host addresses, do not overlap and do not
+	// contain the gateway. Empty: every host address but the gateway, as
+	// Neutron computes it.
+	// +optional
+	// +listType=atomic
+	AllocationPools []AllocationPool `json:"allocationPools,omitempty"`
+
+	// EnableDHCP says whether Neutron serves DHCP (for IPv6: DHCPv6) on
+	// the subnet. Default true.
+	// +optional
+	EnableDHCP *bool `json:"enableDHCP,omitempty"`
+
+	// IPv6AddressMode is how hosts on an IPv6 subnet get their addresses:
+	// slaac, dhcpv6-stateful or dhcpv6-stateless. Only for IPv6; fixed at
+	// creation, as Neutron has it.
+	// +optional
+	IPv6AddressMode IPv6Mode `json:"ipv6AddressMode,omitempty"`
+
+	// IPv6RAMode is how router advertisements are sent on an IPv6 subnet:
+	// slaac, dhcpv6-stateful or dhcpv6-stateless. Only for IPv6; when both
+	// modes are set they are equal. Fixed at creation, as Neutron has it.
+	// +optional
+	IPv6RAMode IPv6Mode `json:"ipv6RAMode,omitempty"`
+
+	// MTU is the network's maximum transmission unit in bytes: at least 68,
+	// at least 1280 for IPv6, at most what Neutron allows for the network
+	// type (1442 for Geneve on a 1500 physical MTU). It may change. Left
+	// out, Neutron chooses its largest; removing it later leaves the MTU as
+	// it is.
+	// +optional
+	MTU *int32 `json:"mtu,omitempty"`
 }
+
+// HostRoute is a route DHCP hands out: traffic to Destination goes through
+// NextHop.
+type HostRoute struct {
+	// Destination is a CIDR in canonical form.
+	Destination string `json:"destination"`
+	// NextHop is the router's address.
+	NextHop string `json:"nextHop"`
+}
+
+// AllocationPool is a range of addresses, both ends included.
+type AllocationPool struct {
+	// Start is the range's first address.
+	Start string `json:"start"`
+	// End is the range's last address; not below Start.
+	End string `json:"end"`
+}
+
+// IPv6Mode is one of Neutron's IPv6 address and router advertisement modes.
+// +enum
+type IPv6Mode string
+
+// The IPv6 modes Neutron knows.
+const (
+	IPv6ModeSLAAC           IPv6Mode = "slaac"
+	IPv6ModeDHCPv6Stateful  IPv6Mode = "dhcpv6-stateful"
+	IPv6ModeDHCPv6Stateless IPv6Mode = "dhcpv6-stateless"
+)
 
 // NetworkStatus is the observed state of a Network.
 type NetworkStatus struct {
@@ -66,6 +150,30 @@ type NetworkStatus struct {
 	// SubnetID is the ID of the Neutron subnet that implements Spec.CIDR.
 	// +optional
 	SubnetID string `json:"subnetID,omitempty"`
+
+	// CIDR is the subnet's range as Neutron holds it.
+	// +optional
+	CIDR string `json:"cidr,omitempty"`
+
+	// Gateway is the subnet's gateway as Neutron holds it; empty when it
+	// has none.
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+
+	// AllocationPools are the subnet's allocation pools as Neutron holds
+	// them.
+	// +optional
+	// +listType=atomic
+	AllocationPools []AllocationPool `json:"allocationPools,omitempty"`
+
+	// MTU is the network's MTU as Neutron holds it.
+	// +optional
+	MTU int32 `json:"mtu,omitempty"`
+
+	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
+	// DOWN.
+	// +optional
+	NeutronStatus string `json:"neutronStatus,omitempty"`
 }
 
 // ConditionReady is the condition type that says whether the Neutron network
@@ -90,6 +198,12 @@ const (
 	// Neutron's own words. Terminal until the spec changes: retried
 	// unchanged only every few minutes, at once on a spec change.
 	ReasonNeutronRejected = "NeutronRejected"
+	// ReasonInvalidSpec: the spec passed the API server's checks but
+	// Neutron would refuse it, for what the schema cannot check (e.g.
+	// allocation pools that overlap, or that contain the gateway). Nothing
+	// is asked of Neutron; the message says what to fix. Terminal until the
+	// spec changes.
+	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonNeutronQuotaExceeded: Neutron refused a create because the
 	// project's quota is used up; the message carries Neutron's words.
 	// Retried with capped backoff (--max-retry-delay), so the Network

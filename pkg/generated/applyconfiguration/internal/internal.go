@@ -191,6 +191,28 @@ var schemaYAML = typed.YAMLObject(`types:
     elementRelationship: atomic
 - name: Time.v1.meta.apis.pkg.apimachinery.k8s.io
   scalar: untyped
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.AllocationPool
+  map:
+    fields:
+    - name: end
+      type:
+        scalar: string
+      default: ""
+    - name: start
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.HostRoute
+  map:
+    fields:
+    - name: destination
+      type:
+        scalar: string
+      default: ""
+    - name: nextHop
+      type:
+        scalar: string
+      default: ""
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.Network
   map:
     fields:
@@ -215,17 +237,58 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NetworkSpec
   map:
     fields:
+    - name: allocationPools
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.AllocationPool
+          elementRelationship: atomic
     - name: cidr
       type:
         scalar: string
       default: ""
+    - name: dnsNameservers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: enableDHCP
+      type:
+        scalar: boolean
     - name: gateway
       type:
         scalar: string
-      default: ""
+    - name: hostRoutes
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.HostRoute
+          elementRelationship: atomic
+    - name: ipv6AddressMode
+      type:
+        scalar: string
+    - name: ipv6RAMode
+      type:
+        scalar: string
+    - name: mtu
+      type:
+        scalar: numeric
+    - name: noGateway
+      type:
+        scalar: boolean
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NetworkStatus
   map:
     fields:
+    - name: allocationPools
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.AllocationPool
+          elementRelationship: atomic
+    - name: cidr
+      type:
+        scalar: string
     - name: conditions
       type:
         list:
@@ -234,7 +297,16 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: gateway
+      type:
+        scalar: string
+    - name: mtu
+      type:
+        scalar: numeric
     - name: networkID
+      type:
+        scalar: string
+    - name: neutronStatus
       type:
         scalar: string
     - name: observedGeneration

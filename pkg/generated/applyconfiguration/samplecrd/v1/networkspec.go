@@ -18,10 +18,16 @@ limitations under the License.
 
 package v1
 
+import (
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+)
+
 // NetworkSpecApplyConfiguration represents a declarative configuration of the NetworkSpec type for use
 // with apply.
 //
-// NetworkSpec is the desired state of a Network.
+// NetworkSpec is the desired state of a Network. CIDR and Gateway are the
+// core of the API; every other field is an option with Neutron's own
+// default, documented in docs/network-reference.md.
 type NetworkSpecApplyConfiguration struct {
 	// CIDR is the network's address range in canonical form, IPv4 or IPv6,
 	// e.g. "192.168.0.0/16" or "fd00:10::/64". It cannot change once set:
@@ -30,8 +36,42 @@ type NetworkSpecApplyConfiguration struct {
 	CIDR *string `json:"cidr,omitempty"`
 	// Gateway is the router address of the network. It must lie inside CIDR
 	// and be neither its network address nor, for IPv4, its broadcast
-	// address. It may change.
+	// address. It may change. Left out, it is the first host address of
+	// CIDR, as Neutron would choose; NoGateway asks for none at all.
 	Gateway *string `json:"gateway,omitempty"`
+	// NoGateway, when true, gives the subnet no gateway: hosts get no
+	// default route from DHCP or router advertisements. It excludes
+	// Gateway. It may change either way.
+	NoGateway *bool `json:"noGateway,omitempty"`
+	// DNSNameservers are the DNS servers DHCP hands out, in order of
+	// preference: addresses of CIDR's family, at most 5 (Neutron's default
+	// max_dns_nameservers), no repeats. Empty: none.
+	DNSNameservers []string `json:"dnsNameservers,omitempty"`
+	// HostRoutes are the extra routes DHCP hands out, at most 20 (Neutron's
+	// default max_subnet_host_routes), of CIDR's family, no repeats.
+	HostRoutes []HostRouteApplyConfiguration `json:"hostRoutes,omitempty"`
+	// AllocationPools are the ranges Neutron allocates ports' addresses
+	// from. They lie inside CIDR's host addresses, do not overlap and do not
+	// contain the gateway. Empty: every host address but the gateway, as
+	// Neutron computes it.
+	AllocationPools []AllocationPoolApplyConfiguration `json:"allocationPools,omitempty"`
+	// EnableDHCP says whether Neutron serves DHCP (for IPv6: DHCPv6) on
+	// the subnet. Default true.
+	EnableDHCP *bool `json:"enableDHCP,omitempty"`
+	// IPv6AddressMode is how hosts on an IPv6 subnet get their addresses:
+	// slaac, dhcpv6-stateful or dhcpv6-stateless. Only for IPv6; fixed at
+	// creation, as Neutron has it.
+	IPv6AddressMode *samplecrdv1.IPv6Mode `json:"ipv6AddressMode,omitempty"`
+	// IPv6RAMode is how router advertisements are sent on an IPv6 subnet:
+	// slaac, dhcpv6-stateful or dhcpv6-stateless. Only for IPv6; when both
+	// modes are set they are equal. Fixed at creation, as Neutron has it.
+	IPv6RAMode *samplecrdv1.IPv6Mode `json:"ipv6RAMode,omitempty"`
+	// MTU is the network's maximum transmission unit in bytes: at least 68,
+	// at least 1280 for IPv6, at most what Neutron allows for the network
+	// type (1442 for Geneve on a 1500 physical MTU). It may change. Left
+	// out, Neutron chooses its largest; removing it later leaves the MTU as
+	// it is.
+	MTU *int32 `json:"mtu,omitempty"`
 }
 
 // NetworkSpecApplyConfiguration constructs a declarative configuration of the NetworkSpec type for use with
@@ -53,5 +93,81 @@ func (b *NetworkSpecApplyConfiguration) WithCIDR(value string) *NetworkSpecApply
 // If called multiple times, the Gateway field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithGateway(value string) *NetworkSpecApplyConfiguration {
 	b.Gateway = &value
+	return b
+}
+
+// WithNoGateway sets the NoGateway field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NoGateway field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithNoGateway(value bool) *NetworkSpecApplyConfiguration {
+	b.NoGateway = &value
+	return b
+}
+
+// WithDNSNameservers adds the given value to the DNSNameservers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the DNSNameservers field.
+func (b *NetworkSpecApplyConfiguration) WithDNSNameservers(values ...string) *NetworkSpecApplyConfiguration {
+	for i := range values {
+		b.DNSNameservers = append(b.DNSNameservers, values[i])
+	}
+	return b
+}
+
+// WithHostRoutes adds the given value to the HostRoutes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the HostRoutes field.
+func (b *NetworkSpecApplyConfiguration) WithHostRoutes(values ...*HostRouteApplyConfiguration) *NetworkSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithHostRoutes")
+		}
+		b.HostRoutes = append(b.HostRoutes, *values[i])
+	}
+	return b
+}
+
+// WithAllocationPools adds the given value to the AllocationPools field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AllocationPools field.
+func (b *NetworkSpecApplyConfiguration) WithAllocationPools(values ...*AllocationPoolApplyConfiguration) *NetworkSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAllocationPools")
+		}
+		b.AllocationPools = append(b.AllocationPools, *values[i])
+	}
+	return b
+}
+
+// WithEnableDHCP sets the EnableDHCP field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EnableDHCP field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithEnableDHCP(value bool) *NetworkSpecApplyConfiguration {
+	b.EnableDHCP = &value
+	return b
+}
+
+// WithIPv6AddressMode sets the IPv6AddressMode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IPv6AddressMode field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithIPv6AddressMode(value samplecrdv1.IPv6Mode) *NetworkSpecApplyConfiguration {
+	b.IPv6AddressMode = &value
+	return b
+}
+
+// WithIPv6RAMode sets the IPv6RAMode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IPv6RAMode field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithIPv6RAMode(value samplecrdv1.IPv6Mode) *NetworkSpecApplyConfiguration {
+	b.IPv6RAMode = &value
+	return b
+}
+
+// WithMTU sets the MTU field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MTU field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithMTU(value int32) *NetworkSpecApplyConfiguration {
+	b.MTU = &value
 	return b
 }

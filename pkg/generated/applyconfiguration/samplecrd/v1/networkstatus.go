@@ -38,6 +38,19 @@ type NetworkStatusApplyConfiguration struct {
 	NetworkID *string `json:"networkID,omitempty"`
 	// SubnetID is the ID of the Neutron subnet that implements Spec.CIDR.
 	SubnetID *string `json:"subnetID,omitempty"`
+	// CIDR is the subnet's range as Neutron holds it.
+	CIDR *string `json:"cidr,omitempty"`
+	// Gateway is the subnet's gateway as Neutron holds it; empty when it
+	// has none.
+	Gateway *string `json:"gateway,omitempty"`
+	// AllocationPools are the subnet's allocation pools as Neutron holds
+	// them.
+	AllocationPools []AllocationPoolApplyConfiguration `json:"allocationPools,omitempty"`
+	// MTU is the network's MTU as Neutron holds it.
+	MTU *int32 `json:"mtu,omitempty"`
+	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
+	// DOWN.
+	NeutronStatus *string `json:"neutronStatus,omitempty"`
 }
 
 // NetworkStatusApplyConfiguration constructs a declarative configuration of the NetworkStatus type for use with
@@ -80,5 +93,50 @@ func (b *NetworkStatusApplyConfiguration) WithNetworkID(value string) *NetworkSt
 // If called multiple times, the SubnetID field is set to the value of the last call.
 func (b *NetworkStatusApplyConfiguration) WithSubnetID(value string) *NetworkStatusApplyConfiguration {
 	b.SubnetID = &value
+	return b
+}
+
+// WithCIDR sets the CIDR field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CIDR field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithCIDR(value string) *NetworkStatusApplyConfiguration {
+	b.CIDR = &value
+	return b
+}
+
+// WithGateway sets the Gateway field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Gateway field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithGateway(value string) *NetworkStatusApplyConfiguration {
+	b.Gateway = &value
+	return b
+}
+
+// WithAllocationPools adds the given value to the AllocationPools field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AllocationPools field.
+func (b *NetworkStatusApplyConfiguration) WithAllocationPools(values ...*AllocationPoolApplyConfiguration) *NetworkStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAllocationPools")
+		}
+		b.AllocationPools = append(b.AllocationPools, *values[i])
+	}
+	return b
+}
+
+// WithMTU sets the MTU field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MTU field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithMTU(value int32) *NetworkStatusApplyConfiguration {
+	b.MTU = &value
+	return b
+}
+
+// WithNeutronStatus sets the NeutronStatus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NeutronStatus field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithNeutronStatus(value string) *NetworkStatusApplyConfiguration {
+	b.NeutronStatus = &value
 	return b
 }

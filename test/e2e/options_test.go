@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+)
+
+// TestSubnetOptionsEndToEnd sets every subnet and network option, then
+// changes each mutable one in place, and checks each step where a user
+// would: status and the printer columns, Neutron, and OVN's DHCP_Options.
+func TestSubnetOptionsEndToEnd(t *testing.T) {
+	ctx := testContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	startController(t, ns)
+	cleanupNetworks(t, ns)
+	const cidr = "10.61.0.0/24"
+
+	_, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, &samplecrdv1.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: "options"},
+		Spec: samplecrdv1.NetworkSpec{
+			CIDR:            cidr, // and no gateway: the first host
+			DNSNameservers:  []string{"10.61.0.53"},
+			HostRoutes:      []samplecrdv1.HostRoute{{Destination: "10.62.0.0/16", NextHop: "10.61.0.254"}},
+			AllocationPools: []samplecrdv1.AllocationPool{{Start: "10.61.0.10", End: "10.61.0.99"}},
+			MTU:             ptr.To[int32](1400),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := waitForReady(ctx, t, ns, "options", time.Minute)
+	ids := [2]string{n.Status.NetworkID, n.Status.SubnetID}
+	st := n.Status
+	if st.CIDR != cidr || st.Gateway != "10.61.0.1" || st.MTU != 1400 || st.NeutronStatus != "ACTIVE" ||
+		!slices.Equal(st.AllocationPools, []samplecrdv1.AllocationPool{{Start: "10.61.0.10", End: "10.61.0.99"}}) {
+		t.Errorf("status does not say what Neutron holds: %+v", st)
+	}
+	if got := printerColumns(ctx, t, ns, "options"); got["CIDR"] != cidr || got["Gateway"] != "10.61.0.1" || got["MTU"] != "1400" {
+		t.Errorf("kubectl get shows %v", got)
+	}
+	s := neutronSubnet(ctx, t, n.Status.SubnetID)
+	if s.GatewayIP != "10.61.0.1" || !slices.Equal(s.DNSNameservers, []string{"10.61.0.53"}) || len(s.HostRoutes) != 1 || !s.EnableDHCP {
+		t.Errorf("Neutron subnet: %+v", s)
+	}
+	if got := neutronMTU(ctx, t, n.Status.NetworkID); got != 1400 {
+		t.Errorf("Neutron MTU = %d, want 1400", got)
+	}
+	dhcp := dhcpOptions(cidr)
+	eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.1", "dns_server={10.61.0.53}", "10.62.0.0/16,10.61.0.254", "mtu=1400"))
+
+	// Every mutable option changes at once: one subnet update, one MTU
+	// update, the same Neutron IDs.
+	patch(ctx, t, ns, "options", `{"spec":{"gateway":"10.61.0.254","dnsNameservers":["10.61.0.53","10.61.0.54"],
+		"hostRoutes":[{"destination":"10.63.0.0/16","nextHop":"10.61.0.1"}],
+		"allocationPools":[{"start":"10.61.0.100","end":"10.61.0.199"}],"mtu":1300}}`)
+	n = waitForReady(ctx, t, ns, "options", time.Minute)
+	if got := [2]string{n.Status.NetworkID, n.Status.SubnetID}; got != ids {
+		t.Errorf("Neutron IDs changed on an update in place: %v, then %v", ids, got)
+	}
+	if st := n.Status; st.Gateway != "10.61.0.254" || st.MTU != 1300 ||
+		!slices.Equal(st.AllocationPools, []samplecrdv1.AllocationPool{{Start: "10.61.0.100", End: "10.61.0.199"}}) {
+		t.Errorf("status after the update: %+v", st)
+	}
+	s = neutronSubnet(ctx, t, n.Status.SubnetID)
+	if !slices.Equal(s.DNSNameservers, []string{"10.61.0.53", "10.61.0.54"}) || len(s.HostRoutes) != 1 || s.HostRoutes[0].DestinationCIDR != "10.63.0.0/16" {
+		t.Errorf("Neutron subnet after the update: %+v", s)
+	}
+	eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.254", "dns_server={10.61.0.53, 10.61.0.54}", "10.63.0.0/16,10.61.0.1", "mtu=1300"))
+
+	// No gateway, then no DHCP: OVN drops the router option, then the row.
+	patch(ctx, t, ns, "options", `{"spec":{"gateway":null,"noGateway":true}}`)
+	n = waitForReady(ctx, t, ns, "options", time.Minute)
+	if n.Status.Gateway != "" || neutronSubnet(ctx, t, n.Status.SubnetID).GatewayIP != "" {
+		t.Errorf("a gateway is left: status %q", n.Status.Gateway)
+	}
+	eventually(ctx, t, 30*time.Second, dhcp.lacks("router="))
+	patch(ctx, t, ns, "options", `{"spec":{"enableDHCP":false}}`)
+	n = waitForReady(ctx, t, ns, "options", time.Minute)
+	if neutronSubnet(ctx, t, n.Status.SubnetID).EnableDHCP {
+		t.Error("Neutron still serves DHCP")
+	}
+	eventually(ctx, t, 30*time.Second, dhcp.gone())
+	if got := [2]string{n.Status.NetworkID, n.Status.SubnetID}; got != ids {
+		t.Errorf("Neutron IDs changed: %v, then %v", ids, got)
+	}
+}
+
+// TestIPv6ModesReachNeutron creates an IPv6 Network with both modes and a
+// DNS server, and finds them in Neutron and in OVN.
+func TestIPv6ModesReachNeutron(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	startController(t, ns)
+	cleanupNetworks(t, ns)
+	const cidr = "fd00:61::/64"
+
+	_, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, &samplecrdv1.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: "v6"},
+		Spec: samplecrdv1.NetworkSpec{CIDR: cidr, DNSNameservers: []string{"fd00:61::53"},
+			IPv6AddressMode: samplecrdv1.IPv6ModeDHCPv6Stateful, IPv6RAMode: samplecrdv1.IPv6ModeDHCPv6Stateful},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := waitForReady(ctx, t, ns, "v6", time.Minute)
+	s := neutronSubnet(ctx, t, n.Status.SubnetID)
+	if s.IPv6AddressMode != "dhcpv6-stateful" || s.IPv6RAMode != "dhcpv6-stateful" || s.GatewayIP != "fd00:61::1" {
+		t.Errorf("Neutron subnet: %+v", s)
+	}
+	eventually(ctx, t, 30*time.Second, dhcpOptions(cidr).has(`dns_server={fd00:61::53}`))
+}
+
+// patch merge-patches a Network's spec.
+func patch(ctx context.Context, t *testing.T, ns, name, body string) {
+	t.Helper()
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching %s with %s: %v", name, body, err)
+	}
+}
+
+func neutronSubnet(ctx context.Context, t *testing.T, id string) *subnets.Subnet {
+	t.Helper()
+	s, err := subnets.Get(ctx, stack.Neutron.Client, id).Extract()
+	if err != nil {
+		t.Fatalf("subnet %s: %v", id, err)
+	}
+	return s
+}
+
+func neutronMTU(ctx context.Context, t *testing.T, id string) int {
+	t.Helper()
+	var n struct {
+		networks.Network
+		mtu.NetworkMTUExt
+	}
+	if err := networks.Get(ctx, stack.Neutron.Client, id).ExtractInto(&n); err != nil {
+		t.Fatalf("network %s: %v", id, err)
+	}
+	return n.MTU
+}
+
+// printerColumns gets a Network as kubectl get does (a Table), and returns
+// its cells by column name.
+func printerColumns(ctx context.Context, t *testing.T, ns, name string) map[string]string {
+	t.Helper()
+	raw, err := networkClient(t).SamplecrdV1().RESTClient().Get().Namespace(ns).Resource("networks").Name(name).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table metav1.Table
+	if err := json.Unmarshal(raw, &table); err != nil || len(table.Rows) != 1 {
+		t.Fatalf("not a one-row table (%v): %s", err, raw)
+	}
+	out := map[string]string{}
+	for i, c := range table.ColumnDefinitions {
+		out[c.Name] = fmt.Sprint(table.Rows[0].Cells[i])
+	}
+	return out
+}
+
+// dhcpOptions is OVN's DHCP_Options row of a subnet, found by its cidr.
+type dhcpOptions string
+
+func (cidr dhcpOptions) read(ctx context.Context) (string, error) {
+	return stack.Neutron.NBCtl(ctx, "--bare", "--columns=options", "find", "DHCP_Options", fmt.Sprintf("cidr=%q", string(cidr)))
+}
+
+// has waits until the row's options contain every one of want.
+func (cidr dhcpOptions) has(want ...string) func(context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		out, err := cidr.read(ctx)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				return false, fmt.Sprintf("OVN DHCP_Options of %s lacks %s: %s", cidr, w, out), err
+			}
+		}
+		return true, "", err
+	}
+}
+
+func (cidr dhcpOptions) lacks(unwanted string) func(context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		out, err := cidr.read(ctx)
+		return strings.TrimSpace(out) != "" && !strings.Contains(out, unwanted), fmt.Sprintf("OVN DHCP_Options of %s: %s", cidr, out), err
+	}
+}
+
+func (cidr dhcpOptions) gone() func(context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		out, err := cidr.read(ctx)
+		return strings.TrimSpace(out) == "", fmt.Sprintf("OVN still has DHCP_Options for %s: %s", cidr, out), err
+	}
+}
