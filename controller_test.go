@@ -372,7 +372,7 @@ func TestSyncHandler(t *testing.T) {
 			}),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			wantWrites:  []string{"apply networks/status"},
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateMTU},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
 			wantReady:   "True/Provisioned",
 			wantEvents: []string{
 				"Normal Updated Updated Neutron subnet subnet-2: dnsNameservers, hostRoutes, enableDHCP",
@@ -415,6 +415,29 @@ func TestSyncHandler(t *testing.T) {
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
 					t.Errorf("left in Neutron: %v %v", f.neutron.Networks(), f.neutron.Subnets())
+				}
+			},
+		},
+		{
+			name: "deletionPolicy Orphan: the network and subnet stay in Neutron without the mark, then the finalizer goes",
+			network: withSpec(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+				func(s *samplecrdv1.NetworkSpec) { s.DeletionPolicy = samplecrdv1.DeletionPolicyOrphan }),
+			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
+			wantWrites:  []string{"apply networks"},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantEvents:  []string{"Normal Orphaned Left Neutron network net-1 and its subnets in place without the ownership mark (deletionPolicy: Orphan)"},
+			check: func(t *testing.T, f *fixture) {
+				nets, subs := f.neutron.Networks(), f.neutron.Subnets()
+				if len(nets) != 1 || len(subs) != 1 {
+					t.Fatalf("Neutron holds %v and %v, want the network and its subnet", nets, subs)
+				}
+				for _, got := range [][2]string{{nets[0].Name, nets[0].Description}, {subs[0].Name, subs[0].Description}} {
+					if _, ok := ours.OwnerOf(got[0], got[1]); ok {
+						t.Errorf("%q / %q still carries the mark", got[0], got[1])
+					}
+					if want := "released by network-controller (cluster=test-cluster) when Network default/net was deleted"; got[1] != want {
+						t.Errorf("description %q, want %q", got[1], want)
+					}
 				}
 			},
 		},

@@ -194,7 +194,7 @@ func (c *Controller) ensureMTU(ctx context.Context, network *samplecrdv1.Network
 	if want == 0 || net.MTU == want {
 		return net, nil
 	}
-	updated, err := c.updateNetworkMTU(ctx, ownerOf(network), net.ID, want)
+	updated, err := c.updateNetwork(ctx, ownerOf(network), net.ID, neutron.NetworkUpdate{MTU: &want})
 	if err != nil {
 		return net, err
 	}

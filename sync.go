@@ -25,6 +25,7 @@ const (
 	eventDeleted        = "Deleted"
 	eventDriftRepaired  = "DriftRepaired"
 	eventDeletionFailed = "DeletionFailed"
+	eventOrphaned       = "Orphaned"
 )
 
 // syncHandler makes Neutron equal to the Network named by key and records
@@ -116,6 +117,9 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 		return neutron.ErrNotSynced
 	}
 	owned := c.inventory.Get(network.UID)
+	if network.Spec.DeletionPolicy == samplecrdv1.DeletionPolicyOrphan {
+		return c.orphan(ctx, network, owned)
+	}
 	if err := c.deleteOwned(ctx, ownerOf(network), owned); err != nil {
 		cond := c.deletionFailure(ctx, owned, err)
 		reason := eventDeletionFailed
@@ -135,6 +139,44 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 	}
 	klog.FromContext(ctx).Info("Deleted Neutron resources; releasing the finalizer", "networks", len(owned.Networks), "subnets", len(owned.Subnets))
 	return c.setFinalizer(ctx, network, false)
+}
+
+// orphan finalizes a Network whose deletionPolicy is Orphan: its network
+// and that network's subnets stay in Neutron without the mark; duplicates
+// (see ensureNetwork) are deleted as usual, since nobody asked to keep them.
+// Subnets are released before their network, so that a crash in between
+// leaves a marked network, which the next attempt finds and releases.
+func (c *Controller) orphan(ctx context.Context, network *samplecrdv1.Network, owned neutron.Owned) error {
+	owner := ownerOf(network)
+	keep, duplicates, found := chooseNetwork(owned, network.Status.NetworkID)
+	if found {
+		for _, s := range owned.Subnets {
+			if s.NetworkID != keep.ID {
+				continue
+			}
+			if err := c.releaseSubnet(ctx, owner, s.ID); err != nil {
+				return c.reportOrphanFailure(ctx, network, err)
+			}
+		}
+		if err := c.releaseNetwork(ctx, owner, keep.ID); err != nil {
+			return c.reportOrphanFailure(ctx, network, err)
+		}
+		c.recorder.Eventf(network, corev1.EventTypeNormal, eventOrphaned,
+			"Left Neutron network %s and its subnets in place without the ownership mark (deletionPolicy: Orphan)", keep.ID)
+	}
+	for _, d := range duplicates {
+		if err := c.deleteOwned(ctx, owner, c.inventory.Get(network.UID).Only(d.ID)); err != nil {
+			return c.reportOrphanFailure(ctx, network, err)
+		}
+	}
+	klog.FromContext(ctx).Info("Released Neutron resources; releasing the finalizer", "networkID", keep.ID)
+	return c.setFinalizer(ctx, network, false)
+}
+
+func (c *Controller) reportOrphanFailure(ctx context.Context, network *samplecrdv1.Network, err error) error {
+	cond := notReady(samplecrdv1.ReasonDeleting, "Waiting for Neutron to release the network (deletionPolicy: Orphan): "+err.Error())
+	c.recorder.Event(network, corev1.EventTypeWarning, eventDeletionFailed, cond.Message)
+	return errors.Join(err, c.updateStatus(ctx, network, cond, lastObserved(network.Status)))
 }
 
 // deletionFailure is the Ready condition of a Network whose Neutron

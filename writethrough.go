@@ -9,7 +9,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// The controller's every write to Neutron goes through these seven
+// The controller's every write to Neutron goes through these
 // functions. They
 //   - fail at once while Neutron is known to be down (breaker.go);
 //   - act only on IDs the inventory holds for the owner, i.e. resources
@@ -46,14 +46,14 @@ func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, netw
 	return s, nil
 }
 
-func (c *Controller) updateNetworkMTU(ctx context.Context, owner neutron.Owner, id string, mtu int) (neutron.Network, error) {
+func (c *Controller) updateNetwork(ctx context.Context, owner neutron.Owner, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
 	if !c.ownsNetwork(owner, id) {
 		return neutron.Network{}, notOurs("network", id)
 	}
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Network{}, err
 	}
-	updated, err := c.neutron.UpdateNetworkMTU(ctx, id, mtu)
+	updated, err := c.neutron.UpdateNetwork(ctx, id, u)
 	if err != nil {
 		return neutron.Network{}, c.afterFailedWrite(err)
 	}
@@ -98,6 +98,40 @@ func (c *Controller) deleteNetwork(ctx context.Context, owner neutron.Owner, id 
 		return err
 	}
 	if err := c.neutron.DeleteNetwork(ctx, id); err != nil {
+		return c.afterFailedWrite(err)
+	}
+	c.inventory.RemoveNetwork(owner, id)
+	return nil
+}
+
+// releaseSubnet and releaseNetwork give up a resource without deleting it
+// (deletionPolicy: Orphan): the description that carried the mark is
+// replaced, so no controller will ever recognise it again, and it leaves
+// the inventory.
+func (c *Controller) releaseSubnet(ctx context.Context, owner neutron.Owner, id string) error {
+	if !c.ownsSubnet(owner, id) {
+		return notOurs("subnet", id)
+	}
+	if err := c.neutronUp.allow(); err != nil {
+		return err
+	}
+	desc := c.mark.Released(owner)
+	if _, err := c.neutron.UpdateSubnet(ctx, id, neutron.SubnetUpdate{Description: &desc}); err != nil {
+		return c.afterFailedWrite(err)
+	}
+	c.inventory.RemoveSubnet(owner, id)
+	return nil
+}
+
+func (c *Controller) releaseNetwork(ctx context.Context, owner neutron.Owner, id string) error {
+	if !c.ownsNetwork(owner, id) {
+		return notOurs("network", id)
+	}
+	if err := c.neutronUp.allow(); err != nil {
+		return err
+	}
+	desc := c.mark.Released(owner)
+	if _, err := c.neutron.UpdateNetwork(ctx, id, neutron.NetworkUpdate{Description: &desc}); err != nil {
 		return c.afterFailedWrite(err)
 	}
 	c.inventory.RemoveNetwork(owner, id)

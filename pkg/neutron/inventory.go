@@ -215,6 +215,22 @@ func sameElements[T any](a, b []T) bool {
 	return true
 }
 
+// Only is the part of o on network id: that network and its subnets.
+func (o Owned) Only(networkID string) Owned {
+	out := Owned{Owner: o.Owner}
+	for _, n := range o.Networks {
+		if n.ID == networkID {
+			out.Networks = append(out.Networks, n)
+		}
+	}
+	for _, s := range o.Subnets {
+		if s.NetworkID == networkID {
+			out.Subnets = append(out.Subnets, s)
+		}
+	}
+	return out
+}
+
 // AddNetwork records a network of owner that Neutron confirmed.
 func (inv *Inventory) AddNetwork(owner Owner, n Network) {
 	inv.record(owner, func(o *Owned) {

@@ -83,11 +83,23 @@ type SubnetUpdate struct {
 	HostRoutes      *[]HostRoute
 	AllocationPools *[]AllocationPool
 	EnableDHCP      *bool
+	// Description replaces the description, and with it the ownership
+	// mark (see Mark).
+	Description *string
 }
 
 // IsZero reports whether the update changes nothing.
 func (u SubnetUpdate) IsZero() bool {
-	return u.Gateway == nil && u.DNSNameservers == nil && u.HostRoutes == nil && u.AllocationPools == nil && u.EnableDHCP == nil
+	return u.Gateway == nil && u.DNSNameservers == nil && u.HostRoutes == nil && u.AllocationPools == nil &&
+		u.EnableDHCP == nil && u.Description == nil
+}
+
+// NetworkUpdate is a change to a network; nil fields stay as they are.
+type NetworkUpdate struct {
+	MTU *int
+	// Description replaces the description, and with it the ownership
+	// mark (see Mark).
+	Description *string
 }
 
 // Interface is everything the controller asks of Neutron: a thin layer over
@@ -106,8 +118,8 @@ type Interface interface {
 	// mtu of 0 leaves the MTU to Neutron.
 	CreateNetwork(ctx context.Context, name, description string, mtu int) (Network, error)
 	CreateSubnet(ctx context.Context, req SubnetRequest) (Subnet, error)
-	// UpdateNetworkMTU changes a network's MTU.
-	UpdateNetworkMTU(ctx context.Context, id string, mtu int) (Network, error)
+	// UpdateNetwork changes a network in one request.
+	UpdateNetwork(ctx context.Context, id string, update NetworkUpdate) (Network, error)
 	// UpdateSubnet changes a subnet in one request.
 	UpdateSubnet(ctx context.Context, id string, update SubnetUpdate) (Subnet, error)
 	DeleteSubnet(ctx context.Context, id string) error
@@ -199,12 +211,16 @@ func (g *Gophercloud) CreateNetwork(ctx context.Context, name, description strin
 	return networkFrom(n), nil
 }
 
-// UpdateNetworkMTU changes a network's MTU (Neutron's net-mtu-writable).
-func (g *Gophercloud) UpdateNetworkMTU(ctx context.Context, id string, mtuBytes int) (Network, error) {
+// UpdateNetwork changes a network in one request; its MTU through
+// Neutron's net-mtu-writable extension.
+func (g *Gophercloud) UpdateNetwork(ctx context.Context, id string, u NetworkUpdate) (Network, error) {
+	var opts networks.UpdateOptsBuilder = networks.UpdateOpts{Description: u.Description}
+	if u.MTU != nil {
+		opts = mtu.UpdateOptsExt{UpdateOptsBuilder: opts, MTU: *u.MTU}
+	}
 	var n networkWithMTU
-	err := networks.Update(ctx, g.client, id, mtu.UpdateOptsExt{UpdateOptsBuilder: networks.UpdateOpts{}, MTU: mtuBytes}).ExtractInto(&n)
-	if err != nil {
-		return Network{}, classify("updating the MTU of network "+id, err)
+	if err := networks.Update(ctx, g.client, id, opts).ExtractInto(&n); err != nil {
+		return Network{}, classify("updating network "+id, err)
 	}
 	return networkFrom(n), nil
 }
@@ -238,7 +254,7 @@ func (g *Gophercloud) CreateSubnet(ctx context.Context, req SubnetRequest) (Subn
 
 // UpdateSubnet changes a subnet in one request.
 func (g *Gophercloud) UpdateSubnet(ctx context.Context, id string, u SubnetUpdate) (Subnet, error) {
-	opts := subnets.UpdateOpts{GatewayIP: u.Gateway, DNSNameservers: u.DNSNameservers, EnableDHCP: u.EnableDHCP}
+	opts := subnets.UpdateOpts{GatewayIP: u.Gateway, DNSNameservers: u.DNSNameservers, EnableDHCP: u.EnableDHCP, Description: u.Description}
 	if u.HostRoutes != nil {
 		routes := toRoutes(*u.HostRoutes)
 		if routes == nil {

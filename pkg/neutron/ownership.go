@@ -66,6 +66,18 @@ func NewMark(cluster string) (Mark, error) {
 // Description is the exact description of the cluster's resources.
 func (m Mark) Description() string { return m.description }
 
+// Released is the description of a resource that owner's controller left
+// in place on purpose (deletionPolicy: Orphan): not the mark, so never
+// recognised as anyone's again, and saying to a person where it came from.
+func (m Mark) Released(owner Owner) string {
+	s := "released by network-controller (" + strings.TrimPrefix(m.description, "managed-by=network-controller,") +
+		") when Network " + owner.Key() + " was deleted"
+	if len(s) > MaxNameLength {
+		s = s[:MaxNameLength-len(truncatedSuffix)] + truncatedSuffix
+	}
+	return s
+}
+
 // ResourceName is the name of owner's Neutron network and subnet:
 // "<namespace>/<name>/<uid>". Namespaces (63) and UIDs (36) are kept whole;
 // the Network's name (up to 253) is cut, and marked so, when the whole

@@ -118,6 +118,8 @@ func InvalidSpecs() []Invalid {
 			Field: "spec.mtu", Message: "should be greater than or equal to 68"},
 		{Name: "an MTU below IPv6's minimum", Spec: Spec{"cidr": v6, "mtu": int64(1279)},
 			Field: "spec.mtu", Message: "must be at least 1280 for an IPv6 cidr"},
+		{Name: "a deletion policy that does not exist", Spec: Spec{"cidr": v4, "deletionPolicy": "Keep"},
+			Field: "spec.deletionPolicy", Message: `supported values: "Delete", "Orphan"`},
 		{Name: "an IPv6 mode is added on update",
 			Old:   Spec{"cidr": v6},
 			Spec:  Spec{"cidr": v6, "ipv6AddressMode": "slaac"},
@@ -157,7 +159,8 @@ func ValidSpecs() map[string]Spec {
 		"one next hop for two destinations": {"cidr": v4, "hostRoutes": []any{
 			map[string]any{"destination": "10.0.0.0/8", "nextHop": "192.168.0.254"},
 			map[string]any{"destination": "172.16.0.0/12", "nextHop": "192.168.0.254"}}},
-		"32 allocation pools": {"cidr": v4, "allocationPools": pools(32)},
+		"32 allocation pools":   {"cidr": v4, "allocationPools": pools(32)},
+		"deletionPolicy Orphan": {"cidr": v4, "deletionPolicy": "Orphan"},
 	}
 }
 
@@ -195,6 +198,9 @@ func ValidUpdates() []Update {
 			Old: Spec{"cidr": v4, "gateway": "192.168.0.1", "mtu": int64(1400), "dnsNameservers": []any{"192.168.0.53"}},
 			New: Spec{"cidr": v4, "noGateway": true, "mtu": int64(1300), "enableDHCP": false,
 				"dnsNameservers": []any{"192.168.0.54"}, "hostRoutes": routes(2), "allocationPools": pools(1)}},
+		{Name: "deletionPolicy changes",
+			Old: Spec{"cidr": v4, "deletionPolicy": "Delete"},
+			New: Spec{"cidr": v4, "deletionPolicy": "Orphan"}},
 		{Name: "IPv6 modes kept on update",
 			Old: Spec{"cidr": v6, "ipv6AddressMode": "slaac"},
 			New: Spec{"cidr": v6, "ipv6AddressMode": "slaac", "dnsNameservers": []any{"fd00:10::53"}}},

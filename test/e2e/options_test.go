@@ -206,3 +206,53 @@ func (cidr dhcpOptions) gone() func(context.Context) (bool, string, error) {
 		return strings.TrimSpace(out) == "", fmt.Sprintf("OVN still has DHCP_Options for %s: %s", cidr, out), err
 	}
 }
+
+// TestOrphanLeavesTheNetworkUnmarked deletes a Network whose deletionPolicy
+// is Orphan: the Network goes, its Neutron network and subnet stay, without
+// the mark, and several lists of Neutron later the controller has still
+// not touched them.
+func TestOrphanLeavesTheNetworkUnmarked(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns, "--neutron-resync-period=1s")
+	cleanupNetworks(t, ns)
+
+	_, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, &samplecrdv1.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: "kept"},
+		Spec:       samplecrdv1.NetworkSpec{CIDR: "10.64.0.0/24", DeletionPolicy: samplecrdv1.DeletionPolicyOrphan},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := waitForReady(ctx, t, ns, "kept", time.Minute)
+	t.Cleanup(func() {
+		_ = subnets.Delete(context.Background(), stack.Neutron.Client, n.Status.SubnetID).ExtractErr()
+		_ = networks.Delete(context.Background(), stack.Neutron.Client, n.Status.NetworkID).ExtractErr()
+	})
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "kept", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "kept", time.Minute)
+	lists := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "success"})
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		now := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "success"})
+		return now >= lists+3, fmt.Sprintf("%.0f lists of Neutron since the delete", now-lists), nil
+	})
+
+	net, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract()
+	if err != nil {
+		t.Fatalf("the orphaned network is gone: %v", err)
+	}
+	s := neutronSubnet(ctx, t, n.Status.SubnetID)
+	for _, got := range [][2]string{{net.Name, net.Description}, {s.Name, s.Description}} {
+		if _, ours := c.mark(t).OwnerOf(got[0], got[1]); ours {
+			t.Errorf("%q / %q still carries the mark", got[0], got[1])
+		}
+		if !strings.Contains(got[1], "released by network-controller") || !strings.Contains(got[1], ns+"/kept") {
+			t.Errorf("description %q does not say where it came from", got[1])
+		}
+	}
+	if nets, _ := c.neutronNetworks(ctx, t); len(nets) != 0 {
+		t.Errorf("Neutron networks still marked for the cluster: %v", nets)
+	}
+}

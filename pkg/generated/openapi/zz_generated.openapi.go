@@ -369,6 +369,14 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 							Format:      "int32",
 						},
 					},
+					"deletionPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeletionPolicy says what becomes of the Neutron network and subnet when the Network is deleted: Delete (the default) deletes them; Orphan leaves them in place without the ownership mark, so that no controller ever touches them again. It may change.\n\nPossible enum values:\n - `\"Delete\"`\n - `\"Orphan\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Delete", "Orphan"},
+						},
+					},
 				},
 				Required: []string{"cidr"},
 			},

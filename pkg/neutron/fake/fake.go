@@ -26,7 +26,7 @@ const (
 	CreateNetwork = "create-network"
 	CreateSubnet  = "create-subnet"
 	UpdateSubnet  = "update-subnet"
-	UpdateMTU     = "update-network-mtu"
+	UpdateNetwork = "update-network"
 	DeleteSubnet  = "delete-subnet"
 	DeleteNetwork = "delete-network"
 	PortsOf       = "ports-of"
@@ -354,6 +354,9 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	if u.EnableDHCP != nil {
 		s.EnableDHCP = *u.EnableDHCP
 	}
+	if u.Description != nil {
+		s.Description = *u.Description
+	}
 	if err := gatewayConflict(UpdateSubnet, s); err != nil {
 		return neutron.Subnet{}, err
 	}
@@ -361,21 +364,26 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	return s, nil
 }
 
-// UpdateNetworkMTU changes a network's MTU, up to MaxMTU.
-func (f *Neutron) UpdateNetworkMTU(_ context.Context, id string, mtu int) (neutron.Network, error) {
+// UpdateNetwork changes a network; an MTU up to MaxMTU.
+func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdateMTU); err != nil {
+	if err := f.request(UpdateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	n, ok := f.networks[id]
 	if !ok {
-		return neutron.Network{}, neutron.ErrorForResponse(UpdateMTU, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
+		return neutron.Network{}, neutron.ErrorForResponse(UpdateNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
 	}
-	if err := tooBig(UpdateMTU, mtu); err != nil {
-		return neutron.Network{}, err
+	if u.MTU != nil {
+		if err := tooBig(UpdateNetwork, *u.MTU); err != nil {
+			return neutron.Network{}, err
+		}
+		n.MTU = *u.MTU
 	}
-	n.MTU = mtu
+	if u.Description != nil {
+		n.Description = *u.Description
+	}
 	f.networks[id] = n
 	return n, nil
 }

@@ -96,7 +96,24 @@ type NetworkSpec struct {
 	// it is.
 	// +optional
 	MTU *int32 `json:"mtu,omitempty"`
+
+	// DeletionPolicy says what becomes of the Neutron network and subnet
+	// when the Network is deleted: Delete (the default) deletes them;
+	// Orphan leaves them in place without the ownership mark, so that no
+	// controller ever touches them again. It may change.
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
+
+// DeletionPolicy is what deleting a Network does to its Neutron resources.
+// +enum
+type DeletionPolicy string
+
+// The deletion policies.
+const (
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
 
 // HostRoute is a route DHCP hands out: traffic to Destination goes through
 // NextHop.

@@ -247,6 +247,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: deletionPolicy
+      type:
+        scalar: string
     - name: dnsNameservers
       type:
         list:

@@ -72,6 +72,11 @@ type NetworkSpecApplyConfiguration struct {
 	// out, Neutron chooses its largest; removing it later leaves the MTU as
 	// it is.
 	MTU *int32 `json:"mtu,omitempty"`
+	// DeletionPolicy says what becomes of the Neutron network and subnet
+	// when the Network is deleted: Delete (the default) deletes them;
+	// Orphan leaves them in place without the ownership mark, so that no
+	// controller ever touches them again. It may change.
+	DeletionPolicy *samplecrdv1.DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
 
 // NetworkSpecApplyConfiguration constructs a declarative configuration of the NetworkSpec type for use with
@@ -169,5 +174,13 @@ func (b *NetworkSpecApplyConfiguration) WithIPv6RAMode(value samplecrdv1.IPv6Mod
 // If called multiple times, the MTU field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithMTU(value int32) *NetworkSpecApplyConfiguration {
 	b.MTU = &value
+	return b
+}
+
+// WithDeletionPolicy sets the DeletionPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeletionPolicy field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithDeletionPolicy(value samplecrdv1.DeletionPolicy) *NetworkSpecApplyConfiguration {
+	b.DeletionPolicy = &value
 	return b
 }
