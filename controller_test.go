@@ -168,6 +168,12 @@ func withSpec(n *samplecrdv1.Network, change func(*samplecrdv1.NetworkSpec)) *sa
 	return n
 }
 
+// adopting makes n adopt the Neutron network id.
+func adopting(n *samplecrdv1.Network, id string) *samplecrdv1.Network {
+	n.Spec.Adopt = &samplecrdv1.Adoption{NetworkID: id}
+	return n
+}
+
 // everyOption sets every subnet and network option to a value other than
 // Neutron's default.
 func everyOption(s *samplecrdv1.NetworkSpec) {
@@ -440,6 +446,69 @@ func TestSyncHandler(t *testing.T) {
 					}
 				}
 			},
+		},
+		{
+			name:    "adopt: a hand-made network whose subnet matches the spec is marked, subnet first, and managed; nothing is created",
+			network: adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet),
+			seed: func(f *neutronfake.Neutron) {
+				id := f.AddNetwork("handmade", "made by a person")
+				f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
+			},
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Adopted Adopted Neutron network net-1 with subnet subnet-2 (192.168.0.0/16)"},
+			check: func(t *testing.T, f *fixture) {
+				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
+				for _, got := range [][2]string{{net.Name, net.Description}, {sub.Name, sub.Description}} {
+					if o, ok := ours.OwnerOf(got[0], got[1]); !ok || o.UID != testUID {
+						t.Errorf("%q / %q is not marked as this Network's", got[0], got[1])
+					}
+				}
+				if st := f.network("net").Status; st.NetworkID != seededNet || st.SubnetID != seededSubnet {
+					t.Errorf("status = %+v", st)
+				}
+			},
+		},
+		{
+			name:    "adopt: a subnet that differs from the spec is AdoptionMismatch with the difference, and nothing is changed",
+			network: adopting(newNetwork("192.168.0.0/16", "192.168.0.254"), seededNet),
+			seed: func(f *neutronfake.Neutron) {
+				id := f.AddNetwork("handmade", "")
+				f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
+			},
+			wantErr:     "retry-after",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf},
+			wantReady:   "False/AdoptionMismatch",
+			wantEvents: []string{"Warning AdoptionMismatch Neutron subnet subnet-2 differs from the spec: gateway: Neutron has 192.168.0.1, the spec 192.168.0.254; " +
+				"allocationPools: Neutron has [{192.168.0.2 192.168.255.254}], the spec [{192.168.0.1 192.168.0.253} {192.168.0.255 192.168.255.254}]; " +
+				"nothing was changed: make the spec say what Neutron holds, or change Neutron"},
+			check: func(t *testing.T, f *fixture) {
+				if n := f.neutron.Networks()[0]; n.Name != "handmade" || n.Description != "" {
+					t.Errorf("the network was changed: %+v", n)
+				}
+			},
+		},
+		{
+			name:        "adopt: another cluster's network is AdoptionRefused, and nothing is changed",
+			network:     adopting(newNetwork("172.16.0.0/24", "172.16.0.1"), seededNet),
+			seed:        func(f *neutronfake.Neutron) { seedOwned(f, otherCluster, owner, "172.16.0.0/24", "172.16.0.1") },
+			wantErr:     "retry-after",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.GetNetwork},
+			wantReady:   "False/AdoptionRefused",
+			wantEvents: []string{"Warning AdoptionRefused Neutron network net-1 belongs to another cluster's network-controller " +
+				"(managed-by=network-controller,cluster=other-cluster); it is not adopted"},
+		},
+		{
+			name:        "adopt: a network that does not exist is AdoptionRefused; nothing is created in its place",
+			network:     adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), "net-404"),
+			wantErr:     "retry-after",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.GetNetwork},
+			wantReady:   "False/AdoptionRefused",
+			wantEvents:  []string{"Warning AdoptionRefused Neutron network net-404 does not exist"},
 		},
 		{
 			name:        "a deletion while Neutron is down keeps the finalizer and says why",

@@ -15,8 +15,9 @@ import (
 )
 
 // The ladder of reconcile, in the manner of ORC's: each step finds its
-// resource by the ID in status, then in the inventory, and creates it only
-// when neither has it. Everything a step touches is in the inventory, so it
+// resource by the ID in status, then in the inventory, then (for a network
+// named by spec.adopt) by adopting it, and creates it only when none has
+// it. Everything a step touches is in the inventory, so it
 // carries this cluster's mark and the Network's UID: nothing else is ever
 // changed or deleted.
 
@@ -24,7 +25,7 @@ import (
 // created it because there was none. Duplicates — a create that completed
 // after its sender gave up, or died, while a retry made another — are
 // deleted.
-func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, owned neutron.Owned) (_ neutron.Network, created bool, _ error) {
+func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, owned neutron.Owned) (_ neutron.Network, created bool, _ error) {
 	owner := ownerOf(network)
 	keep, duplicates, found := chooseNetwork(owned, network.Status.NetworkID)
 	for _, d := range duplicates {
@@ -37,6 +38,10 @@ func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Net
 	}
 	if found {
 		return keep, false, nil
+	}
+	if network.Spec.Adopt != nil {
+		n, err := c.adoptNetwork(ctx, network, want)
+		return n, false, err
 	}
 	if network.Status.NetworkID != "" {
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,

@@ -26,6 +26,7 @@ const (
 	eventDriftRepaired  = "DriftRepaired"
 	eventDeletionFailed = "DeletionFailed"
 	eventOrphaned       = "Orphaned"
+	eventAdopted        = "Adopted"
 )
 
 // syncHandler makes Neutron equal to the Network named by key and records
@@ -86,11 +87,13 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (observed, error) {
 	obs := lastObserved(network.Status)
 	owned := c.inventory.Get(network.UID)
-	net, netCreated, err := c.ensureNetwork(ctx, network, owned)
+	net, netCreated, err := c.ensureNetwork(ctx, network, want, owned)
 	if err != nil {
 		return obs, err
 	}
 	obs.networkID = net.ID
+	// Read again: an adoption has just added to it.
+	owned = c.inventory.Get(network.UID)
 	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, want, net, owned)
 	c.recordCreated(network, net, netCreated, subnet, subnetCreated)
 	if err != nil {
@@ -257,10 +260,14 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 	var (
 		rejected *neutron.RejectedError
 		invalid  *invalidSpecError
+		adoption *adoptionError
 		cond     metav1.Condition
 		result   error
 	)
 	switch {
+	case errors.As(syncErr, &adoption):
+		cond = notReady(adoption.reason, adoption.msg)
+		result = retryAfterError{err: syncErr, after: rejectedRetryInterval}
 	case errors.As(syncErr, &invalid):
 		// Nothing to retry: the spec must change, and its change queues
 		// the Network again.

@@ -138,6 +138,39 @@ func (c *Controller) releaseNetwork(ctx context.Context, owner neutron.Owner, id
 	return nil
 }
 
+// markSubnet and markNetwork take a resource under management
+// (adopt.go): its name and description become the owner's and the mark.
+// They are the only writes to a resource the inventory does not hold; the
+// caller has checked that nobody else owns it.
+func (c *Controller) markSubnet(ctx context.Context, owner neutron.Owner, s neutron.Subnet) error {
+	if c.ownsSubnet(owner, s.ID) {
+		return nil
+	}
+	name, desc := neutron.ResourceName(owner), c.mark.Description()
+	if err := c.neutronUp.allow(); err != nil {
+		return err
+	}
+	marked, err := c.neutron.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc})
+	if err != nil {
+		return c.afterFailedWrite(err)
+	}
+	c.inventory.AddSubnet(owner, marked)
+	return nil
+}
+
+func (c *Controller) markNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
+	name, desc := neutron.ResourceName(owner), c.mark.Description()
+	if err := c.neutronUp.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	marked, err := c.neutron.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc})
+	if err != nil {
+		return neutron.Network{}, c.afterFailedWrite(err)
+	}
+	c.inventory.AddNetwork(owner, marked)
+	return marked, nil
+}
+
 func (c *Controller) ownsNetwork(owner neutron.Owner, id string) bool {
 	return slices.ContainsFunc(c.inventory.Get(owner.UID).Networks, func(n neutron.Network) bool { return n.ID == id })
 }

@@ -83,23 +83,23 @@ type SubnetUpdate struct {
 	HostRoutes      *[]HostRoute
 	AllocationPools *[]AllocationPool
 	EnableDHCP      *bool
-	// Description replaces the description, and with it the ownership
-	// mark (see Mark).
-	Description *string
+	// Name and Description replace the name and the description, and with
+	// them the ownership mark (see Mark).
+	Name, Description *string
 }
 
 // IsZero reports whether the update changes nothing.
 func (u SubnetUpdate) IsZero() bool {
 	return u.Gateway == nil && u.DNSNameservers == nil && u.HostRoutes == nil && u.AllocationPools == nil &&
-		u.EnableDHCP == nil && u.Description == nil
+		u.EnableDHCP == nil && u.Name == nil && u.Description == nil
 }
 
 // NetworkUpdate is a change to a network; nil fields stay as they are.
 type NetworkUpdate struct {
 	MTU *int
-	// Description replaces the description, and with it the ownership
-	// mark (see Mark).
-	Description *string
+	// Name and Description replace the name and the description, and with
+	// them the ownership mark (see Mark).
+	Name, Description *string
 }
 
 // Interface is everything the controller asks of Neutron: a thin layer over
@@ -111,6 +111,8 @@ type Interface interface {
 	// description is exactly description; Neutron does the filtering.
 	ListNetworks(ctx context.Context, description string) ([]Network, error)
 	ListSubnets(ctx context.Context, description string) ([]Subnet, error)
+	// GetNetwork reads one network, whatever made it: only to adopt it.
+	GetNetwork(ctx context.Context, id string) (Network, error)
 	// SubnetsOf lists every subnet of a network, whatever made it.
 	SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error)
 	// CreateNetwork and CreateSubnet create in one request each, with the
@@ -198,6 +200,15 @@ func (g *Gophercloud) listSubnets(ctx context.Context, op string, opts subnets.L
 	return out, nil
 }
 
+// GetNetwork reads one network.
+func (g *Gophercloud) GetNetwork(ctx context.Context, id string) (Network, error) {
+	var n networkWithMTU
+	if err := networks.Get(ctx, g.client, id).ExtractInto(&n); err != nil {
+		return Network{}, classify("reading network "+id, err)
+	}
+	return networkFrom(n), nil
+}
+
 // CreateNetwork creates a network in one request.
 func (g *Gophercloud) CreateNetwork(ctx context.Context, name, description string, mtuBytes int) (Network, error) {
 	var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, Description: description}
@@ -214,7 +225,7 @@ func (g *Gophercloud) CreateNetwork(ctx context.Context, name, description strin
 // UpdateNetwork changes a network in one request; its MTU through
 // Neutron's net-mtu-writable extension.
 func (g *Gophercloud) UpdateNetwork(ctx context.Context, id string, u NetworkUpdate) (Network, error) {
-	var opts networks.UpdateOptsBuilder = networks.UpdateOpts{Description: u.Description}
+	var opts networks.UpdateOptsBuilder = networks.UpdateOpts{Name: u.Name, Description: u.Description}
 	if u.MTU != nil {
 		opts = mtu.UpdateOptsExt{UpdateOptsBuilder: opts, MTU: *u.MTU}
 	}
@@ -254,7 +265,7 @@ func (g *Gophercloud) CreateSubnet(ctx context.Context, req SubnetRequest) (Subn
 
 // UpdateSubnet changes a subnet in one request.
 func (g *Gophercloud) UpdateSubnet(ctx context.Context, id string, u SubnetUpdate) (Subnet, error) {
-	opts := subnets.UpdateOpts{GatewayIP: u.Gateway, DNSNameservers: u.DNSNameservers, EnableDHCP: u.EnableDHCP, Description: u.Description}
+	opts := subnets.UpdateOpts{GatewayIP: u.Gateway, DNSNameservers: u.DNSNameservers, EnableDHCP: u.EnableDHCP, Name: u.Name, Description: u.Description}
 	if u.HostRoutes != nil {
 		routes := toRoutes(*u.HostRoutes)
 		if routes == nil {

@@ -60,8 +60,15 @@ func NewMark(cluster string) (Mark, error) {
 		return Mark{}, fmt.Errorf("cluster name %q cannot be part of the ownership mark of Neutron resources: %s",
 			cluster, strings.Join(errs, "; "))
 	}
-	return Mark{description: "managed-by=network-controller,cluster=" + cluster}, nil
+	return Mark{description: markPrefix + "cluster=" + cluster}, nil
 }
+
+// markPrefix begins every cluster's mark.
+const markPrefix = "managed-by=network-controller,"
+
+// IsMark reports whether description is some cluster's mark, this one's or
+// another's.
+func IsMark(description string) bool { return strings.HasPrefix(description, markPrefix) }
 
 // Description is the exact description of the cluster's resources.
 func (m Mark) Description() string { return m.description }
@@ -70,7 +77,7 @@ func (m Mark) Description() string { return m.description }
 // in place on purpose (deletionPolicy: Orphan): not the mark, so never
 // recognised as anyone's again, and saying to a person where it came from.
 func (m Mark) Released(owner Owner) string {
-	s := "released by network-controller (" + strings.TrimPrefix(m.description, "managed-by=network-controller,") +
+	s := "released by network-controller (" + strings.TrimPrefix(m.description, markPrefix) +
 		") when Network " + owner.Key() + " was deleted"
 	if len(s) > MaxNameLength {
 		s = s[:MaxNameLength-len(truncatedSuffix)] + truncatedSuffix

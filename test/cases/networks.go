@@ -120,6 +120,14 @@ func InvalidSpecs() []Invalid {
 			Field: "spec.mtu", Message: "must be at least 1280 for an IPv6 cidr"},
 		{Name: "a deletion policy that does not exist", Spec: Spec{"cidr": v4, "deletionPolicy": "Keep"},
 			Field: "spec.deletionPolicy", Message: `supported values: "Delete", "Orphan"`},
+		{Name: "adopt names no network", Spec: Spec{"cidr": v4, "adopt": map[string]any{}},
+			Field: "spec.adopt.networkID", Message: "Required value"},
+		{Name: "adopt names a network by name, not ID", Spec: Spec{"cidr": v4, "adopt": map[string]any{"networkID": "public"}},
+			Field: "spec.adopt.networkID", Message: "should match"},
+		{Name: "adopt is added on update",
+			Old:   Spec{"cidr": v4},
+			Spec:  Spec{"cidr": v4, "adopt": map[string]any{"networkID": "6f0b9f6e-6a3c-4bb0-9c55-1f2e3d4c5b6a"}},
+			Field: "spec.adopt", Message: "adopt is fixed at creation"},
 		{Name: "an IPv6 mode is added on update",
 			Old:   Spec{"cidr": v6},
 			Spec:  Spec{"cidr": v6, "ipv6AddressMode": "slaac"},
@@ -161,6 +169,7 @@ func ValidSpecs() map[string]Spec {
 			map[string]any{"destination": "172.16.0.0/12", "nextHop": "192.168.0.254"}}},
 		"32 allocation pools":   {"cidr": v4, "allocationPools": pools(32)},
 		"deletionPolicy Orphan": {"cidr": v4, "deletionPolicy": "Orphan"},
+		"adopt a network by ID": {"cidr": v4, "adopt": map[string]any{"networkID": "6f0b9f6e-6a3c-4bb0-9c55-1f2e3d4c5b6a"}},
 	}
 }
 

@@ -256,3 +256,72 @@ func TestOrphanLeavesTheNetworkUnmarked(t *testing.T) {
 		t.Errorf("Neutron networks still marked for the cluster: %v", nets)
 	}
 }
+
+// TestAdoptionOfAHandMadeNetwork makes a network and subnet by hand, as a
+// person with the openstack CLI would, and a Network that adopts it: it
+// becomes Ready with those IDs and the mark. A second hand-made network
+// whose gateway differs from its Network's spec is AdoptionMismatch, and
+// Neutron is left exactly as it was.
+func TestAdoptionOfAHandMadeNetwork(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns)
+	cleanupNetworks(t, ns)
+	handMade := func(name, cidr, gateway string) (networkID, subnetID string) {
+		t.Helper()
+		n, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{Name: name}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := subnets.Create(ctx, stack.Neutron.Client, subnets.CreateOpts{NetworkID: n.ID, Name: name, CIDR: cidr, GatewayIP: &gateway, IPVersion: 4}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = subnets.Delete(context.Background(), stack.Neutron.Client, s.ID).ExtractErr()
+			_ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr()
+		})
+		return n.ID, s.ID
+	}
+	adopt := func(name, cidr, gateway, networkID string) {
+		t.Helper()
+		_, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, &samplecrdv1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       samplecrdv1.NetworkSpec{CIDR: cidr, Gateway: gateway, Adopt: &samplecrdv1.Adoption{NetworkID: networkID}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	netID, subnetID := handMade("by-hand", "10.65.0.0/24", "10.65.0.1")
+	adopt("adopted", "10.65.0.0/24", "10.65.0.1", netID)
+	n := waitForReady(ctx, t, ns, "adopted", time.Minute)
+	if n.Status.NetworkID != netID || n.Status.SubnetID != subnetID {
+		t.Errorf("status names %s/%s, want the hand-made %s/%s", n.Status.NetworkID, n.Status.SubnetID, netID, subnetID)
+	}
+	s := neutronSubnet(ctx, t, subnetID)
+	if o, ok := c.mark(t).OwnerOf(s.Name, s.Description); !ok || o.UID != n.UID {
+		t.Errorf("the adopted subnet is not marked as the Network's: %q / %q", s.Name, s.Description)
+	}
+
+	otherNet, otherSubnet := handMade("by-hand-2", "10.66.0.0/24", "10.66.0.1")
+	adopt("mismatch", "10.66.0.0/24", "10.66.0.254", otherNet)
+	m := waitForCondition(ctx, t, ns, "mismatch", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonAdoptionMismatch)
+	if msg := readyCondition(m).Message; !strings.Contains(msg, "gateway: Neutron has 10.66.0.1, the spec 10.66.0.254") {
+		t.Errorf("the message does not show the difference: %s", msg)
+	}
+	s = neutronSubnet(ctx, t, otherSubnet)
+	if s.Name != "by-hand-2" || s.Description != "" || s.GatewayIP != "10.66.0.1" {
+		t.Errorf("a mismatched adoption changed the subnet: %+v", s)
+	}
+
+	// Adopted is managed: deleting the Network deletes what it adopted.
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "adopted", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "adopted", time.Minute)
+	if _, err := networks.Get(ctx, stack.Neutron.Client, netID).Extract(); err == nil {
+		t.Error("the adopted network outlived its Network")
+	}
+}

@@ -32,6 +32,7 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption":       schema_pkg_apis_samplecrd_v1_Adoption(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool": schema_pkg_apis_samplecrd_v1_AllocationPool(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute":      schema_pkg_apis_samplecrd_v1_HostRoute(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Network":        schema_pkg_apis_samplecrd_v1_Network(ref),
@@ -93,6 +94,28 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.TypeMeta{}.OpenAPIModelName():                                          schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
 		runtime.Unknown{}.OpenAPIModelName():                                           schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		version.Info{}.OpenAPIModelName():                                              schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_Adoption(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Adoption names the Neutron network a Network adopts.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"networkID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkID is the Neutron network's ID.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"networkID"},
+			},
+		},
 	}
 }
 
@@ -377,12 +400,18 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 							Enum:        []interface{}{"Delete", "Orphan"},
 						},
 					},
+					"adopt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Adopt names an existing Neutron network to take under management instead of creating one. Its subnet of CIDR must already match the spec; the controller then marks both as this Network's, and from there on they are managed as if it had created them (deletionPolicy included). Fixed at creation.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption"),
+						},
+					},
 				},
 				Required: []string{"cidr"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute"},
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute"},
 	}
 }
 

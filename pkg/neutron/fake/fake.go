@@ -23,6 +23,7 @@ const (
 	ListNetworks  = "list-networks"
 	ListSubnets   = "list-subnets"
 	SubnetsOf     = "subnets-of"
+	GetNetwork    = "get-network"
 	CreateNetwork = "create-network"
 	CreateSubnet  = "create-subnet"
 	UpdateSubnet  = "update-subnet"
@@ -253,6 +254,19 @@ func (f *Neutron) ListSubnets(_ context.Context, description string) ([]neutron.
 	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.Description == description }), nil
 }
 
+func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(GetNetwork); err != nil {
+		return neutron.Network{}, err
+	}
+	n, ok := f.networks[id]
+	if !ok {
+		return neutron.Network{}, neutron.ErrorForResponse(GetNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
+	}
+	return n, nil
+}
+
 func (f *Neutron) SubnetsOf(_ context.Context, networkID string) ([]neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -354,6 +368,9 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	if u.EnableDHCP != nil {
 		s.EnableDHCP = *u.EnableDHCP
 	}
+	if u.Name != nil {
+		s.Name = *u.Name
+	}
 	if u.Description != nil {
 		s.Description = *u.Description
 	}
@@ -380,6 +397,9 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 			return neutron.Network{}, err
 		}
 		n.MTU = *u.MTU
+	}
+	if u.Name != nil {
+		n.Name = *u.Name
 	}
 	if u.Description != nil {
 		n.Description = *u.Description

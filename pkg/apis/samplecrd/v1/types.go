@@ -103,6 +103,20 @@ type NetworkSpec struct {
 	// controller ever touches them again. It may change.
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Adopt names an existing Neutron network to take under management
+	// instead of creating one. Its subnet of CIDR must already match the
+	// spec; the controller then marks both as this Network's, and from
+	// there on they are managed as if it had created them (deletionPolicy
+	// included). Fixed at creation.
+	// +optional
+	Adopt *Adoption `json:"adopt,omitempty"`
+}
+
+// Adoption names the Neutron network a Network adopts.
+type Adoption struct {
+	// NetworkID is the Neutron network's ID.
+	NetworkID string `json:"networkID"`
 }
 
 // DeletionPolicy is what deleting a Network does to its Neutron resources.
@@ -221,6 +235,14 @@ const (
 	// is asked of Neutron; the message says what to fix. Terminal until the
 	// spec changes.
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonAdoptionMismatch: the network named by spec.adopt exists, but
+	// its subnet of spec.cidr is missing or differs from the spec; the
+	// message lists the differences. Nothing was changed in Neutron.
+	ReasonAdoptionMismatch = "AdoptionMismatch"
+	// ReasonAdoptionRefused: the network named by spec.adopt does not
+	// exist, or another cluster's controller or another Network owns it.
+	// Nothing was changed in Neutron.
+	ReasonAdoptionRefused = "AdoptionRefused"
 	// ReasonNeutronQuotaExceeded: Neutron refused a create because the
 	// project's quota is used up; the message carries Neutron's words.
 	// Retried with capped backoff (--max-retry-delay), so the Network

@@ -191,6 +191,13 @@ var schemaYAML = typed.YAMLObject(`types:
     elementRelationship: atomic
 - name: Time.v1.meta.apis.pkg.apimachinery.k8s.io
   scalar: untyped
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.Adoption
+  map:
+    fields:
+    - name: networkID
+      type:
+        scalar: string
+      default: ""
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.AllocationPool
   map:
     fields:
@@ -237,6 +244,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NetworkSpec
   map:
     fields:
+    - name: adopt
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.Adoption
     - name: allocationPools
       type:
         list:

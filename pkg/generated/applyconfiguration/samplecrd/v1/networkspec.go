@@ -77,6 +77,12 @@ type NetworkSpecApplyConfiguration struct {
 	// Orphan leaves them in place without the ownership mark, so that no
 	// controller ever touches them again. It may change.
 	DeletionPolicy *samplecrdv1.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	// Adopt names an existing Neutron network to take under management
+	// instead of creating one. Its subnet of CIDR must already match the
+	// spec; the controller then marks both as this Network's, and from
+	// there on they are managed as if it had created them (deletionPolicy
+	// included). Fixed at creation.
+	Adopt *AdoptionApplyConfiguration `json:"adopt,omitempty"`
 }
 
 // NetworkSpecApplyConfiguration constructs a declarative configuration of the NetworkSpec type for use with
@@ -182,5 +188,13 @@ func (b *NetworkSpecApplyConfiguration) WithMTU(value int32) *NetworkSpecApplyCo
 // If called multiple times, the DeletionPolicy field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithDeletionPolicy(value samplecrdv1.DeletionPolicy) *NetworkSpecApplyConfiguration {
 	b.DeletionPolicy = &value
+	return b
+}
+
+// WithAdopt sets the Adopt field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Adopt field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithAdopt(value *AdoptionApplyConfiguration) *NetworkSpecApplyConfiguration {
+	b.Adopt = value
 	return b
 }
