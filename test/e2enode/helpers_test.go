@@ -144,19 +144,19 @@ func waitAllReady(ctx context.Context, t *testing.T, ns string, want int, timeou
 
 // neutronOf lists the Neutron networks the deployed controller marked for
 // Networks of ns, and their subnets.
-func neutronOf(ctx context.Context, t *testing.T, ns string) ([]networks.Network, []subnets.Subnet) {
+func neutronOf(ctx context.Context, t *testing.T, ns string) ([]networks.Network, []subnets.Subnet, error) {
 	t.Helper()
 	mark, err := neutron.NewMark(deployedCluster)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	page, err := networks.List(stack.Neutron.Client, networks.ListOpts{Description: mark.Description()}).AllPages(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	all, err := networks.ExtractNetworks(page)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	var nets []networks.Network
 	var subs []subnets.Subnet
@@ -167,29 +167,36 @@ func neutronOf(ctx context.Context, t *testing.T, ns string) ([]networks.Network
 		nets = append(nets, n)
 		page, err := subnets.List(stack.Neutron.Client, subnets.ListOpts{NetworkID: n.ID}).AllPages(ctx)
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		s, err := subnets.ExtractSubnets(page)
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		subs = append(subs, s...)
 	}
-	return nets, subs
+	return nets, subs, nil
 }
 
 // waitExactlyOneEach waits until Neutron holds exactly one network and one
 // subnet per Network of ns, the ones its status names.
 func waitExactlyOneEach(ctx context.Context, t *testing.T, ns string, timeout time.Duration) {
 	t.Helper()
+	seen := "Neutron not read yet"
 	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
 		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		nets, subs := neutronOf(ctx, t, ns)
+		nets, subs, err := neutronOf(ctx, t, ns)
+		if err != nil {
+			// A read cut by the deadline says nothing: report what the
+			// last one saw.
+			return false, seen + "; then reading Neutron: " + err.Error(), nil
+		}
 		if len(nets) != len(list.Items) || len(subs) != len(list.Items) {
-			return false, fmt.Sprintf("%d networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), len(list.Items)), nil
+			seen = fmt.Sprintf("%d networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), len(list.Items))
+			return false, seen, nil
 		}
 		ids := map[string]bool{}
 		for _, n := range nets {

@@ -71,9 +71,17 @@ func TestLeaderPodDeletionHandsOver(t *testing.T) {
 		return h != "" && h != holder, "the Lease is still held by " + h, nil
 	})
 	waitAllReady(ctx, t, ns, 10, 2*time.Minute)
-	waitExactlyOneEach(ctx, t, ns, time.Minute)
+	// A create the old leader had in flight may complete in Neutron after
+	// the new leader's first list; its second list, LateCompletionGrace
+	// (2 × --neutron-timeout: 60 s as deployed) after it starts, finds the
+	// duplicate. So the wait covers that grace, with room for a loaded node.
+	waitExactlyOneEach(ctx, t, ns, lateCompletionWait)
 	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
 }
+
+// lateCompletionWait is how long a duplicate left by a replaced leader may
+// live: the successor's grace period (60 s as deployed), and as much again.
+const lateCompletionWait = 2 * time.Minute
 
 // TestRolloutRestartLosesNothing restarts the Deployment while Networks are
 // created before and during the rollout: every one becomes Ready, once.
@@ -85,7 +93,7 @@ func TestRolloutRestartLosesNothing(t *testing.T) {
 	createNetworks(ctx, t, ns, "during", 153, 10)
 	kubectl(ctx, t, "-n", controllerNamespace, "rollout", "status", "deployment/network-controller", "--timeout=180s")
 	waitAllReady(ctx, t, ns, 20, 2*time.Minute)
-	waitExactlyOneEach(ctx, t, ns, time.Minute)
+	waitExactlyOneEach(ctx, t, ns, lateCompletionWait)
 }
 
 // TestReadinessFollowsNeutron: the kubelet's probes pass on the real
