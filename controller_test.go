@@ -187,7 +187,7 @@ func everyOption(s *samplecrdv1.NetworkSpec) {
 // provisioned is a Network the controller has finished with.
 func provisioned(n *samplecrdv1.Network, networkID, subnetID string) *samplecrdv1.Network {
 	n.Finalizers = []string{samplecrdv1.NetworkFinalizer}
-	want, err := desiredSubnetOf(n.Spec)
+	want, err := desiredSubnetOf(n.Spec, n.Spec.CIDR)
 	if err != nil {
 		panic(err)
 	}

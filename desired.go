@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
@@ -40,13 +42,14 @@ func invalidSpec(format string, args ...any) error {
 	return &invalidSpecError{msg: fmt.Sprintf(format, args...)}
 }
 
-// desiredSubnetOf spells out spec's subnet: a left-out gateway is the first
+// desiredSubnetOf spells out spec's subnet, whose range is cidr (spec.cidr,
+// or the range a subnet pool allocated): a left-out gateway is the first
 // host address, left-out pools are Neutron's defaults around the gateway,
 // DHCP is on unless turned off.
-func desiredSubnetOf(spec samplecrdv1.NetworkSpec) (desiredSubnet, error) {
-	prefix, err := netip.ParsePrefix(spec.CIDR)
+func desiredSubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (desiredSubnet, error) {
+	prefix, err := netip.ParsePrefix(cidr)
 	if err != nil {
-		return desiredSubnet{}, invalidSpec("cidr %q: %v", spec.CIDR, err)
+		return desiredSubnet{}, invalidSpec("cidr %q: %v", cidr, err)
 	}
 	prefix = prefix.Masked()
 	d := desiredSubnet{
@@ -124,7 +127,7 @@ func (d desiredSubnet) request(networkID, name, description string) neutron.Subn
 		Name:            name,
 		Description:     description,
 		CIDR:            d.cidr.String(),
-		Gateway:         addrString(d.gateway),
+		Gateway:         ptr.To(addrString(d.gateway)),
 		DNSNameservers:  d.dnsNameservers,
 		HostRoutes:      d.hostRoutes,
 		AllocationPools: d.allocationPools,

@@ -38,7 +38,7 @@ func TestDesiredSubnetSpellsOutTheDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := desiredSubnetOf(tc.spec)
+			d, err := desiredSubnetOf(tc.spec, tc.spec.CIDR)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestPoolsNeutronWouldRefuseAreRefusedFirst(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := desiredSubnetOf(samplecrdv1.NetworkSpec{CIDR: tc.cidr, Gateway: tc.gateway, AllocationPools: tc.pools})
+			_, err := desiredSubnetOf(samplecrdv1.NetworkSpec{CIDR: tc.cidr, Gateway: tc.gateway, AllocationPools: tc.pools}, tc.cidr)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -102,7 +102,7 @@ func TestUpdateChangesOnlyWhatDiffers(t *testing.T) {
 	seed := samplecrdv1.NetworkSpec{CIDR: "192.168.0.0/16", Gateway: "192.168.0.1"}
 	actual := func(d desiredSubnet) neutron.Subnet {
 		r := d.request("net-1", "n", "d")
-		return neutron.Subnet{CIDR: r.CIDR, GatewayIP: r.Gateway, DNSNameservers: slices.Clone(r.DNSNameservers), HostRoutes: slices.Clone(r.HostRoutes),
+		return neutron.Subnet{CIDR: r.CIDR, GatewayIP: *r.Gateway, DNSNameservers: slices.Clone(r.DNSNameservers), HostRoutes: slices.Clone(r.HostRoutes),
 			AllocationPools: slices.Clone(r.AllocationPools), EnableDHCP: r.EnableDHCP}
 	}
 	tests := []struct {
@@ -139,7 +139,7 @@ func TestUpdateChangesOnlyWhatDiffers(t *testing.T) {
 			if tc.change != nil {
 				tc.change(&spec)
 			}
-			want, err := desiredSubnetOf(spec)
+			want, err := desiredSubnetOf(spec, spec.CIDR)
 			if err != nil {
 				t.Fatal(err)
 			}

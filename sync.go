@@ -51,10 +51,12 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 		return c.finalize(ctx, network)
 	}
 	// What Neutron would refuse, and CEL cannot see, is refused here,
-	// before anything is asked of Neutron.
-	want, err := desiredSubnetOf(network.Spec)
-	if err != nil {
-		return c.reportFailure(ctx, network, err, lastObserved(network.Status))
+	// before anything is asked of Neutron. (A range from a pool is known
+	// only once allocated; the API refuses what would need it.)
+	if network.Spec.CIDR != "" {
+		if _, err := desiredSubnetOf(network.Spec, network.Spec.CIDR); err != nil {
+			return c.reportFailure(ctx, network, err, lastObserved(network.Status))
+		}
 	}
 	if st := c.inventory.Status(); !st.Synced {
 		if err := c.updateStatus(ctx, network, notReady(samplecrdv1.ReasonNeutronUnavailable,
@@ -73,7 +75,7 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
 
-	obs, err := c.reconcile(ctx, network, want)
+	obs, err := c.reconcile(ctx, network)
 	if err != nil {
 		return c.reportFailure(ctx, network, err, obs)
 	}
@@ -84,22 +86,26 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 // change in place (the subnet's options, the network's MTU). Each step
 // reads the inventory, and writes to Neutron only when what is there
 // differs from the spec. It returns what Neutron holds, as far as it knows.
-func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (observed, error) {
+func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network) (observed, error) {
 	obs := lastObserved(network.Status)
 	owned := c.inventory.Get(network.UID)
-	net, netCreated, err := c.ensureNetwork(ctx, network, want, owned)
+	net, netCreated, err := c.ensureNetwork(ctx, network, owned)
 	if err != nil {
 		return obs, err
 	}
 	obs.networkID = net.ID
 	// Read again: an adoption has just added to it.
 	owned = c.inventory.Get(network.UID)
-	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, want, net, owned)
+	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, net, owned)
 	c.recordCreated(network, net, netCreated, subnet, subnetCreated)
 	if err != nil {
 		return obs, err
 	}
 	obs = observedOf(net, subnet)
+	want, err := desiredSubnetOf(network.Spec, subnet.CIDR)
+	if err != nil {
+		return obs, err
+	}
 	if subnet, err = c.ensureSubnetOptions(ctx, network, want, subnet); err != nil {
 		return obs, err
 	}

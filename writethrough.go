@@ -35,10 +35,17 @@ func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner, mtu
 }
 
 func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, networkID string, want desiredSubnet) (neutron.Subnet, error) {
+	return c.createSubnetFrom(ctx, owner, want.request(networkID, "", ""))
+}
+
+// createSubnetFrom creates the subnet req asks for, with owner's name and
+// the mark.
+func (c *Controller) createSubnetFrom(ctx context.Context, owner neutron.Owner, req neutron.SubnetRequest) (neutron.Subnet, error) {
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Subnet{}, err
 	}
-	s, err := c.neutron.CreateSubnet(ctx, want.request(networkID, neutron.ResourceName(owner), c.mark.Description()))
+	req.Name, req.Description = neutron.ResourceName(owner), c.mark.Description()
+	s, err := c.neutron.CreateSubnet(ctx, req)
 	if err != nil {
 		return neutron.Subnet{}, c.afterFailedWrite(err)
 	}

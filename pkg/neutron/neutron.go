@@ -1,12 +1,15 @@
 package neutron
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/subnetpools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
@@ -48,6 +51,13 @@ type HostRoute struct{ Destination, NextHop string }
 // AllocationPool is a range of addresses, both ends included.
 type AllocationPool struct{ Start, End string }
 
+// SubnetPool is the part of a Neutron subnet pool the controller reads.
+type SubnetPool struct {
+	ID        string
+	Name      string
+	IPVersion int
+}
+
 // Port is the part of a Neutron port the controller reads: enough to say
 // what blocks a delete.
 type Port struct {
@@ -60,9 +70,16 @@ type SubnetRequest struct {
 	NetworkID   string
 	Name        string
 	Description string
-	CIDR        string
-	// Gateway is the gateway's address; empty asks for no gateway.
-	Gateway        string
+	// CIDR is the range; empty when SubnetPoolID allocates it.
+	CIDR string
+	// SubnetPoolID and PrefixLength (0: the pool's default) allocate the
+	// range from a pool; IPVersion is then the pool's.
+	SubnetPoolID string
+	PrefixLength int
+	IPVersion    int
+	// Gateway is the gateway's address; "" asks for no gateway, nil for
+	// Neutron's choice (the first host).
+	Gateway        *string
 	DNSNameservers []string
 	HostRoutes     []HostRoute
 	// AllocationPools, when empty, leaves them to Neutron: every host
@@ -111,6 +128,9 @@ type Interface interface {
 	// description is exactly description; Neutron does the filtering.
 	ListNetworks(ctx context.Context, description string) ([]Network, error)
 	ListSubnets(ctx context.Context, description string) ([]Subnet, error)
+	// FindSubnetPool finds a subnet pool by ID or, failing that, by name.
+	// None, or more than one of that name, is a *RejectedError.
+	FindSubnetPool(ctx context.Context, nameOrID string) (SubnetPool, error)
 	// GetNetwork reads one network, whatever made it: only to adopt it.
 	GetNetwork(ctx context.Context, id string) (Network, error)
 	// SubnetsOf lists every subnet of a network, whatever made it.
@@ -200,6 +220,34 @@ func (g *Gophercloud) listSubnets(ctx context.Context, op string, opts subnets.L
 	return out, nil
 }
 
+// FindSubnetPool finds a subnet pool by ID, else by name.
+func (g *Gophercloud) FindSubnetPool(ctx context.Context, nameOrID string) (SubnetPool, error) {
+	op := "finding subnet pool " + nameOrID
+	var pools []subnetpools.SubnetPool
+	tries := []subnetpools.ListOpts{{Name: nameOrID}}
+	if isCanonicalUUID(nameOrID) {
+		tries = append([]subnetpools.ListOpts{{ID: nameOrID}}, tries...)
+	}
+	for _, opts := range tries {
+		page, err := subnetpools.List(g.client, opts).AllPages(ctx)
+		if err != nil {
+			return SubnetPool{}, classify(op, err)
+		}
+		if pools, err = subnetpools.ExtractSubnetPools(page); err != nil {
+			return SubnetPool{}, classify(op, err)
+		}
+		if len(pools) > 0 {
+			break
+		}
+	}
+	if len(pools) != 1 {
+		return SubnetPool{}, &RejectedError{Op: op, StatusCode: 404, Type: "SubnetPoolNotFound",
+			Message: fmt.Sprintf("%d subnet pools are named or have the ID %q; name exactly one, by ID if names repeat", len(pools), nameOrID)}
+	}
+	p := pools[0]
+	return SubnetPool{ID: p.ID, Name: p.Name, IPVersion: p.IPversion}, nil
+}
+
 // GetNetwork reads one network.
 func (g *Gophercloud) GetNetwork(ctx context.Context, id string) (Network, error) {
 	var n networkWithMTU
@@ -238,17 +286,22 @@ func (g *Gophercloud) UpdateNetwork(ctx context.Context, id string, u NetworkUpd
 
 // CreateSubnet creates a subnet in one request.
 func (g *Gophercloud) CreateSubnet(ctx context.Context, req SubnetRequest) (Subnet, error) {
-	version := gophercloud.IPv4
-	if strings.Contains(req.CIDR, ":") {
+	version := gophercloud.IPVersion(req.IPVersion)
+	switch {
+	case strings.Contains(req.CIDR, ":"):
 		version = gophercloud.IPv6
+	case req.CIDR != "":
+		version = gophercloud.IPv4
 	}
 	opts := subnets.CreateOpts{
 		NetworkID:       req.NetworkID,
 		Name:            req.Name,
 		Description:     req.Description,
 		CIDR:            req.CIDR,
+		SubnetPoolID:    req.SubnetPoolID,
+		Prefixlen:       req.PrefixLength,
 		IPVersion:       version,
-		GatewayIP:       &req.Gateway, // "" is sent as null: no gateway
+		GatewayIP:       req.Gateway, // "" is sent as null: no gateway
 		DNSNameservers:  req.DNSNameservers,
 		HostRoutes:      toRoutes(req.HostRoutes),
 		AllocationPools: toPools(req.AllocationPools),
@@ -258,7 +311,7 @@ func (g *Gophercloud) CreateSubnet(ctx context.Context, req SubnetRequest) (Subn
 	}
 	s, err := subnets.Create(ctx, g.client, opts).Extract()
 	if err != nil {
-		return Subnet{}, classify("creating subnet "+req.CIDR+" on network "+req.NetworkID, err)
+		return Subnet{}, classify("creating subnet "+cmp.Or(req.CIDR, "from pool "+req.SubnetPoolID)+" on network "+req.NetworkID, err)
 	}
 	return subnetFrom(*s), nil
 }

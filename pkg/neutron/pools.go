@@ -12,7 +12,7 @@ import (
 func HostRange(prefix netip.Prefix) (first, last netip.Addr, ok bool) {
 	prefix = prefix.Masked()
 	first = prefix.Addr().Next()
-	last = lastAddr(prefix)
+	last = LastAddr(prefix)
 	if prefix.Addr().Is4() {
 		last = last.Prev()
 	}
@@ -44,7 +44,8 @@ func DefaultAllocationPools(prefix netip.Prefix, gateway netip.Addr) []Allocatio
 	return pools
 }
 
-func lastAddr(p netip.Prefix) netip.Addr {
+// LastAddr is the last address of p.
+func LastAddr(p netip.Prefix) netip.Addr {
 	b := p.Addr().AsSlice()
 	for i := p.Bits(); i < len(b)*8; i++ {
 		b[i/8] |= 1 << (7 - i%8)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestAPIServerEnforcesTheNetworkSchema(t *testing.T) {
 
 	for i, tc := range cases.InvalidSpecs() {
 		t.Run(tc.Name, func(t *testing.T) {
-			name := "invalid-" + string(rune('a'+i))
+			name := fmt.Sprintf("invalid-%d", i)
 			var err error
 			if tc.Old == nil {
 				_, err = networksClient.Create(ctx, cases.Object(name, tc.Spec), metav1.CreateOptions{})

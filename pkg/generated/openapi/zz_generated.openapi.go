@@ -287,10 +287,23 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 				Properties: map[string]spec.Schema{
 					"cidr": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CIDR is the network's address range in canonical form, IPv4 or IPv6, e.g. \"192.168.0.0/16\" or \"fd00:10::/64\". It cannot change once set: a Neutron subnet's range is fixed, so a different range is a different Network.",
-							Default:     "",
+							Description: "CIDR is the network's address range in canonical form, IPv4 or IPv6, e.g. \"192.168.0.0/16\" or \"fd00:10::/64\". It cannot change once set: a Neutron subnet's range is fixed, so a different range is a different Network. Exactly one of CIDR and SubnetPool is set.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"subnetPool": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SubnetPool names a Neutron subnet pool, by name or ID, that allocates the subnet's range instead of CIDR; status.cidr then says which range it is. Fixed at creation.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"prefixLength": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PrefixLength is the length of the range SubnetPool allocates; left out, the pool's default. Only with SubnetPool; fixed at creation.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"gateway": {
@@ -407,7 +420,6 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 						},
 					},
 				},
-				Required: []string{"cidr"},
 			},
 		},
 		Dependencies: []string{

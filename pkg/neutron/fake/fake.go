@@ -12,25 +12,29 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 // Request names, as recorded by Neutron.Requests.
 const (
-	ListNetworks  = "list-networks"
-	ListSubnets   = "list-subnets"
-	SubnetsOf     = "subnets-of"
-	GetNetwork    = "get-network"
-	CreateNetwork = "create-network"
-	CreateSubnet  = "create-subnet"
-	UpdateSubnet  = "update-subnet"
-	UpdateNetwork = "update-network"
-	DeleteSubnet  = "delete-subnet"
-	DeleteNetwork = "delete-network"
-	PortsOf       = "ports-of"
+	ListNetworks   = "list-networks"
+	ListSubnets    = "list-subnets"
+	SubnetsOf      = "subnets-of"
+	GetNetwork     = "get-network"
+	FindSubnetPool = "find-subnet-pool"
+	CreateNetwork  = "create-network"
+	CreateSubnet   = "create-subnet"
+	UpdateSubnet   = "update-subnet"
+	UpdateNetwork  = "update-network"
+	DeleteSubnet   = "delete-subnet"
+	DeleteNetwork  = "delete-network"
+	PortsOf        = "ports-of"
 )
 
 // ErrAnswerLost is what a caller gets for a request that CompleteLate made
@@ -52,6 +56,7 @@ type Neutron struct {
 	// may hold.
 	networkQuota int
 	nextID       int
+	pools        map[string]pool
 	clock        time.Time
 }
 
@@ -60,7 +65,7 @@ var _ neutron.Interface = &Neutron{}
 // New returns an empty fake Neutron.
 func New() *Neutron {
 	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{}, ports: map[string][]neutron.Port{},
-		errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0)}
+		errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
 }
 
 // AddNetwork stores a network as if something had made it before the test,
@@ -76,7 +81,7 @@ func (f *Neutron) AddNetwork(name, description string) string {
 func (f *Neutron) AddSubnet(networkID, name, description, cidr, gateway string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.storeSubnet(neutron.SubnetRequest{NetworkID: networkID, Name: name, Description: description, CIDR: cidr, Gateway: gateway, EnableDHCP: true}).ID
+	return f.storeSubnet(neutron.SubnetRequest{NetworkID: networkID, Name: name, Description: description, CIDR: cidr, Gateway: &gateway, EnableDHCP: true}).ID
 }
 
 // SetNetworkQuota sets how many networks the project may hold (-1: no
@@ -180,20 +185,97 @@ func (f *Neutron) storeNetwork(name, description string) neutron.Network {
 	return n
 }
 
-// storeSubnet stores req as Neutron would: with its default pools when it
-// names none.
+// storeSubnet stores req as Neutron would: the first host as the gateway
+// when it names none, and its default pools when it names none.
 func (f *Neutron) storeSubnet(req neutron.SubnetRequest) neutron.Subnet {
 	s := neutron.Subnet{ID: f.newID("subnet"), NetworkID: req.NetworkID, Name: req.Name, Description: req.Description,
-		CIDR: req.CIDR, GatewayIP: req.Gateway, DNSNameservers: req.DNSNameservers, HostRoutes: req.HostRoutes,
+		CIDR: req.CIDR, DNSNameservers: req.DNSNameservers, HostRoutes: req.HostRoutes,
 		AllocationPools: req.AllocationPools, EnableDHCP: req.EnableDHCP, IPv6AddressMode: req.IPv6AddressMode, IPv6RAMode: req.IPv6RAMode}
-	if len(s.AllocationPools) == 0 {
-		if p, err := netip.ParsePrefix(req.CIDR); err == nil {
-			gw, _ := netip.ParseAddr(req.Gateway)
-			s.AllocationPools = neutron.DefaultAllocationPools(p, gw)
-		}
+	p, err := netip.ParsePrefix(req.CIDR)
+	switch {
+	case req.Gateway != nil:
+		s.GatewayIP = *req.Gateway
+	case err == nil:
+		s.GatewayIP = p.Masked().Addr().Next().String()
+	}
+	if len(s.AllocationPools) == 0 && err == nil {
+		gw, _ := netip.ParseAddr(s.GatewayIP)
+		s.AllocationPools = neutron.DefaultAllocationPools(p, gw)
 	}
 	f.subnets[s.ID] = s
 	return s
+}
+
+// AddSubnetPool stores a subnet pool of prefixes whose default prefix
+// length is defaultLength, and returns its ID.
+func (f *Neutron) AddSubnetPool(name string, defaultLength int, prefixes ...string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.newID("pool")
+	f.pools[id] = pool{SubnetPool: neutron.SubnetPool{ID: id, Name: name, IPVersion: 4}, defaultLength: defaultLength, prefixes: prefixes}
+	if strings.Contains(prefixes[0], ":") {
+		p := f.pools[id]
+		p.IPVersion = 6
+		f.pools[id] = p
+	}
+	return id
+}
+
+type pool struct {
+	neutron.SubnetPool
+	defaultLength int
+	prefixes      []string
+}
+
+// allocate returns the first range of length bits in p that no subnet
+// overlaps, as Neutron's subnet allocator does.
+func (f *Neutron) allocate(p pool, bits int) (string, bool) {
+	if bits == 0 {
+		bits = p.defaultLength
+	}
+	for _, s := range p.prefixes {
+		prefix := netip.MustParsePrefix(s)
+		for candidate := netip.PrefixFrom(prefix.Addr(), bits); prefix.Contains(candidate.Addr()); {
+			free := true
+			for _, sub := range f.subnets {
+				if q, err := netip.ParsePrefix(sub.CIDR); err == nil && q.Overlaps(candidate) {
+					free = false
+				}
+			}
+			if free {
+				return candidate.String(), true
+			}
+			next := neutron.LastAddr(candidate).Next()
+			if !next.IsValid() {
+				break
+			}
+			candidate = netip.PrefixFrom(next, bits)
+		}
+	}
+	return "", false
+}
+
+// FindSubnetPool finds a pool by ID, else by name.
+func (f *Neutron) FindSubnetPool(_ context.Context, nameOrID string) (neutron.SubnetPool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(FindSubnetPool); err != nil {
+		return neutron.SubnetPool{}, err
+	}
+	if p, ok := f.pools[nameOrID]; ok {
+		return p.SubnetPool, nil
+	}
+	var found []neutron.SubnetPool
+	for _, p := range sortedValues(f.pools) {
+		if p.Name == nameOrID {
+			found = append(found, p.SubnetPool)
+		}
+	}
+	if len(found) != 1 {
+		return neutron.SubnetPool{}, &neutron.RejectedError{Op: FindSubnetPool, StatusCode: 404, Type: "SubnetPoolNotFound",
+			Message: fmt.Sprintf("%d subnet pools are named or have the ID %q; name exactly one, by ID if names repeat", len(found), nameOrID)}
+	}
+	return found[0], nil
 }
 
 // gatewayConflict is Neutron's refusal of a gateway inside a pool.
@@ -321,6 +403,17 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 		return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 404, "NetworkNotFound",
 			fmt.Sprintf("Network %s could not be found.", req.NetworkID))
 	}
+	if req.SubnetPoolID != "" {
+		p, ok := f.pools[req.SubnetPoolID]
+		if !ok {
+			return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 404, "SubnetPoolNotFound", "Subnet pool "+req.SubnetPoolID+" could not be found.")
+		}
+		cidr, ok := f.allocate(p, req.PrefixLength)
+		if !ok {
+			return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 409, "SubnetAllocationError", "Insufficient prefix space to allocate subnet size")
+		}
+		req.CIDR = cidr
+	}
 	want, err := netip.ParsePrefix(req.CIDR)
 	if err != nil {
 		return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 400, "InvalidInput", "Invalid input for cidr: "+err.Error())
@@ -331,7 +424,7 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 				"Invalid input for operation: Requested subnet with cidr: %s for network: %s overlaps with another subnet.", req.CIDR, req.NetworkID))
 		}
 	}
-	if err := gatewayConflict(CreateSubnet, neutron.Subnet{GatewayIP: req.Gateway, AllocationPools: req.AllocationPools}); err != nil {
+	if err := gatewayConflict(CreateSubnet, neutron.Subnet{GatewayIP: ptr.Deref(req.Gateway, ""), AllocationPools: req.AllocationPools}); err != nil {
 		return neutron.Subnet{}, err
 	}
 	s := f.storeSubnet(req)

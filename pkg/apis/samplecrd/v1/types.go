@@ -35,8 +35,20 @@ type NetworkSpec struct {
 	// CIDR is the network's address range in canonical form, IPv4 or IPv6,
 	// e.g. "192.168.0.0/16" or "fd00:10::/64". It cannot change once set:
 	// a Neutron subnet's range is fixed, so a different range is a different
-	// Network.
-	CIDR string `json:"cidr"`
+	// Network. Exactly one of CIDR and SubnetPool is set.
+	// +optional
+	CIDR string `json:"cidr,omitempty"`
+
+	// SubnetPool names a Neutron subnet pool, by name or ID, that allocates
+	// the subnet's range instead of CIDR; status.cidr then says which range
+	// it is. Fixed at creation.
+	// +optional
+	SubnetPool string `json:"subnetPool,omitempty"`
+
+	// PrefixLength is the length of the range SubnetPool allocates; left
+	// out, the pool's default. Only with SubnetPool; fixed at creation.
+	// +optional
+	PrefixLength *int32 `json:"prefixLength,omitempty"`
 
 	// Gateway is the router address of the network. It must lie inside CIDR
 	// and be neither its network address nor, for IPv4, its broadcast

@@ -256,7 +256,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cidr
       type:
         scalar: string
-      default: ""
     - name: deletionPolicy
       type:
         scalar: string
@@ -290,6 +289,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: noGateway
       type:
         scalar: boolean
+    - name: prefixLength
+      type:
+        scalar: numeric
+    - name: subnetPool
+      type:
+        scalar: string
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NetworkStatus
   map:
     fields:

@@ -32,8 +32,15 @@ type NetworkSpecApplyConfiguration struct {
 	// CIDR is the network's address range in canonical form, IPv4 or IPv6,
 	// e.g. "192.168.0.0/16" or "fd00:10::/64". It cannot change once set:
 	// a Neutron subnet's range is fixed, so a different range is a different
-	// Network.
+	// Network. Exactly one of CIDR and SubnetPool is set.
 	CIDR *string `json:"cidr,omitempty"`
+	// SubnetPool names a Neutron subnet pool, by name or ID, that allocates
+	// the subnet's range instead of CIDR; status.cidr then says which range
+	// it is. Fixed at creation.
+	SubnetPool *string `json:"subnetPool,omitempty"`
+	// PrefixLength is the length of the range SubnetPool allocates; left
+	// out, the pool's default. Only with SubnetPool; fixed at creation.
+	PrefixLength *int32 `json:"prefixLength,omitempty"`
 	// Gateway is the router address of the network. It must lie inside CIDR
 	// and be neither its network address nor, for IPv4, its broadcast
 	// address. It may change. Left out, it is the first host address of
@@ -96,6 +103,22 @@ func NetworkSpec() *NetworkSpecApplyConfiguration {
 // If called multiple times, the CIDR field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithCIDR(value string) *NetworkSpecApplyConfiguration {
 	b.CIDR = &value
+	return b
+}
+
+// WithSubnetPool sets the SubnetPool field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SubnetPool field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithSubnetPool(value string) *NetworkSpecApplyConfiguration {
+	b.SubnetPool = &value
+	return b
+}
+
+// WithPrefixLength sets the PrefixLength field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PrefixLength field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithPrefixLength(value int32) *NetworkSpecApplyConfiguration {
+	b.PrefixLength = &value
 	return b
 }
 

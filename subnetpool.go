@@ -1,0 +1,92 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// A Network with spec.subnetPool asks Neutron for a range instead of
+// naming one. Its subnet cannot be found by range, so it is "the subnet of
+// ours on the network": the one status names, else the first by ID (two
+// controllers pick the same). Any other of ours on the network is a
+// duplicate — a create that completed after its answer was lost, which a
+// pool, unlike a fixed range, does not refuse as an overlap — and is
+// deleted.
+
+// ensurePoolSubnet returns the network's subnet allocated from
+// spec.subnetPool, and whether it created it.
+func (c *Controller) ensurePoolSubnet(ctx context.Context, network *samplecrdv1.Network, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
+	owner := ownerOf(network)
+	keep, duplicates, found := choosePoolSubnet(owned.Subnets, net.ID, network.Status.SubnetID)
+	for _, d := range duplicates {
+		if err := c.deleteSubnet(ctx, owner, d.ID); err != nil {
+			return neutron.Subnet{}, false, err
+		}
+		duplicatesDeleted.Inc()
+		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
+			"Deleted duplicate Neutron subnet %s (%s; kept %s)", d.ID, d.CIDR, keep.ID)
+	}
+	if found {
+		return keep, false, nil
+	}
+	if err := c.neutronUp.allow(); err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	pool, err := c.neutron.FindSubnetPool(ctx, network.Spec.SubnetPool)
+	if err != nil {
+		return neutron.Subnet{}, false, c.afterFailedWrite(err)
+	}
+	s, err := c.createSubnetFrom(ctx, owner, poolRequest(network.Spec, net.ID, pool))
+	if err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	klog.FromContext(ctx).Info("Created Neutron subnet from a pool", "subnetID", s.ID, "pool", pool.ID, "cidr", s.CIDR)
+	return s, true, nil
+}
+
+// choosePoolSubnet splits our subnets on networkID into the one to keep
+// and duplicates.
+func choosePoolSubnet(subnets []neutron.Subnet, networkID, statusID string) (keep neutron.Subnet, duplicates []neutron.Subnet, found bool) {
+	on := slices.DeleteFunc(slices.Clone(subnets), func(s neutron.Subnet) bool { return s.NetworkID != networkID })
+	if len(on) == 0 {
+		return neutron.Subnet{}, nil, false
+	}
+	slices.SortFunc(on, func(a, b neutron.Subnet) int {
+		return cmp.Or(-cmp.Compare(boolInt(a.ID == statusID), boolInt(b.ID == statusID)), cmp.Compare(a.ID, b.ID))
+	})
+	return on[0], on[1:], true
+}
+
+// poolRequest is the create request of a subnet whose range pool
+// allocates: everything the spec says but the range and what lies inside
+// it (the API refuses a gateway and pools with a pool), which Neutron
+// chooses as it would for a fixed range.
+func poolRequest(spec samplecrdv1.NetworkSpec, networkID string, pool neutron.SubnetPool) neutron.SubnetRequest {
+	req := neutron.SubnetRequest{
+		NetworkID:       networkID,
+		SubnetPoolID:    pool.ID,
+		IPVersion:       pool.IPVersion,
+		DNSNameservers:  spec.DNSNameservers,
+		EnableDHCP:      spec.EnableDHCP == nil || *spec.EnableDHCP,
+		IPv6AddressMode: string(spec.IPv6AddressMode),
+		IPv6RAMode:      string(spec.IPv6RAMode),
+	}
+	if spec.PrefixLength != nil {
+		req.PrefixLength = int(*spec.PrefixLength)
+	}
+	if spec.NoGateway {
+		req.Gateway = ptr.To("")
+	}
+	for _, r := range spec.HostRoutes {
+		req.HostRoutes = append(req.HostRoutes, neutron.HostRoute{Destination: r.Destination, NextHop: r.NextHop})
+	}
+	return req
+}
