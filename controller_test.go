@@ -511,6 +511,48 @@ func TestSyncHandler(t *testing.T) {
 			wantEvents:  []string{"Warning AdoptionRefused Neutron network net-404 does not exist"},
 		},
 		{
+			name:        "a range from a pool: the pool is found, the subnet allocated in one request, and status says which range",
+			network:     withSpec(newNetwork("", ""), func(s *samplecrdv1.NetworkSpec) { s.SubnetPool = "tenant-pool" }),
+			seed:        func(f *neutronfake.Neutron) { f.AddSubnetPool("tenant-pool", 26, "10.100.0.0/16") },
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.FindSubnetPool, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created Created Neutron network net-2 with subnet subnet-3 (10.100.0.0/26, gateway 10.100.0.1)"},
+			check: func(t *testing.T, f *fixture) {
+				if st := f.network("net").Status; st.CIDR != "10.100.0.0/26" || st.Gateway != "10.100.0.1" {
+					t.Errorf("status = %+v", st)
+				}
+			},
+		},
+		{
+			name: "a duplicate from a pool (a create that completed after its answer was lost) is deleted; the subnet status names is kept",
+			network: withSpec(provisioned(newNetwork("10.100.0.64/26", ""), seededNet, "subnet-3"), func(s *samplecrdv1.NetworkSpec) {
+				s.CIDR, s.SubnetPool = "", "tenant-pool"
+			}),
+			seed: func(f *neutronfake.Neutron) {
+				netID, _ := seedOwned(f, ours, owner, "10.100.0.0/26", "10.100.0.1")
+				f.AddSubnet(netID, neutron.ResourceName(owner), ours.Description(), "10.100.0.64/26", "10.100.0.65")
+			},
+			wantNeutron: []string{neutronfake.DeleteSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Warning DriftRepaired Deleted duplicate Neutron subnet subnet-2 (10.100.0.0/26; kept subnet-3)"},
+			check: func(t *testing.T, f *fixture) {
+				if subs := f.neutron.Subnets(); len(subs) != 1 || subs[0].ID != "subnet-3" {
+					t.Errorf("Neutron holds %v", subs)
+				}
+			},
+		},
+		{
+			name:        "a pool that does not exist is NeutronRejected, and no subnet is made",
+			network:     withSpec(newNetwork("", ""), func(s *samplecrdv1.NetworkSpec) { s.SubnetPool = "no-such-pool" }),
+			wantErr:     "retry-after",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.FindSubnetPool},
+			wantReady:   "False/NeutronRejected",
+			wantEvents: []string{"Normal Created Created Neutron network net-1",
+				`Warning NeutronRejected Neutron refused: 0 subnet pools are named or have the ID "no-such-pool"; name exactly one, by ID if names repeat`},
+		},
+		{
 			name:        "a deletion while Neutron is down keeps the finalizer and says why",
 			network:     deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),

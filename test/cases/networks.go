@@ -140,6 +140,8 @@ func InvalidSpecs() []Invalid {
 			Field: "spec.adopt.networkID", Message: "Required value"},
 		{Name: "adopt names a network by name, not ID", Spec: Spec{"cidr": v4, "adopt": map[string]any{"networkID": "public"}},
 			Field: "spec.adopt.networkID", Message: "should match"},
+		{Name: "adopt with a pool, not a cidr", Spec: Spec{"subnetPool": "pool", "adopt": map[string]any{"networkID": "6f0b9f6e-6a3c-4bb0-9c55-1f2e3d4c5b6a"}},
+			Field: "spec.adopt", Message: "adopt needs cidr"},
 		{Name: "adopt is added on update",
 			Old:   Spec{"cidr": v4},
 			Spec:  Spec{"cidr": v4, "adopt": map[string]any{"networkID": "6f0b9f6e-6a3c-4bb0-9c55-1f2e3d4c5b6a"}},

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/subnetpools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -324,5 +326,63 @@ func TestAdoptionOfAHandMadeNetwork(t *testing.T) {
 	waitForGone(ctx, t, ns, "adopted", time.Minute)
 	if _, err := networks.Get(ctx, stack.Neutron.Client, netID).Extract(); err == nil {
 		t.Error("the adopted network outlived its Network")
+	}
+}
+
+// TestRangesFromASubnetPool makes a subnet pool, as an operator would, and
+// two Networks that ask it for a range, one by the pool's name with a
+// prefix length, one by its ID with the pool's default: each gets its own
+// range of the pool, shown in status and by kubectl get, and keeps it
+// through an update.
+func TestRangesFromASubnetPool(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	pool, err := subnetpools.Create(ctx, stack.Neutron.Client, subnetpools.CreateOpts{
+		Name: "e2e-" + ns, Prefixes: []string{"10.200.0.0/16"}, DefaultPrefixLen: 24,
+	}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = subnetpools.Delete(context.Background(), stack.Neutron.Client, pool.ID).ExtractErr() })
+	startController(t, ns)
+	cleanupNetworks(t, ns)
+
+	for name, spec := range map[string]samplecrdv1.NetworkSpec{
+		"by-name": {SubnetPool: pool.Name, PrefixLength: ptr.To[int32](26), DNSNameservers: []string{"10.200.255.53"}},
+		"by-id":   {SubnetPool: pool.ID},
+	} {
+		if _, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, &samplecrdv1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byName := waitForReady(ctx, t, ns, "by-name", time.Minute)
+	byID := waitForReady(ctx, t, ns, "by-id", time.Minute)
+	inPool := netip.MustParsePrefix("10.200.0.0/16")
+	ranges := map[string]int{byName.Status.CIDR: 26, byID.Status.CIDR: 24}
+	for cidr, bits := range ranges {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil || p.Bits() != bits || !inPool.Contains(p.Addr()) {
+			t.Errorf("status.cidr %q: want a /%d of the pool's %s", cidr, bits, inPool)
+		}
+	}
+	if len(ranges) != 2 {
+		t.Errorf("both Networks got %s", byName.Status.CIDR)
+	}
+	if got := printerColumns(ctx, t, ns, "by-name"); got["CIDR"] != byName.Status.CIDR || got["Gateway"] != byName.Status.Gateway || got["Pool"] != pool.Name {
+		t.Errorf("kubectl get shows %v", got)
+	}
+	s := neutronSubnet(ctx, t, byName.Status.SubnetID)
+	if s.SubnetPoolID != pool.ID || !slices.Equal(s.DNSNameservers, []string{"10.200.255.53"}) {
+		t.Errorf("Neutron subnet: pool %s, DNS %v", s.SubnetPoolID, s.DNSNameservers)
+	}
+
+	patch(ctx, t, ns, "by-name", `{"spec":{"dnsNameservers":["10.200.255.54"]}}`)
+	n := waitForReady(ctx, t, ns, "by-name", time.Minute)
+	if n.Status.SubnetID != byName.Status.SubnetID || n.Status.CIDR != byName.Status.CIDR {
+		t.Errorf("the update moved the subnet: %s %s, then %s %s", byName.Status.SubnetID, byName.Status.CIDR, n.Status.SubnetID, n.Status.CIDR)
+	}
+	if got := neutronSubnet(ctx, t, n.Status.SubnetID).DNSNameservers; !slices.Equal(got, []string{"10.200.255.54"}) {
+		t.Errorf("Neutron DNS = %v", got)
 	}
 }
