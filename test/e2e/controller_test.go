@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 )
@@ -168,9 +169,23 @@ func TestResyncOfAnInSyncClusterWritesNothing(t *testing.T) {
 	c := startController(t, ns, "--resync-period=2s", "--neutron-resync-period=2s")
 	cleanupNetworks(t, ns)
 
-	const count = 5
-	for i := range count {
-		createNetwork(ctx, t, ns, fmt.Sprintf("steady-%d", i), fmt.Sprintf("10.70.%d.0/24", i), fmt.Sprintf("10.70.%d.1", i))
+	// The seed's spec, and the richer ones: every option is compared at
+	// each resync, and none may look changed when it is not.
+	specs := []samplecrdv1.NetworkSpec{
+		{CIDR: "10.70.0.0/24", Gateway: "10.70.0.1"},
+		{CIDR: "10.70.1.0/24", DNSNameservers: []string{"10.70.1.53", "10.70.1.54"}, MTU: ptr.To[int32](1400),
+			HostRoutes:      []samplecrdv1.HostRoute{{Destination: "10.71.0.0/16", NextHop: "10.70.1.254"}, {Destination: "10.72.0.0/16", NextHop: "10.70.1.254"}},
+			AllocationPools: []samplecrdv1.AllocationPool{{Start: "10.70.1.100", End: "10.70.1.149"}, {Start: "10.70.1.10", End: "10.70.1.19"}}},
+		{CIDR: "10.70.2.0/24", NoGateway: true, EnableDHCP: ptr.To(false)},
+		{CIDR: "fd00:70::/64", Gateway: "fd00:70:0:0::1", IPv6AddressMode: samplecrdv1.IPv6ModeSLAAC, DNSNameservers: []string{"fd00:70::53"}},
+		{CIDR: "10.70.4.0/24", Gateway: "10.70.4.254", DeletionPolicy: samplecrdv1.DeletionPolicyDelete},
+	}
+	count := len(specs)
+	for i, spec := range specs {
+		if _, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, &samplecrdv1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("steady-%d", i)}, Spec: spec}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := range count {
 		waitForReady(ctx, t, ns, fmt.Sprintf("steady-%d", i), time.Minute)
@@ -192,7 +207,7 @@ func TestResyncOfAnInSyncClusterWritesNothing(t *testing.T) {
 	// Wait for three informer resyncs of every Network and three Neutron lists.
 	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		s, l := syncs()-syncs0, lists()-lists0
-		return s >= 3*count && l >= 3, fmt.Sprintf("%.0f syncs and %.0f Neutron lists since Ready", s, l), nil
+		return s >= 3*float64(count) && l >= 3, fmt.Sprintf("%.0f syncs and %.0f Neutron lists since Ready", s, l), nil
 	})
 	if got := networkWrites(ctx, t) - apiWrites; got != 0 {
 		t.Errorf("%d API server writes to networks during resyncs of an in-sync cluster, want 0", got)
