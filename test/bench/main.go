@@ -51,6 +51,8 @@ import (
 type config struct {
 	n, workers int
 	resync     time.Duration
+	// rich gives every Network the subnet options too.
+	rich bool
 }
 
 func main() {
@@ -58,6 +60,7 @@ func main() {
 	flag.IntVar(&c.n, "n", 100, "number of Networks")
 	flag.IntVar(&c.workers, "workers", 8, "the controller's --workers, and the parallelism of the raw measurements")
 	flag.DurationVar(&c.resync, "resync", 30*time.Second, "the controller's --resync-period and --neutron-resync-period")
+	flag.BoolVar(&c.rich, "rich", false, "give every Network DNS servers, two host routes, an allocation pool and an MTU")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -126,7 +129,7 @@ func run(ctx context.Context, c config) error {
 
 	// 1. Throughput: N Networks at once, Ready observed by a watch.
 	m0, a0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
-	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n)
+	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich)
 	if err != nil {
 		return err
 	}
@@ -296,9 +299,23 @@ func inParallel(count, workers int, do func(i int) error) (time.Duration, error)
 	return time.Since(start), firstErr
 }
 
+// benchSpec is the spec of the i-th Network: the seed's cidr and gateway,
+// and with rich every subnet option as well.
+func benchSpec(i int, rich bool) samplecrdv1.NetworkSpec {
+	prefix := fmt.Sprintf("10.%d.%d.", i/256, i%256)
+	spec := samplecrdv1.NetworkSpec{CIDR: prefix + "0/24", Gateway: prefix + "1"}
+	if rich {
+		spec.DNSNameservers = []string{prefix + "53", prefix + "54"}
+		spec.HostRoutes = []samplecrdv1.HostRoute{{Destination: "172.16.0.0/16", NextHop: prefix + "254"}, {Destination: "172.17.0.0/16", NextHop: prefix + "254"}}
+		spec.AllocationPools = []samplecrdv1.AllocationPool{{Start: prefix + "100", End: prefix + "199"}}
+		spec.MTU = ptr.To[int32](1400)
+	}
+	return spec
+}
+
 // createAndWait creates n Networks at once in namespace bench and returns
 // when the watch has seen each Ready, with the times of both.
-func createAndWait(ctx context.Context, nc clientset.Interface, n int) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
+func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
 	client := nc.SamplecrdV1().Networks("bench")
 	w, err := client.Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -312,8 +329,7 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int) (readyAt,
 		_, _ = inParallel(n, 16, func(i int) error {
 			name := fmt.Sprintf("net-%05d", i)
 			t := time.Now()
-			_, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec: samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("10.%d.%d.0/24", i/256, i%256), Gateway: fmt.Sprintf("10.%d.%d.1", i/256, i%256)}}, metav1.CreateOptions{})
+			_, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: benchSpec(i, rich)}, metav1.CreateOptions{})
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: creating %s: %v\n", name, err)
 			}
