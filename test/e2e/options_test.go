@@ -16,9 +16,11 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 // TestSubnetOptionsEndToEnd sets every subnet and network option, then
@@ -317,6 +319,26 @@ func TestAdoptionOfAHandMadeNetwork(t *testing.T) {
 	s = neutronSubnet(ctx, t, otherSubnet)
 	if s.Name != "by-hand-2" || s.Description != "" || s.GatewayIP != "10.66.0.1" {
 		t.Errorf("a mismatched adoption changed the subnet: %+v", s)
+	}
+
+	// Another cluster's network is refused, whatever its spec says.
+	other, err := neutron.NewMark("e2e-other-" + ns[len(ns)-8:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{
+		Name: neutron.ResourceName(neutron.Owner{Namespace: ns, Name: "theirs", UID: uuid.NewUUID()}), Description: other.Description()}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, theirs.ID).ExtractErr() })
+	adopt("theirs", "10.67.0.0/24", "", theirs.ID)
+	r := waitForCondition(ctx, t, ns, "theirs", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonAdoptionRefused)
+	if msg := readyCondition(r).Message; !strings.Contains(msg, "another cluster's network-controller") {
+		t.Errorf("the refusal does not say whose it is: %s", msg)
+	}
+	if got, err := networks.Get(ctx, stack.Neutron.Client, theirs.ID).Extract(); err != nil || got.Description != other.Description() || got.Name != theirs.Name {
+		t.Errorf("the other cluster's network was changed: %+v (%v)", got, err)
 	}
 
 	// Adopted is managed: deleting the Network deletes what it adopted.
