@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -53,6 +54,8 @@ type options struct {
 	clusterName         string
 	neutronResyncPeriod time.Duration
 	neutronTimeout      time.Duration
+	neutronQPS          float64
+	neutronBurst        int
 	maxRetryDelay       time.Duration
 
 	leaderElection     componentbaseconfig.LeaderElectionConfiguration
@@ -75,6 +78,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster: a DNS-1123 label, written into the description of every Neutron resource the controller makes (its ownership mark). The controller touches only resources with its own cluster's mark, so clusters sharing a Neutron project must use different names.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
+	fs.Float64Var(&o.neutronQPS, "neutron-qps", 20, "Client-side rate limit of requests to Neutron, per second. Beside it, a 429 (or a 503 with Retry-After) from Neutron pauses all requests for the time it names, and the refused request is sent again.")
+	fs.IntVar(&o.neutronBurst, "neutron-burst", 40, "Burst allowed above --neutron-qps.")
 	fs.DurationVar(&o.maxRetryDelay, "max-retry-delay", 2*time.Minute, "Cap of the exponential backoff of a Network whose sync failed (Neutron unavailable, over quota, a delete blocked by ports): the longest it takes to notice the cause is gone. Neutron's refusals of an invalid request are retried every 5 minutes instead, or at once when the Network changes.")
 
 	// The --leader-elect* flags, bound and validated by component-base as
@@ -96,6 +101,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 }
 
 func (o *options) validate() error {
+	if o.neutronQPS <= 0 || o.neutronBurst < 1 {
+		return fmt.Errorf("--neutron-qps must be above 0 and --neutron-burst at least 1, got %g and %d", o.neutronQPS, o.neutronBurst)
+	}
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, got %d", o.workers)
 	}
@@ -205,13 +213,24 @@ func run(ctx context.Context, opts options) error {
 
 func newNeutronClient(ctx context.Context, opts options, reach *reachability) (*gophercloud.ServiceClient, error) {
 	if opts.neutronEndpoint != "" {
-		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, instrument(&http.Client{Timeout: opts.neutronTimeout}, reach))
+		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
 	}
 	client, err := neutron.NewCloudServiceClient(ctx, opts.osCloud)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Neutron (set --neutron-endpoint for a noauth server, or --os-cloud): %w", err)
 	}
-	client.HTTPClient = *instrument(&client.HTTPClient, reach)
+	client.HTTPClient = *throttled(instrument(&client.HTTPClient, reach), opts)
 	client.HTTPClient.Timeout = opts.neutronTimeout
 	return client, nil
+}
+
+// throttled puts c's requests behind the --neutron-qps limit and Neutron's
+// own requests to slow down. The throttle is outside the instrumentation,
+// so that every attempt, a refused one too, is counted.
+func throttled(c *http.Client, opts options) *http.Client {
+	t := neutron.NewThrottle(c.Transport, float32(opts.neutronQPS), opts.neutronBurst)
+	t.OnThrottled = func(code int) { neutronThrottled.WithLabelValues(strconv.Itoa(code)).Inc() }
+	out := *c
+	out.Transport = t
+	return &out
 }

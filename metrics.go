@@ -72,6 +72,13 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	neutronThrottled = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_throttled_total",
+		Help:           "Neutron's answers that asked the controller to slow down (429, or 503 with Retry-After), by status code: each paused all requests and was sent again.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"code"})
+
 	breakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_breaker_open",
@@ -92,7 +99,7 @@ const (
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, neutronRequestsTotal, neutronRequestDuration,
-			neutronRefreshesTotal, unrecognisedResources, orphansCollected, duplicatesDeleted, breakerOpen)
+			neutronRefreshesTotal, unrecognisedResources, orphansCollected, duplicatesDeleted, breakerOpen, neutronThrottled)
 	})
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,39 @@ func TestDeleteBlockedByAPort(t *testing.T) {
 	waitForGone(ctx, t, ns, "busy", 30*time.Second)
 	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
 		t.Errorf("the Neutron network outlived its Network: %v", err)
+	}
+}
+
+// TestThrottlingIsHonoured puts a fault proxy in front of neutron-server
+// that answers the network creates with 429 (Retry-After: 1) four times
+// and the subnet creates with a load balancer's 503 (Retry-After: 1)
+// twice, as a busy Neutron does. Every Network becomes Ready without a
+// failed sync, each refusal is counted, and Neutron holds exactly one
+// network and subnet per Network: a refused create was not carried out,
+// and resending it made no duplicate.
+func TestThrottlingIsHonoured(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	proxy := faultProxy(t)
+	proxy.Refuse(http.MethodPost, "/v2.0/networks", 4, http.StatusTooManyRequests, "1")
+	proxy.Refuse(http.MethodPost, "/v2.0/subnets", 2, http.StatusServiceUnavailable, "1")
+	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--workers=3")
+	cleanupNetworks(t, ns)
+
+	for i := range 3 {
+		createNetwork(ctx, t, ns, fmt.Sprintf("busy-%d", i), fmt.Sprintf("10.68.%d.0/24", i), fmt.Sprintf("10.68.%d.1", i))
+	}
+	for i := range 3 {
+		waitForReady(ctx, t, ns, fmt.Sprintf("busy-%d", i), time.Minute)
+	}
+	waitForExactlyOnePerNetwork(ctx, t, c, ns, 30*time.Second)
+	if got := c.metric(ctx, t, "network_controller_neutron_throttled_total", map[string]string{"code": "429"}); got != 4 {
+		t.Errorf("throttled 429s = %.0f, want 4", got)
+	}
+	if got := c.metric(ctx, t, "network_controller_neutron_throttled_total", map[string]string{"code": "503"}); got != 2 {
+		t.Errorf("throttled 503s = %.0f, want 2", got)
+	}
+	if got := c.metric(ctx, t, "network_controller_syncs_total", map[string]string{"result": "error"}); got != 0 {
+		t.Errorf("%.0f syncs failed: throttling reached the work queue", got)
 	}
 }

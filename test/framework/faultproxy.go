@@ -25,9 +25,19 @@ type FaultProxy struct {
 	srv   *http.Server
 	proxy *httputil.ReverseProxy
 
-	mu     sync.Mutex
-	counts map[string]int
-	holds  []*Hold
+	mu       sync.Mutex
+	counts   map[string]int
+	holds    []*Hold
+	refusals []*refusal
+}
+
+// refusal answers requests in the proxy's stead, as a throttling Neutron
+// or a load balancer in front of it does.
+type refusal struct {
+	method, path string
+	left         int
+	code         int
+	retryAfter   string
 }
 
 // Hold is one request held back by a FaultProxy.
@@ -65,6 +75,15 @@ func StartFaultProxy(target string) (*FaultProxy, error) {
 // Close stops the proxy.
 func (p *FaultProxy) Close() error { return p.srv.Close() }
 
+// Refuse answers the next n requests of method to path with code and the
+// Retry-After header retryAfter (none when empty), without sending them on:
+// Neutron's 429 when it throttles, a load balancer's 503.
+func (p *FaultProxy) Refuse(method, path string, n, code int, retryAfter string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refusals = append(p.refusals, &refusal{method: method, path: path, left: n, code: code, retryAfter: retryAfter})
+}
+
 // HoldUntilClientGone holds the nth request (counted from now, from 1)
 // of method to path until its client gives up — its timeout fires, or the
 // process dies — and then sends it on to the server, which carries it
@@ -98,6 +117,15 @@ func (h *Hold) Completed() <-chan struct{} { return h.completed }
 func (h *Hold) Release() { h.releaseOnce.Do(func() { close(h.release) }) }
 
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f := p.refuse(r); f != nil {
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.code)
+		_, _ = fmt.Fprintf(w, `{"NeutronError": {"type": "OverLimit", "message": "Request refused by the fault proxy (%d)", "detail": ""}}`, f.code)
+		return
+	}
 	h := p.match(r)
 	if h == nil {
 		p.proxy.ServeHTTP(w, r)
@@ -127,6 +155,21 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	p.proxy.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// refuse returns the refusal that answers r, if any, and counts it.
+func (p *FaultProxy) refuse(r *http.Request) *refusal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, f := range p.refusals {
+		if f.method == r.Method && f.path == r.URL.Path {
+			if f.left--; f.left == 0 {
+				p.refusals = append(p.refusals[:i], p.refusals[i+1:]...)
+			}
+			return f
+		}
+	}
+	return nil
 }
 
 func (p *FaultProxy) match(r *http.Request) *Hold {
