@@ -6,6 +6,8 @@
 #   kubectl get pod web -o yaml     # an envoy container and volume appeared
 # It makes a throw-away CA and a serving certificate for 127.0.0.1 with
 # openssl, applies the design documents' ConfigMap to the default namespace,
+# labels that namespace envoy-injection=enabled (the selector of
+# artifacts/injector/webhook.yaml, used here too),
 # and stops with the stack (hack/local-down.sh).
 set -euo pipefail
 
@@ -40,6 +42,7 @@ echo $! >"${state}/injector.pid"
 # which the ServiceAccount admission plugin wants for every Pod.
 kubectl create serviceaccount default --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply -f artifacts/injector/envoy-initializer.yaml
+kubectl label namespace default envoy-injection=enabled --overwrite >/dev/null
 
 cat <<YAML | kubectl apply -f -
 apiVersion: admissionregistration.k8s.io/v1
@@ -60,9 +63,13 @@ webhooks:
   sideEffects: None
   failurePolicy: Fail
   timeoutSeconds: 5
+  # The same selector as artifacts/injector/webhook.yaml: a namespace
+  # takes part by its label, here and in a cluster.
   namespaceSelector:
-    matchLabels:
-      kubernetes.io/metadata.name: default
+    matchExpressions:
+    - key: envoy-injection
+      operator: In
+      values: ["enabled"]
 YAML
 
 deadline=$((SECONDS + 30))

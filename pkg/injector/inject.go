@@ -19,9 +19,13 @@ const (
 	InjectedAnnotation = "sidecar.samplecrd.k8s.io/injected"
 )
 
-// Wants reports whether the Pod asks for the sidecar.
+// Wants reports whether the Pod asks for the sidecar and may have it. A
+// Pod on the host's network never gets it, whatever it asks: the sidecar's
+// listeners would take ports of the node itself, and clash with every
+// other such Pod on it (Istio's injector skips them for the same reason).
+// Anything but "true" — "false" included — is a Pod that does not ask.
 func Wants(pod *corev1.Pod) bool {
-	return pod.Annotations[RequestAnnotation] == "true"
+	return pod.Annotations[RequestAnnotation] == "true" && !pod.Spec.HostNetwork
 }
 
 // Inject returns pod with the template merged in, or pod itself (not a

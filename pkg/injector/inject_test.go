@@ -94,6 +94,14 @@ func TestReview(t *testing.T) {
 			}()},
 		{name: "a Pod that asks with another value than true is left alone",
 			pod: pod([]string{"app"}, nil, map[string]string{RequestAnnotation: "yes"})},
+		{name: "a Pod that opts out with \"false\" is left alone",
+			pod: pod([]string{"app"}, nil, map[string]string{RequestAnnotation: "false"})},
+		{name: "a Pod on the host's network is left alone, even when it asks",
+			pod: func() *corev1.Pod {
+				p := pod([]string{"app"}, nil, nil)
+				p.Spec.HostNetwork = true
+				return p
+			}()},
 		{name: "a Pod injected already (re-invocation) is left alone",
 			pod: injected(t, pod([]string{"app"}, nil, nil))},
 		{name: "a Pod with an envoy container of its own is left alone",

@@ -163,6 +163,16 @@ func TestEnvoySidecarInjection(t *testing.T) {
 		t.Errorf("a Pod that did not ask was changed: %v %v", plain.Spec.Containers, plain.Annotations)
 	}
 
+	// A Pod on the host's network is not injected, even when it asks.
+	host := newPod(true)
+	host.Spec.HostNetwork = true
+	if host, err = kube.CoreV1().Pods(ns).Create(ctx, host, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(host.Spec.Containers) != 1 || host.Annotations[injector.InjectedAnnotation] != "" {
+		t.Errorf("a hostNetwork Pod was injected: %v %v", host.Spec.Containers, host.Annotations)
+	}
+
 	// Editing the ConfigMap changes what the next Pod gets, no restart.
 	cm.Data[injector.ConfigKey] = strings.ReplaceAll(cm.Data[injector.ConfigKey], "lyft/envoy:845747513e12e1f2e6c8dfc3b4fe29df4bd05cf3", "envoyproxy/envoy:v1.31.0")
 	if cm, err = kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
