@@ -22,6 +22,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -106,15 +107,15 @@ func run(ctx context.Context, o options) error {
 		return nil
 	}))
 
-	certs := &injector.CertificateFiles{CertFile: o.certFile, KeyFile: o.keyFile}
-	if _, err := certs.GetCertificate(nil); err != nil {
+	tlsConfig, err := servingTLS(ctx, o.certFile, o.keyFile)
+	if err != nil {
 		return err
 	}
 	srv := &http.Server{
 		Addr:              o.bindAddress,
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
+		TLSConfig:         tlsConfig,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	go func() {
@@ -128,4 +129,25 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	return nil
+}
+
+// servingTLS serves the certificate and key in certFile and keyFile, and
+// follows them when they change (a rotated Secret, cert-manager): with
+// kube-apiserver's own machinery, which watches the files and re-reads them
+// every minute, and hands each new connection the latest valid pair. A
+// pair caught half-written is refused and the previous one kept.
+func servingTLS(ctx context.Context, certFile, keyFile string) (*tls.Config, error) {
+	content, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading the serving certificate: %w", err)
+	}
+	base := &tls.Config{MinVersion: tls.VersionTLS12}
+	certs := dynamiccertificates.NewDynamicServingCertificateController(base, nil, content, nil, nil)
+	content.AddListener(certs)
+	if err := certs.RunOnce(); err != nil {
+		return nil, fmt.Errorf("loading the serving certificate: %w", err)
+	}
+	go content.Run(ctx, 1)
+	go certs.Run(1, ctx.Done())
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: certs.GetConfigForClient}, nil
 }

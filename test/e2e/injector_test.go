@@ -240,3 +240,67 @@ func TestInjectorManifestsApply(t *testing.T) {
 		t.Errorf("the API server would not trust the webhook's certificate: %v", err)
 	}
 }
+
+// TestInjectorFollowsARotatedCertificate rewrites the webhook's certificate
+// and key in place with ones from a new CA, as a rotated Secret or
+// cert-manager does: new connections are served with the new pair, without
+// a restart, and the process is the same one.
+func TestInjectorFollowsARotatedCertificate(t *testing.T) {
+	ctx := testContext(t, time.Minute)
+	ns := newNamespace(ctx, t)
+	dir := t.TempDir()
+	first, err := framework.NewServingCertificate(dir, []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := framework.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	webhook := &framework.Process{
+		Name: "envoy-injector",
+		Path: injectorBinary,
+		Args: []string{"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig, "--bind-address=" + addr,
+			"--tls-cert-file=" + first.CertFile, "--tls-private-key-file=" + first.KeyFile, "--configmap-namespace=" + ns, "-v=2"},
+		Dir:     dir,
+		LogPath: filepath.Join(stack.Dir, ns+"-injector.log"),
+	}
+	if err := webhook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = webhook.Stop(5 * time.Second)
+		if t.Failed() {
+			t.Logf("envoy-injector log:\n%s", webhook.Tail(4000))
+		}
+	})
+	// servedBy makes a new connection that trusts only caPEM.
+	servedBy := func(caPEM []byte) func(ctx context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(caPEM)
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/healthz", nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, "/healthz " + resp.Status, nil
+		}
+	}
+	eventually(ctx, t, 30*time.Second, servedBy(first.CAPEM))
+
+	second, err := framework.NewServingCertificate(dir, []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, 30*time.Second, servedBy(second.CAPEM))
+	if ok, _, _ := servedBy(first.CAPEM)(ctx); ok {
+		t.Error("the old certificate is still served after the rotation")
+	}
+	if webhook.Exited() {
+		t.Error("the webhook restarted to rotate")
+	}
+}
