@@ -124,7 +124,12 @@ func main() {
 	pflag.CommandLine.AddGoFlagSet(klogFlags)
 	pflag.Parse()
 	if opts.leaderElection.ResourceNamespace == "" {
-		opts.leaderElection.ResourceNamespace = incluster.Namespace()
+		ns, err := incluster.Namespace(opts.kubeconfig)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "network-controller: %v\n", err)
+			os.Exit(2)
+		}
+		opts.leaderElection.ResourceNamespace = ns
 	}
 	if err := opts.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "network-controller: %v\n", err)

@@ -49,11 +49,16 @@ func main() {
 	flag.StringVar(&o.bindAddress, "bind-address", ":8443", "Address of the HTTPS server (/mutate, /healthz, /readyz).")
 	flag.StringVar(&o.certFile, "tls-cert-file", "", "Serving certificate (PEM), reloaded when it changes.")
 	flag.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
-	flag.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or \"default\" out of cluster.")
+	flag.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or out of cluster the kubeconfig context's (else \"default\").")
 	flag.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
 	flag.Parse()
 	if o.configMapNamespace == "" {
-		o.configMapNamespace = incluster.Namespace()
+		ns, err := incluster.Namespace(o.kubeconfig)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "envoy-injector: %v\n", err)
+			os.Exit(2)
+		}
+		o.configMapNamespace = ns
 	}
 	if o.certFile == "" || o.keyFile == "" {
 		fmt.Fprintln(os.Stderr, "envoy-injector: --tls-cert-file and --tls-private-key-file are required: the API server calls webhooks over HTTPS only")

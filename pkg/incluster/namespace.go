@@ -2,19 +2,27 @@
 package incluster
 
 import (
-	"os"
-	"strings"
+	"fmt"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
-// Namespace is the namespace of the Pod the program runs in: $POD_NAMESPACE
-// (set from the downward API), else the ServiceAccount's namespace file,
-// else "default" (out of cluster).
-func Namespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
+// Namespace is the namespace the program works in, as client-go's clientcmd
+// decides it for kubectl and every controller: in a Pod, $POD_NAMESPACE
+// (set from the downward API) or its ServiceAccount's namespace; out of
+// cluster, the namespace of kubeconfig's current context, else "default".
+// kubeconfig is the --kubeconfig flag; empty means none (in cluster).
+func Namespace(kubeconfig string) (string, error) {
+	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{})
+	ns, _, err := cfg.Namespace()
+	if clientcmd.IsEmptyConfig(err) {
+		// Neither a kubeconfig nor a Pod: the API server's own default. The
+		// missing configuration is reported where the client is built.
+		return "default", nil
 	}
-	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
-		return strings.TrimSpace(string(data))
+	if err != nil {
+		return "", fmt.Errorf("finding the namespace to work in: %w", err)
 	}
-	return "default"
+	return ns, nil
 }
