@@ -31,6 +31,12 @@ help() {
 	echo '```'
 	help ./cmd/envoy-injector
 	echo '```'
+	echo
+	echo "## envoy-injector inject"
+	echo
+	echo '```'
+	"${tmp}/bin" inject --help 2>&1 || true
+	echo '```'
 } >"${tmp}/flags.md"
 
 if [[ "${1:-}" == "--verify" ]]; then

@@ -5,6 +5,8 @@
 //
 // It serves HTTPS on --bind-address: POST /mutate (AdmissionReview v1), and
 // GET /healthz and /readyz (ready once the ConfigMap informer has synced).
+// `envoy-injector inject -f FILE` does the same injection offline, on
+// manifests (inject.go).
 package main
 
 import (
@@ -42,6 +44,9 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "inject" {
+		os.Exit(inject(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	klog.InitFlags(nil)
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")

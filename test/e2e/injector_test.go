@@ -304,3 +304,80 @@ func TestInjectorFollowsARotatedCertificate(t *testing.T) {
 		t.Error("the webhook restarted to rotate")
 	}
 }
+
+// TestOfflineInjectionIsAppliedAsIs runs `envoy-injector inject` on a
+// Deployment and a Service, once with the ConfigMap as a file and once
+// reading it from the cluster, and sends the output to the real API
+// server: it is accepted as is, and the Deployment's pod template has the
+// sidecar, as the webhook would have given its Pods.
+func TestOfflineInjectionIsAppliedAsIs(t *testing.T) {
+	ctx := testContext(t, time.Minute)
+	ns := newNamespace(ctx, t)
+	templateFile := filepath.Join(stack.RepoRoot, "artifacts", "injector", "envoy-initializer.yaml")
+	data, err := os.ReadFile(templateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := yaml.UnmarshalStrict(data, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubeClient(t).CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	manifests := filepath.Join(t.TempDir(), "app.yaml")
+	if err := os.WriteFile(manifests, []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: NAME}
+spec:
+  selector: {matchLabels: {app: NAME}}
+  template:
+    metadata:
+      labels: {app: NAME}
+      annotations: {initializer.kubernetes.io/envoy: "true"}
+    spec:
+      containers: [{name: web, image: nginx:1.27}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: NAME}
+spec: {selector: {app: NAME}, ports: [{port: 80}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"from-file":    {"--template=" + templateFile},
+		"from-cluster": {"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig, "--configmap-namespace=" + ns},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in, err := os.ReadFile(manifests)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(ctx, injectorBinary, append([]string{"inject", "-f", "-"}, args...)...)
+			cmd.Stdin = strings.NewReader(strings.ReplaceAll(string(in), "NAME", name))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("envoy-injector inject: %v: %s", err, stderr.String())
+			}
+			apply := exec.CommandContext(ctx, "kubectl", "--kubeconfig="+stack.ControlPlane.AdminKubeconfig, "-n", ns, "apply", "-f", "-")
+			apply.Stdin = strings.NewReader(string(out))
+			if msg, err := apply.CombinedOutput(); err != nil {
+				t.Fatalf("kubectl apply of the output: %v: %s\n%s", err, msg, out)
+			}
+			d, err := kubeClient(t).AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, c := range d.Spec.Template.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			if strings.Join(names, ",") != "web,envoy" || d.Spec.Template.Annotations[injector.InjectedAnnotation] != "envoy" {
+				t.Errorf("the applied pod template has containers %v and annotations %v", names, d.Spec.Template.Annotations)
+			}
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package injector
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Offline injection, `envoy-injector inject`, like `istioctl kube-inject`:
+// manifests go through the same Inject as the webhook's Pods, before they
+// reach a cluster (GitOps, review, a cluster without the webhook).
+
+// podTemplatePaths are where each workload kind keeps the Pod it makes.
+var podTemplatePaths = map[string][]string{
+	"Deployment":            {"spec", "template"},
+	"StatefulSet":           {"spec", "template"},
+	"DaemonSet":             {"spec", "template"},
+	"ReplicaSet":            {"spec", "template"},
+	"ReplicationController": {"spec", "template"},
+	"Job":                   {"spec", "template"},
+	"CronJob":               {"spec", "jobTemplate", "spec", "template"},
+	"PodTemplate":           {"template"},
+}
+
+// InjectManifests reads YAML or JSON documents from r (several, separated
+// by "---", and Lists), merges tmpl into every Pod and pod template that
+// asks for it, as the webhook would, and writes every document to w as
+// YAML, ready for `kubectl apply -f -`. It returns how many Pods or
+// templates it changed.
+func InjectManifests(r io.Reader, w io.Writer, tmpl *Template) (int, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	injected := 0
+	for doc := 1; ; doc++ {
+		obj := &unstructured.Unstructured{}
+		err := decoder.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return injected, nil
+		}
+		if err != nil {
+			return injected, fmt.Errorf("document %d: %w", doc, err)
+		}
+		if len(obj.Object) == 0 {
+			continue // an empty document, e.g. a trailing "---"
+		}
+		n, err := injectObject(obj.Object, tmpl)
+		if err != nil {
+			return injected, fmt.Errorf("document %d (%s %s): %w", doc, obj.GetKind(), obj.GetName(), err)
+		}
+		injected += n
+		out, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return injected, err
+		}
+		if doc > 1 {
+			out = append([]byte("---\n"), out...)
+		}
+		if _, err := io.Copy(w, bytes.NewReader(out)); err != nil {
+			return injected, err
+		}
+	}
+}
+
+// injectObject injects into obj, a Pod, a workload, or a List of them.
+func injectObject(obj map[string]any, tmpl *Template) (int, error) {
+	kind, _, _ := unstructured.NestedString(obj, "kind")
+	if items, ok := obj["items"].([]any); ok {
+		total := 0
+		for i, item := range items {
+			m, ok := item.(map[string]any)
+			if !ok {
+				return total, fmt.Errorf("items[%d] is not an object", i)
+			}
+			n, err := injectObject(m, tmpl)
+			if err != nil {
+				return total, fmt.Errorf("items[%d]: %w", i, err)
+			}
+			total += n
+		}
+		return total, nil
+	}
+	if kind == "Pod" {
+		return injectPodLike(obj, tmpl)
+	}
+	path, ok := podTemplatePaths[kind]
+	if !ok {
+		return 0, nil // a Service, a ConfigMap...: not ours to change
+	}
+	template, found, err := unstructured.NestedMap(obj, path...)
+	if err != nil || !found {
+		return 0, err
+	}
+	n, err := injectPodLike(template, tmpl)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	return n, unstructured.SetNestedMap(obj, template, path...)
+}
+
+// injectPodLike injects into an object with a Pod's metadata and spec: a
+// Pod, or a pod template. Only the annotations, containers and volumes are
+// written back, so the rest of the document stays as its author wrote it.
+func injectPodLike(obj map[string]any, tmpl *Template) (int, error) {
+	pod := &corev1.Pod{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, pod, true); err != nil {
+		return 0, err
+	}
+	out, err := Inject(pod, tmpl)
+	if err != nil || out == pod {
+		return 0, err
+	}
+	if err := unstructured.SetNestedStringMap(obj, out.Annotations, "metadata", "annotations"); err != nil {
+		return 0, err
+	}
+	for field, value := range map[string]any{"containers": out.Spec.Containers, "volumes": out.Spec.Volumes} {
+		converted, err := toJSONValue(value)
+		if err != nil {
+			return 0, err
+		}
+		if err := unstructured.SetNestedField(obj, converted, "spec", field); err != nil {
+			return 0, err
+		}
+	}
+	return 1, nil
+}
+
+// toJSONValue is v as its JSON form, the form unstructured objects hold.
+func toJSONValue(v any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	return out, json.Unmarshal(data, &out)
+}
