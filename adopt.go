@@ -44,12 +44,8 @@ func adoptionRefused(format string, args ...any) error {
 
 // adoptNetwork adopts the network spec.adopt names, and its subnet of
 // want's cidr, and returns the network.
-func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Network) (neutron.Network, error) {
+func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (neutron.Network, error) {
 	owner, id := ownerOf(network), network.Spec.Adopt.NetworkID
-	want, err := desiredSubnetOf(network.Spec, network.Spec.CIDR)
-	if err != nil {
-		return neutron.Network{}, err
-	}
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Network{}, err
 	}

@@ -52,13 +52,8 @@ func desiredSubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (desiredSubnet, 
 		return desiredSubnet{}, invalidSpec("cidr %q: %v", cidr, err)
 	}
 	prefix = prefix.Masked()
-	d := desiredSubnet{
-		cidr:            prefix,
-		dnsNameservers:  slices.Clone(spec.DNSNameservers),
-		enableDHCP:      spec.EnableDHCP == nil || *spec.EnableDHCP,
-		ipv6AddressMode: string(spec.IPv6AddressMode),
-		ipv6RAMode:      string(spec.IPv6RAMode),
-	}
+	d := subnetOptionsOf(spec)
+	d.cidr = prefix
 	switch {
 	case spec.NoGateway:
 	case spec.Gateway != "":
@@ -70,9 +65,6 @@ func desiredSubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (desiredSubnet, 
 			d.gateway = first
 		}
 	}
-	for _, r := range spec.HostRoutes {
-		d.hostRoutes = append(d.hostRoutes, neutron.HostRoute{Destination: r.Destination, NextHop: r.NextHop})
-	}
 	if len(spec.AllocationPools) == 0 {
 		d.allocationPools = neutron.DefaultAllocationPools(prefix, d.gateway)
 		return d, nil
@@ -81,6 +73,22 @@ func desiredSubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (desiredSubnet, 
 		return desiredSubnet{}, err
 	}
 	return d, nil
+}
+
+// subnetOptionsOf is the part of spec's subnet that does not depend on its
+// range: what a subnet from a pool can be asked for before the range is
+// known.
+func subnetOptionsOf(spec samplecrdv1.NetworkSpec) desiredSubnet {
+	d := desiredSubnet{
+		dnsNameservers:  slices.Clone(spec.DNSNameservers),
+		enableDHCP:      spec.EnableDHCP == nil || *spec.EnableDHCP,
+		ipv6AddressMode: string(spec.IPv6AddressMode),
+		ipv6RAMode:      string(spec.IPv6RAMode),
+	}
+	for _, r := range spec.HostRoutes {
+		d.hostRoutes = append(d.hostRoutes, neutron.HostRoute{Destination: r.Destination, NextHop: r.NextHop})
+	}
+	return d
 }
 
 // checkPools refuses what Neutron would: a pool whose start is after its
@@ -126,7 +134,7 @@ func (d desiredSubnet) request(networkID, name, description string) neutron.Subn
 		NetworkID:       networkID,
 		Name:            name,
 		Description:     description,
-		CIDR:            d.cidr.String(),
+		CIDR:            prefixString(d.cidr),
 		Gateway:         ptr.To(addrString(d.gateway)),
 		DNSNameservers:  d.dnsNameservers,
 		HostRoutes:      d.hostRoutes,
@@ -212,6 +220,15 @@ func addrString(a netip.Addr) string {
 		return ""
 	}
 	return a.String()
+}
+
+// prefixString is p's text; "" for the invalid Prefix, which stands for a
+// range not known yet.
+func prefixString(p netip.Prefix) string {
+	if !p.IsValid() {
+		return ""
+	}
+	return p.String()
 }
 
 // describeGateway is a gateway for an Event: its address, or "none".

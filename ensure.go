@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"net/netip"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +24,7 @@ import (
 // created it because there was none. Duplicates — a create that completed
 // after its sender gave up, or died, while a retry made another — are
 // deleted.
-func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, owned neutron.Owned) (_ neutron.Network, created bool, _ error) {
+func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, owned neutron.Owned) (_ neutron.Network, created bool, _ error) {
 	owner := ownerOf(network)
 	keep, duplicates, found := chooseNetwork(owned, network.Status.NetworkID)
 	for _, d := range duplicates {
@@ -40,7 +39,7 @@ func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Net
 		return keep, false, nil
 	}
 	if network.Spec.Adopt != nil {
-		n, err := c.adoptNetwork(ctx, network)
+		n, err := c.adoptNetwork(ctx, network, want)
 		return n, false, err
 	}
 	if network.Status.NetworkID != "" {
@@ -89,13 +88,9 @@ func boolInt(b bool) int {
 // created it because there was none. Subnets of ours on net with another
 // range were changed behind our back (cidr is immutable in the API): they
 // are deleted.
-func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
+func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
 	if network.Spec.SubnetPool != "" {
 		return c.ensurePoolSubnet(ctx, network, net, owned)
-	}
-	want, err := desiredSubnetOf(network.Spec, network.Spec.CIDR)
-	if err != nil {
-		return neutron.Subnet{}, false, err
 	}
 	owner := ownerOf(network)
 	keep, stale, found := chooseSubnet(owned.Subnets, net.ID, network.Spec.CIDR)
@@ -225,21 +220,7 @@ func specMTU(network *samplecrdv1.Network) int {
 
 // sameIP compares two addresses as addresses, not as text: Neutron answers
 // in canonical form whatever form the user wrote.
-func sameIP(a, b string) bool {
-	x, errA := netip.ParseAddr(a)
-	y, errB := netip.ParseAddr(b)
-	if errA != nil || errB != nil {
-		return a == b
-	}
-	return x == y
-}
+func sameIP(a, b string) bool { return canonicalIP(a) == canonicalIP(b) }
 
 // sameCIDR compares two ranges as ranges.
-func sameCIDR(a, b string) bool {
-	x, errA := netip.ParsePrefix(a)
-	y, errB := netip.ParsePrefix(b)
-	if errA != nil || errB != nil {
-		return a == b
-	}
-	return x.Masked() == y.Masked()
-}
+func sameCIDR(a, b string) bool { return canonicalCIDR(a) == canonicalCIDR(b) }

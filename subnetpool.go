@@ -66,27 +66,18 @@ func choosePoolSubnet(subnets []neutron.Subnet, networkID, statusID string) (kee
 }
 
 // poolRequest is the create request of a subnet whose range pool
-// allocates: everything the spec says but the range and what lies inside
-// it (the API refuses a gateway and pools with a pool), which Neutron
-// chooses as it would for a fixed range.
+// allocates: the options of the spec, without the range and what lies
+// inside it (the API refuses a gateway and pools with a pool), which
+// Neutron chooses as it would for a fixed range.
 func poolRequest(spec samplecrdv1.NetworkSpec, networkID string, pool neutron.SubnetPool) neutron.SubnetRequest {
-	req := neutron.SubnetRequest{
-		NetworkID:       networkID,
-		SubnetPoolID:    pool.ID,
-		IPVersion:       pool.IPVersion,
-		DNSNameservers:  spec.DNSNameservers,
-		EnableDHCP:      spec.EnableDHCP == nil || *spec.EnableDHCP,
-		IPv6AddressMode: string(spec.IPv6AddressMode),
-		IPv6RAMode:      string(spec.IPv6RAMode),
-	}
-	if spec.PrefixLength != nil {
-		req.PrefixLength = int(*spec.PrefixLength)
-	}
+	req := subnetOptionsOf(spec).request(networkID, "", "")
+	req.SubnetPoolID, req.IPVersion = pool.ID, pool.IPVersion
+	req.Gateway = nil // Neutron's choice: the first host of the range
 	if spec.NoGateway {
 		req.Gateway = ptr.To("")
 	}
-	for _, r := range spec.HostRoutes {
-		req.HostRoutes = append(req.HostRoutes, neutron.HostRoute{Destination: r.Destination, NextHop: r.NextHop})
+	if spec.PrefixLength != nil {
+		req.PrefixLength = int(*spec.PrefixLength)
 	}
 	return req
 }

@@ -50,11 +50,14 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 	if network.DeletionTimestamp != nil {
 		return c.finalize(ctx, network)
 	}
-	// What Neutron would refuse, and CEL cannot see, is refused here,
-	// before anything is asked of Neutron. (A range from a pool is known
-	// only once allocated; the API refuses what would need it.)
+	// The spec in Neutron's terms, once per sync. What Neutron would
+	// refuse, and CEL cannot see, is refused here, before anything is asked
+	// of Neutron. (A range from a pool is known only once allocated: its
+	// subnet is spelled out in reconcile, and the API refuses what would
+	// need it earlier.)
+	var want desiredSubnet
 	if network.Spec.CIDR != "" {
-		if _, err := desiredSubnetOf(network.Spec, network.Spec.CIDR); err != nil {
+		if want, err = desiredSubnetOf(network.Spec, network.Spec.CIDR); err != nil {
 			return c.reportFailure(ctx, network, err, lastObserved(network.Status))
 		}
 	}
@@ -75,7 +78,7 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
 
-	obs, err := c.reconcile(ctx, network)
+	obs, err := c.reconcile(ctx, network, want)
 	if err != nil {
 		return c.reportFailure(ctx, network, err, obs)
 	}
@@ -86,25 +89,28 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 // change in place (the subnet's options, the network's MTU). Each step
 // reads the inventory, and writes to Neutron only when what is there
 // differs from the spec. It returns what Neutron holds, as far as it knows.
-func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network) (observed, error) {
+// want is the desired subnet; zero for a range from a pool, which is
+// spelled out once the pool has allocated it.
+func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (observed, error) {
 	obs := lastObserved(network.Status)
 	owned := c.inventory.Get(network.UID)
-	net, netCreated, err := c.ensureNetwork(ctx, network, owned)
+	net, netCreated, err := c.ensureNetwork(ctx, network, want, owned)
 	if err != nil {
 		return obs, err
 	}
 	obs.networkID = net.ID
 	// Read again: an adoption has just added to it.
 	owned = c.inventory.Get(network.UID)
-	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, net, owned)
+	subnet, subnetCreated, err := c.ensureSubnet(ctx, network, want, net, owned)
 	c.recordCreated(network, net, netCreated, subnet, subnetCreated)
 	if err != nil {
 		return obs, err
 	}
 	obs = observedOf(net, subnet)
-	want, err := desiredSubnetOf(network.Spec, subnet.CIDR)
-	if err != nil {
-		return obs, err
+	if network.Spec.SubnetPool != "" {
+		if want, err = desiredSubnetOf(network.Spec, subnet.CIDR); err != nil {
+			return obs, err
+		}
 	}
 	if subnet, err = c.ensureSubnetOptions(ctx, network, want, subnet); err != nil {
 		return obs, err
