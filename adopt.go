@@ -54,14 +54,14 @@ func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Netw
 		return neutron.Network{}, adoptionRefused("Neutron network %s does not exist", id)
 	}
 	if err != nil {
-		return neutron.Network{}, c.afterFailedWrite(err)
+		return neutron.Network{}, c.afterFailedRead(err)
 	}
 	if other := c.otherOwner(owner, net.Name, net.Description); other != "" {
 		return neutron.Network{}, adoptionRefused("Neutron network %s belongs to %s; it is not adopted", id, other)
 	}
 	subs, err := c.neutron.SubnetsOf(ctx, id)
 	if err != nil {
-		return neutron.Network{}, c.afterFailedWrite(err)
+		return neutron.Network{}, c.afterFailedRead(err)
 	}
 	i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return sameCIDR(s.CIDR, want.cidr.String()) })
 	if i < 0 {

@@ -42,7 +42,7 @@ func (c *Controller) ensurePoolSubnet(ctx context.Context, network *samplecrdv1.
 	}
 	pool, err := c.neutron.FindSubnetPool(ctx, network.Spec.SubnetPool)
 	if err != nil {
-		return neutron.Subnet{}, false, c.afterFailedWrite(err)
+		return neutron.Subnet{}, false, c.afterFailedRead(err)
 	}
 	s, err := c.createSubnetFrom(ctx, owner, poolRequest(network.Spec, net.ID, pool))
 	if err != nil {

@@ -200,6 +200,16 @@ func (c *Controller) afterFailedWrite(err error) error {
 	return err
 }
 
+// afterFailedRead opens the breaker when a read got no answer at all. A
+// read changes nothing in Neutron, so, unlike a write, it leaves no outcome
+// for an early list to find.
+func (c *Controller) afterFailedRead(err error) error {
+	if neutron.Unreachable(err) {
+		c.neutronUp.trip(err)
+	}
+	return err
+}
+
 // errNotOurs guards the write-through helpers: they act on IDs from the
 // inventory only, which holds only what carries our mark.
 var errNotOurs = errors.New("not a resource of this controller")
