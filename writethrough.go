@@ -116,30 +116,18 @@ func (c *Controller) deleteNetwork(ctx context.Context, owner neutron.Owner, id 
 // replaced, so no controller will ever recognise it again, and it leaves
 // the inventory.
 func (c *Controller) releaseSubnet(ctx context.Context, owner neutron.Owner, id string) error {
-	if !c.ownsSubnet(owner, id) {
-		return notOurs("subnet", id)
-	}
-	if err := c.neutronUp.allow(); err != nil {
-		return err
-	}
 	desc := c.mark.Released(owner)
-	if _, err := c.neutron.UpdateSubnet(ctx, id, neutron.SubnetUpdate{Description: &desc}); err != nil {
-		return c.afterFailedWrite(err)
+	if _, err := c.updateSubnet(ctx, owner, id, neutron.SubnetUpdate{Description: &desc}); err != nil {
+		return err
 	}
 	c.inventory.RemoveSubnet(owner, id)
 	return nil
 }
 
 func (c *Controller) releaseNetwork(ctx context.Context, owner neutron.Owner, id string) error {
-	if !c.ownsNetwork(owner, id) {
-		return notOurs("network", id)
-	}
-	if err := c.neutronUp.allow(); err != nil {
-		return err
-	}
 	desc := c.mark.Released(owner)
-	if _, err := c.neutron.UpdateNetwork(ctx, id, neutron.NetworkUpdate{Description: &desc}); err != nil {
-		return c.afterFailedWrite(err)
+	if _, err := c.updateNetwork(ctx, owner, id, neutron.NetworkUpdate{Description: &desc}); err != nil {
+		return err
 	}
 	c.inventory.RemoveNetwork(owner, id)
 	return nil
