@@ -100,7 +100,12 @@ func (c *Controller) otherOwner(owner neutron.Owner, name, description string) s
 		}
 		return "Network " + o.Key() + " of this cluster"
 	}
-	if neutron.IsMark(description) {
+	switch {
+	case description == c.mark.Description():
+		// Our mark on a name that does not parse: not provably anyone's,
+		// so not ours to take.
+		return "this cluster's network-controller, under a name that does not name a Network (" + name + ")"
+	case neutron.IsMark(description):
 		return "another cluster's network-controller (" + description + ")"
 	}
 	return ""

@@ -502,6 +502,17 @@ func TestSyncHandler(t *testing.T) {
 				"(managed-by=network-controller,cluster=other-cluster); it is not adopted"},
 		},
 		{
+			name:        "adopt: our mark on a name that names no Network is AdoptionRefused, and says so",
+			network:     adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet),
+			seed:        func(f *neutronfake.Neutron) { f.AddNetwork("default/net/not-a-uid", ours.Description()) },
+			wantErr:     "retry-after",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.GetNetwork},
+			wantReady:   "False/AdoptionRefused",
+			wantEvents: []string{"Warning AdoptionRefused Neutron network net-1 belongs to this cluster's network-controller, " +
+				"under a name that does not name a Network (default/net/not-a-uid); it is not adopted"},
+		},
+		{
 			name:        "adopt: a network that does not exist is AdoptionRefused; nothing is created in its place",
 			network:     adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), "net-404"),
 			wantErr:     "retry-after",
