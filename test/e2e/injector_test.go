@@ -49,45 +49,8 @@ func TestEnvoySidecarInjection(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dir := t.TempDir()
-	certs, err := framework.NewServingCertificate(dir, []net.IP{net.ParseIP("127.0.0.1")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := framework.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	webhook := &framework.Process{
-		Name: "envoy-injector",
-		Path: injectorBinary,
-		Args: []string{"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig, "--bind-address=" + addr,
-			"--tls-cert-file=" + certs.CertFile, "--tls-private-key-file=" + certs.KeyFile, "--configmap-namespace=" + ns, "-v=2"},
-		Dir:     dir,
-		LogPath: filepath.Join(stack.Dir, ns+"-injector.log"),
-	}
-	if err := webhook.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = webhook.Stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("envoy-injector log:\n%s", webhook.Tail(4000))
-		}
-	})
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certs.CAPEM)
-	httpsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/readyz", nil)
-		resp, err := httpsClient.Do(req)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, "/readyz " + resp.Status, nil
-	})
+	addr, certs, _ := startInjector(ctx, t, ns)
+	eventually(ctx, t, 30*time.Second, servedBy(addr, "/readyz", certs.CAPEM))
 
 	configName := "envoy-injector-" + ns
 	_, err = kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
@@ -248,56 +211,14 @@ func TestInjectorManifestsApply(t *testing.T) {
 func TestInjectorFollowsARotatedCertificate(t *testing.T) {
 	ctx := testContext(t, time.Minute)
 	ns := newNamespace(ctx, t)
-	dir := t.TempDir()
-	first, err := framework.NewServingCertificate(dir, []net.IP{net.ParseIP("127.0.0.1")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := framework.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	webhook := &framework.Process{
-		Name: "envoy-injector",
-		Path: injectorBinary,
-		Args: []string{"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig, "--bind-address=" + addr,
-			"--tls-cert-file=" + first.CertFile, "--tls-private-key-file=" + first.KeyFile, "--configmap-namespace=" + ns, "-v=2"},
-		Dir:     dir,
-		LogPath: filepath.Join(stack.Dir, ns+"-injector.log"),
-	}
-	if err := webhook.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = webhook.Stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("envoy-injector log:\n%s", webhook.Tail(4000))
-		}
-	})
-	// servedBy makes a new connection that trusts only caPEM.
-	servedBy := func(caPEM []byte) func(ctx context.Context) (bool, string, error) {
-		return func(ctx context.Context) (bool, string, error) {
-			pool := x509.NewCertPool()
-			pool.AppendCertsFromPEM(caPEM)
-			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/healthz", nil)
-			resp, err := client.Do(req)
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK, "/healthz " + resp.Status, nil
-		}
-	}
-	eventually(ctx, t, 30*time.Second, servedBy(first.CAPEM))
+	addr, first, webhook := startInjector(ctx, t, ns)
 
-	second, err := framework.NewServingCertificate(dir, []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	second, err := framework.NewServingCertificate(filepath.Dir(first.CertFile), []net.IP{net.ParseIP("127.0.0.1")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, 30*time.Second, servedBy(second.CAPEM))
-	if ok, _, _ := servedBy(first.CAPEM)(ctx); ok {
+	eventually(ctx, t, 30*time.Second, servedBy(addr, "/healthz", second.CAPEM))
+	if ok, _, _ := servedBy(addr, "/healthz", first.CAPEM)(ctx); ok {
 		t.Error("the old certificate is still served after the rotation")
 	}
 	if webhook.Exited() {
@@ -379,5 +300,58 @@ spec: {selector: {app: NAME}, ports: [{port: 80}]}
 				t.Errorf("the applied pod template has containers %v and annotations %v", names, d.Spec.Template.Annotations)
 			}
 		})
+	}
+}
+
+// startInjector runs envoy-injector for ns's ConfigMap on a free loopback
+// port, with a new serving certificate, until the test ends, and waits
+// until it serves TLS with that certificate.
+func startInjector(ctx context.Context, t *testing.T, ns string) (addr string, certs *framework.ServingCertificate, webhook *framework.Process) {
+	t.Helper()
+	dir := t.TempDir()
+	certs, err := framework.NewServingCertificate(dir, []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := framework.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	webhook = &framework.Process{
+		Name: "envoy-injector",
+		Path: injectorBinary,
+		Args: []string{"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig, "--bind-address=" + addr,
+			"--tls-cert-file=" + certs.CertFile, "--tls-private-key-file=" + certs.KeyFile, "--configmap-namespace=" + ns, "-v=2"},
+		Dir:     dir,
+		LogPath: filepath.Join(stack.Dir, ns+"-injector.log"),
+	}
+	if err := webhook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = webhook.Stop(5 * time.Second)
+		if t.Failed() {
+			t.Logf("envoy-injector log:\n%s", webhook.Tail(4000))
+		}
+	})
+	eventually(ctx, t, 30*time.Second, servedBy(addr, "/healthz", certs.CAPEM))
+	return addr, certs, webhook
+}
+
+// servedBy makes a new connection to addr that trusts only caPEM, and
+// reports whether path answers OK over it.
+func servedBy(addr, path string, caPEM []byte) func(ctx context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(caPEM)
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, path + " " + resp.Status, nil
 	}
 }
