@@ -211,13 +211,11 @@ func (f *Neutron) storeSubnet(req neutron.SubnetRequest) neutron.Subnet {
 func (f *Neutron) AddSubnetPool(name string, defaultLength int, prefixes ...string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	id := f.newID("pool")
-	f.pools[id] = pool{SubnetPool: neutron.SubnetPool{ID: id, Name: name, IPVersion: 4}, defaultLength: defaultLength, prefixes: prefixes}
+	id, version := f.newID("pool"), 4
 	if strings.Contains(prefixes[0], ":") {
-		p := f.pools[id]
-		p.IPVersion = 6
-		f.pools[id] = p
+		version = 6
 	}
+	f.pools[id] = pool{SubnetPool: neutron.SubnetPool{ID: id, Name: name, IPVersion: version}, defaultLength: defaultLength, prefixes: prefixes}
 	return id
 }
 
