@@ -3,8 +3,9 @@
 // with the annotation initializer.kubernetes.io/envoy: "true" — the
 // Initializer of the design documents, as Kubernetes does it today.
 //
-// It serves HTTPS on --bind-address: POST /mutate (AdmissionReview v1), and
-// GET /healthz and /readyz (ready once the ConfigMap informer has synced).
+// It serves HTTPS on --bind-address: POST /mutate (AdmissionReview v1),
+// GET /healthz and /readyz (ready once the ConfigMap informer has synced),
+// and GET /metrics.
 // `envoy-injector inject -f FILE` does the same injection offline, on
 // manifests (inject.go).
 package main
@@ -29,6 +30,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/incluster"
@@ -51,7 +53,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	flag.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig.")
-	flag.StringVar(&o.bindAddress, "bind-address", ":8443", "Address of the HTTPS server (/mutate, /healthz, /readyz).")
+	flag.StringVar(&o.bindAddress, "bind-address", ":8443", "Address of the HTTPS server (/mutate, /healthz, /readyz, /metrics).")
 	flag.StringVar(&o.certFile, "tls-cert-file", "", "Serving certificate (PEM), reloaded when it changes.")
 	flag.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
 	flag.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or out of cluster the kubeconfig context's (else \"default\").")
@@ -103,12 +105,14 @@ func run(ctx context.Context, o options) error {
 	defer factory.Shutdown()
 
 	mux := http.NewServeMux()
+	registerMetrics()
 	mux.Handle("/mutate", &injector.Webhook{Template: func() (*injector.Template, error) {
 		if !synced() {
 			return nil, errors.New("the template ConfigMap has not been read yet")
 		}
 		return source.Template()
-	}})
+	}, Observe: observeAdmission})
+	mux.Handle("/metrics", legacyregistry.Handler())
 	healthz.InstallHandler(mux, healthz.PingHealthz)
 	healthz.InstallReadyzHandler(mux, healthz.NamedCheck("configmap-informer", func(*http.Request) error {
 		if !synced() {

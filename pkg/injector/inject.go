@@ -3,21 +3,30 @@ package injector
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/ptr"
 )
 
 const (
 	// RequestAnnotation is the design documents' opt-in: a Pod with it set
 	// to "true" gets the sidecar.
 	RequestAnnotation = "initializer.kubernetes.io/envoy"
-	// InjectedAnnotation records what was injected (the template's
-	// container names), and makes a second admission a no-op.
-	InjectedAnnotation = "sidecar.samplecrd.k8s.io/injected"
+	// StatusAnnotation records what was injected (Status, as JSON), and
+	// makes a second admission of the same Pod, or of a copy, a no-op.
+	StatusAnnotation = AnnotationPrefix + "status"
 )
+
+// Status is the value of StatusAnnotation: the names of what was injected,
+// and the Hash of the template they came from.
+type Status struct {
+	Template       string   `json:"template"`
+	Containers     []string `json:"containers,omitempty"`
+	InitContainers []string `json:"initContainers,omitempty"`
+	Volumes        []string `json:"volumes,omitempty"`
+}
 
 // Wants reports whether the Pod asks for the sidecar and may have it. A
 // Pod on the host's network never gets it, whatever it asks: the sidecar's
@@ -29,57 +38,16 @@ func Wants(pod *corev1.Pod) bool {
 }
 
 // Inject returns pod with the template merged in, or pod itself (not a
-// copy) when there is nothing to do: the Pod did not ask, was injected
-// already, or already has the template's containers (its own envoy). A
-// container or volume of the template whose name the Pod already uses for
-// something different is an error: the Pod's would be silently replaced.
+// copy) when there is nothing to do. It is InjectJSON for callers that hold
+// a typed Pod.
 func Inject(pod *corev1.Pod, tmpl *Template) (*corev1.Pod, error) {
-	if !Wants(pod) || pod.Annotations[InjectedAnnotation] != "" || hasAll(pod, tmpl) {
-		return pod, nil
-	}
-	for _, c := range tmpl.Containers {
-		for _, existing := range pod.Spec.Containers {
-			if existing.Name == c.Name && !equality.Semantic.DeepEqual(existing, c) {
-				return nil, fmt.Errorf("the Pod already has a container named %q that differs from the sidecar's; rename it or drop the %s annotation", c.Name, RequestAnnotation)
-			}
-		}
-	}
-	for _, v := range tmpl.Volumes {
-		for _, existing := range pod.Spec.Volumes {
-			if existing.Name == v.Name && !equality.Semantic.DeepEqual(existing, v) {
-				return nil, fmt.Errorf("the Pod already has a volume named %q that differs from the sidecar's; rename it or drop the %s annotation", v.Name, RequestAnnotation)
-			}
-		}
-	}
-
-	// The merge is the design documents' strategic-merge patch: containers
-	// and volumes merge by name (their patchMergeKey in corev1.PodSpec).
-	original, err := json.Marshal(pod)
+	raw, err := json.Marshal(pod)
 	if err != nil {
 		return nil, err
 	}
-	// $setElementOrder keeps the Pod's own containers first: the first
-	// container is the one `kubectl logs` and `exec` pick by default.
-	spec := map[string]any{
-		"containers":                  tmpl.Containers,
-		"$setElementOrder/containers": elementOrder(pod.Spec.Containers, tmpl.Containers, func(c corev1.Container) string { return c.Name }),
-	}
-	if len(tmpl.Volumes) > 0 {
-		// Only when there are some: a null list in a strategic-merge patch
-		// deletes the Pod's own.
-		spec["volumes"] = tmpl.Volumes
-		spec["$setElementOrder/volumes"] = elementOrder(pod.Spec.Volumes, tmpl.Volumes, func(v corev1.Volume) string { return v.Name })
-	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{InjectedAnnotation: containerNames(tmpl)}},
-		"spec":     spec,
-	})
-	if err != nil {
-		return nil, err
-	}
-	merged, err := strategicpatch.StrategicMergePatch(original, patch, corev1.Pod{})
-	if err != nil {
-		return nil, fmt.Errorf("merging the sidecar: %w", err)
+	merged, err := InjectJSON(raw, pod, tmpl)
+	if err != nil || merged == nil {
+		return pod, err
 	}
 	out := &corev1.Pod{}
 	if err := json.Unmarshal(merged, out); err != nil {
@@ -88,12 +56,161 @@ func Inject(pod *corev1.Pod, tmpl *Template) (*corev1.Pod, error) {
 	return out, nil
 }
 
-// elementOrder lists the names of own then added, once each, in the form
-// of a strategic-merge $setElementOrder directive.
-func elementOrder[T any](own, added []T, name func(T) string) []map[string]string {
+// InjectJSON decides on pod and merges the sidecar into raw, the same Pod
+// (or pod template) as its author or the API server wrote it, so that
+// nothing but the sidecar is added: no defaults, no empty fields. It
+// returns nil when there is nothing to do: the Pod did not ask, was
+// injected already, or already has the sidecar's containers (its own
+// envoy).
+//
+// "Injected already" is decided by the status annotation together with the
+// containers it names, never by the template: a Pod admitted again
+// (reinvocation), or created from a copy of an injected Pod, keeps the
+// sidecar it has even when the template changed in between; a copy that
+// kept the annotation but lost the containers is injected afresh.
+//
+// A container or volume of the sidecar whose name the Pod already uses
+// for something different is an error: the Pod's would be silently
+// replaced.
+func InjectJSON(raw []byte, pod *corev1.Pod, tmpl *Template) ([]byte, error) {
+	if !Wants(pod) || injectedAlready(pod) {
+		return nil, nil
+	}
+	sidecar, err := tmpl.Render(podData(pod))
+	if err != nil {
+		return nil, err
+	}
+	if hasAll(pod, sidecar) {
+		return nil, nil
+	}
+	if err := applyOverrides(sidecar, pod.Annotations); err != nil {
+		return nil, err
+	}
+	if sidecar.NativeSidecar {
+		for i := range sidecar.Containers {
+			sidecar.Containers[i].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+		}
+	}
+	if err := checkClashes(pod, sidecar); err != nil {
+		return nil, err
+	}
+	return merge(raw, pod, sidecar, tmpl.Hash)
+}
+
+// ReadStatus returns the status annotation among a Pod's (or a pod
+// template's) annotations, if there is a readable one.
+func ReadStatus(annotations map[string]string) (Status, bool) {
+	var s Status
+	value, ok := annotations[StatusAnnotation]
+	if !ok || json.Unmarshal([]byte(value), &s) != nil {
+		return Status{}, false
+	}
+	return s, true
+}
+
+func injectedAlready(pod *corev1.Pod) bool {
+	s, ok := ReadStatus(pod.Annotations)
+	if !ok || len(s.Containers)+len(s.InitContainers) == 0 {
+		return false
+	}
+	for _, names := range [][]string{s.Containers, s.InitContainers} {
+		for _, name := range names {
+			if findContainer(pod, name) == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func podData(pod *corev1.Pod) PodData {
+	return PodData{Name: pod.Name, GenerateName: pod.GenerateName, Namespace: pod.Namespace,
+		Labels: pod.Labels, Annotations: pod.Annotations}
+}
+
+// merge is the design documents' strategic-merge patch: containers, init
+// containers and volumes merge by name (their patchMergeKey in
+// corev1.PodSpec).
+func merge(raw []byte, pod *corev1.Pod, s *Sidecar, hash string) ([]byte, error) {
+	status := Status{Template: hash, Volumes: volumeNames(s.Volumes)}
+	spec := map[string]any{}
+	if s.NativeSidecar {
+		// Native sidecars go first, so the Pod's own init containers
+		// already have the proxy.
+		spec["initContainers"] = s.Containers
+		spec["$setElementOrder/initContainers"] = elementOrder(s.Containers, pod.Spec.InitContainers, containerName)
+		status.InitContainers = containerNames(s.Containers)
+	} else {
+		// The Pod's own containers first: the first container is the one
+		// `kubectl logs` and `exec` pick by default.
+		spec["containers"] = s.Containers
+		spec["$setElementOrder/containers"] = elementOrder(pod.Spec.Containers, s.Containers, containerName)
+		status.Containers = containerNames(s.Containers)
+	}
+	if len(s.Volumes) > 0 {
+		// Only when there are some: a null list in a strategic-merge patch
+		// deletes the Pod's own.
+		spec["volumes"] = s.Volumes
+		spec["$setElementOrder/volumes"] = elementOrder(pod.Spec.Volumes, s.Volumes, func(v corev1.Volume) string { return v.Name })
+	}
+	statusJSON, err := json.Marshal(status)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{StatusAnnotation: string(statusJSON)}},
+		"spec":     spec,
+	})
+	if err != nil {
+		return nil, err
+	}
+	merged, err := strategicpatch.StrategicMergePatch(raw, patch, corev1.Pod{})
+	if err != nil {
+		return nil, fmt.Errorf("merging the sidecar: %w", err)
+	}
+	return merged, nil
+}
+
+// checkClashes refuses a sidecar container or volume whose name the Pod
+// uses for something else. Container names are unique across containers
+// and init containers, so a native sidecar's name is checked in both.
+func checkClashes(pod *corev1.Pod, s *Sidecar) error {
+	same, other := pod.Spec.Containers, pod.Spec.InitContainers
+	if s.NativeSidecar {
+		same, other = other, same
+	}
+	for _, c := range s.Containers {
+		for _, existing := range other {
+			if existing.Name == c.Name {
+				return clash("container", c.Name)
+			}
+		}
+		for _, existing := range same {
+			if existing.Name == c.Name && !equality.Semantic.DeepEqual(existing, c) {
+				return clash("container", c.Name)
+			}
+		}
+	}
+	for _, v := range s.Volumes {
+		for _, existing := range pod.Spec.Volumes {
+			if existing.Name == v.Name && !equality.Semantic.DeepEqual(existing, v) {
+				return clash("volume", v.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func clash(kind, name string) error {
+	return fmt.Errorf("the Pod already has a %s named %q that differs from the sidecar's; rename it or drop the %s annotation", kind, name, RequestAnnotation)
+}
+
+// elementOrder lists the names of first then second, once each, in the
+// form of a strategic-merge $setElementOrder directive.
+func elementOrder[T any](first, second []T, name func(T) string) []map[string]string {
 	seen := map[string]bool{}
 	var order []map[string]string
-	for _, list := range [][]T{own, added} {
+	for _, list := range [][]T{first, second} {
 		for _, x := range list {
 			if n := name(x); !seen[n] {
 				seen[n] = true
@@ -104,23 +221,42 @@ func elementOrder[T any](own, added []T, name func(T) string) []map[string]strin
 	return order
 }
 
-func hasAll(pod *corev1.Pod, tmpl *Template) bool {
-	for _, c := range tmpl.Containers {
-		found := false
-		for _, existing := range pod.Spec.Containers {
-			found = found || existing.Name == c.Name
-		}
-		if !found {
+// hasAll reports whether the Pod has containers of all the sidecar's names
+// already, in either list: its own envoy.
+func hasAll(pod *corev1.Pod, s *Sidecar) bool {
+	for _, c := range s.Containers {
+		if findContainer(pod, c.Name) == nil {
 			return false
 		}
 	}
 	return true
 }
 
-func containerNames(tmpl *Template) string {
-	names := make([]string, 0, len(tmpl.Containers))
-	for _, c := range tmpl.Containers {
+func findContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+func containerName(c corev1.Container) string { return c.Name }
+
+func containerNames(cs []corev1.Container) []string {
+	names := make([]string, 0, len(cs))
+	for _, c := range cs {
 		names = append(names, c.Name)
 	}
-	return strings.Join(names, ",")
+	return names
+}
+
+func volumeNames(vs []corev1.Volume) []string {
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+	}
+	return names
 }

@@ -66,9 +66,13 @@ func pod(containers []string, volumes []string, annotations map[string]string) *
 func injected(t *testing.T, p *corev1.Pod) *corev1.Pod {
 	out := p.DeepCopy()
 	tmpl := mustTemplate(t)
-	out.Annotations[InjectedAnnotation] = "envoy"
-	out.Spec.Containers = append(out.Spec.Containers, tmpl.Containers...)
-	out.Spec.Volumes = append(out.Spec.Volumes, tmpl.Volumes...)
+	sidecar, err := tmpl.Render(PodData{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Annotations[StatusAnnotation] = `{"template":"` + tmpl.Hash + `","containers":["envoy"],"volumes":["envoy-conf"]}`
+	out.Spec.Containers = append(out.Spec.Containers, sidecar.Containers...)
+	out.Spec.Volumes = append(out.Spec.Volumes, sidecar.Volumes...)
 	return out
 }
 
@@ -188,15 +192,19 @@ func applyPatch(t *testing.T, raw []byte, resp *admissionv1.AdmissionResponse) *
 }
 
 func TestParseTemplateOfTheDesignDocuments(t *testing.T) {
-	tmpl := mustTemplate(t)
-	if len(tmpl.Containers) != 1 || tmpl.Containers[0].Name != "envoy" || len(tmpl.Volumes) != 1 || tmpl.Volumes[0].ConfigMap.Name != "envoy" {
-		t.Errorf("parsed %+v", tmpl)
+	s, err := mustTemplate(t).Render(PodData{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Containers) != 1 || s.Containers[0].Name != "envoy" || len(s.Volumes) != 1 || s.Volumes[0].ConfigMap.Name != "envoy" {
+		t.Errorf("parsed %+v", s)
 	}
 }
 
 // FuzzReview feeds the webhook arbitrary Pod bodies: it must never panic,
-// and every patch it allows must apply cleanly to the body it was given and
-// yield a Pod with the sidecar.
+// every patch it allows must apply cleanly to the body it was given and
+// yield a Pod with the sidecar, and that Pod admitted again (reinvocation)
+// must get no second patch.
 func FuzzReview(f *testing.F) {
 	for _, p := range []*corev1.Pod{
 		pod([]string{"app"}, nil, nil),
@@ -208,6 +216,8 @@ func FuzzReview(f *testing.F) {
 	}
 	f.Add([]byte(`{"metadata":{"annotations":{"initializer.kubernetes.io/envoy":"true"}}}`))
 	f.Add([]byte(`{"metadata":{"annotations":{"initializer.kubernetes.io/envoy":"true"}},"spec":{"volumes":null}}`))
+	f.Add([]byte(`{"metadata":{"annotations":{"initializer.kubernetes.io/envoy":"true","sidecar.samplecrd.k8s.io/cpu-request":"1","sidecar.samplecrd.k8s.io/extra-args":"[\"-v\"]"}},"spec":{"initContainers":[{"name":"i"}]}}`))
+	f.Add([]byte(`{"metadata":{"annotations":{"initializer.kubernetes.io/envoy":"true","sidecar.samplecrd.k8s.io/status":"{\"containers\":[\"envoy\"]}"}}}`))
 	tmpl, err := ParseTemplate(designTemplate)
 	if err != nil {
 		f.Fatal(err)
@@ -223,8 +233,15 @@ func FuzzReview(f *testing.F) {
 		for _, c := range got.Spec.Containers {
 			found = found || c.Name == "envoy"
 		}
-		if !found || got.Annotations[InjectedAnnotation] != "envoy" {
+		if status, ok := ReadStatus(got.Annotations); !found || !ok || strings.Join(status.Containers, ",") != "envoy" {
 			t.Errorf("a patch was returned but the patched Pod has no sidecar: %s", resp.Patch)
+		}
+		patched, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := wh.Review(podCreate(patched)); !again.Allowed || len(again.Patch) > 0 {
+			t.Errorf("the injected Pod, admitted again, got another patch: %s", again.Patch)
 		}
 	})
 }

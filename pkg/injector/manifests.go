@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -105,38 +107,26 @@ func injectObject(obj map[string]any, tmpl *Template) (int, error) {
 }
 
 // injectPodLike injects into an object with a Pod's metadata and spec: a
-// Pod, or a pod template. Only the annotations, containers and volumes are
-// written back, so the rest of the document stays as its author wrote it.
+// Pod, or a pod template. The merge is made on the document as written,
+// so it gains the sidecar and nothing else.
 func injectPodLike(obj map[string]any, tmpl *Template) (int, error) {
 	pod := &corev1.Pod{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, pod, true); err != nil {
 		return 0, err
 	}
-	out, err := Inject(pod, tmpl)
-	if err != nil || out == pod {
-		return 0, err
-	}
-	if err := unstructured.SetNestedStringMap(obj, out.Annotations, "metadata", "annotations"); err != nil {
-		return 0, err
-	}
-	for field, value := range map[string]any{"containers": out.Spec.Containers, "volumes": out.Spec.Volumes} {
-		converted, err := toJSONValue(value)
-		if err != nil {
-			return 0, err
-		}
-		if err := unstructured.SetNestedField(obj, converted, "spec", field); err != nil {
-			return 0, err
-		}
-	}
-	return 1, nil
-}
-
-// toJSONValue is v as its JSON form, the form unstructured objects hold.
-func toJSONValue(v any) (any, error) {
-	data, err := json.Marshal(v)
+	raw, err := json.Marshal(obj)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	var out any
-	return out, json.Unmarshal(data, &out)
+	merged, err := InjectJSON(raw, pod, tmpl)
+	if err != nil || merged == nil {
+		return 0, err
+	}
+	out := map[string]any{}
+	if err := utiljson.Unmarshal(merged, &out); err != nil {
+		return 0, err
+	}
+	clear(obj)
+	maps.Copy(obj, out)
+	return 1, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	jsonpatch "gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -16,11 +17,27 @@ import (
 // TemplateSource returns the current template, or why there is none.
 type TemplateSource func() (*Template, error)
 
+// The results of an admission, as Webhook.Observe is told them.
+const (
+	// ResultInjected: the Pod was admitted with the sidecar.
+	ResultInjected = "injected"
+	// ResultUnchanged: the Pod asks, but has the sidecar already
+	// (reinvocation, a copy of an injected Pod, or its own envoy).
+	ResultUnchanged = "unchanged"
+	// ResultSkipped: not a Pod that asks (or may have) the sidecar.
+	ResultSkipped = "skipped"
+	// ResultDenied: the Pod asks, and was refused with the reason.
+	ResultDenied = "denied"
+)
+
 // Webhook serves AdmissionReview requests for Pod CREATE.
 type Webhook struct {
 	// Template is read on every request that needs it, so an edit of the
 	// ConfigMap applies to the next Pod.
 	Template TemplateSource
+	// Observe, if set, is told the result and duration of every review:
+	// the program's metrics.
+	Observe func(result string, elapsed time.Duration)
 }
 
 // maxRequestBytes bounds a request body: the API server sends at most a
@@ -44,10 +61,14 @@ func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("not an AdmissionReview: %v", err), http.StatusBadRequest)
 		return
 	}
-	response := wh.Review(review.Request)
+	start := time.Now()
+	response, result := wh.review(review.Request)
+	if wh.Observe != nil {
+		wh.Observe(result, time.Since(start))
+	}
 	response.UID = review.Request.UID
 	logger.V(2).Info("Admission", "namespace", review.Request.Namespace, "name", review.Request.Name,
-		"allowed", response.Allowed, "patched", len(response.Patch) > 0)
+		"result", result)
 	out, err := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: response})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -61,44 +82,49 @@ func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // do not ask untouched; for Pods that ask, allow with the JSON patch that
 // turns the Pod into the merged one, or deny saying why.
 func (wh *Webhook) Review(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	response, _ := wh.review(req)
+	return response
+}
+
+func (wh *Webhook) review(req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
 	if req.Kind.Kind != "Pod" || req.Operation != admissionv1.Create {
-		return allowed()
+		return allowed(), ResultSkipped
 	}
 	pod := &corev1.Pod{}
 	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
-		return denied(fmt.Sprintf("envoy sidecar injection: cannot read the Pod: %v", err))
+		return denied(fmt.Sprintf("envoy sidecar injection: cannot read the Pod: %v", err)), ResultDenied
 	}
 	if !Wants(pod) {
-		return allowed()
+		return allowed(), ResultSkipped
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = req.Namespace // for the template's .Namespace only
 	}
 	tmpl, err := wh.Template()
 	if err != nil {
-		return denied(fmt.Sprintf("envoy sidecar injection: the Pod asks for it (%s) but %v", RequestAnnotation, err))
+		return denied(fmt.Sprintf("envoy sidecar injection: the Pod asks for it (%s) but %v", RequestAnnotation, err)), ResultDenied
 	}
-	merged, err := Inject(pod, tmpl)
+	merged, err := InjectJSON(req.Object.Raw, pod, tmpl)
 	if err != nil {
-		return denied("envoy sidecar injection: " + err.Error())
+		return denied("envoy sidecar injection: " + err.Error()), ResultDenied
 	}
-	if merged == pod {
-		return allowed()
+	if merged == nil {
+		return allowed(), ResultUnchanged
 	}
 	patch, err := podPatch(req.Object.Raw, merged)
 	if err != nil {
-		return denied(fmt.Sprintf("envoy sidecar injection: %v", err))
+		return denied(fmt.Sprintf("envoy sidecar injection: %v", err)), ResultDenied
 	}
 	pt := admissionv1.PatchTypeJSONPatch
-	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}
+	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}, ResultInjected
 }
 
 // podPatch is the JSON patch from the Pod as the API server sent it to
-// merged. It is computed against the raw request, not a re-encoding, so it
-// applies to exactly what the API server holds.
-func podPatch(original []byte, merged *corev1.Pod) ([]byte, error) {
-	target, err := json.Marshal(merged)
-	if err != nil {
-		return nil, err
-	}
-	ops, err := jsonpatch.CreatePatch(original, target)
+// merged. Both are the raw request and its merge, not re-encodings, so it
+// holds the sidecar and nothing else, and applies to exactly what the API
+// server holds.
+func podPatch(original, merged []byte) ([]byte, error) {
+	ops, err := jsonpatch.CreatePatch(original, merged)
 	if err != nil {
 		return nil, fmt.Errorf("computing the patch: %w", err)
 	}

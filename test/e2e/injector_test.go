@@ -114,15 +114,15 @@ func TestEnvoySidecarInjection(t *testing.T) {
 	if len(p.Spec.Volumes) == 0 || !strings.Contains(fmt.Sprint(p.Spec.Volumes), "envoy-conf") {
 		t.Errorf("volumes %v: want envoy-conf", p.Spec.Volumes)
 	}
-	if p.Annotations[injector.InjectedAnnotation] != "envoy" {
-		t.Errorf("annotations %v: want %s=envoy", p.Annotations, injector.InjectedAnnotation)
+	if s, _ := injector.ReadStatus(p.Annotations); strings.Join(s.Containers, ",") != "envoy" {
+		t.Errorf("annotations %v: want %s to name envoy", p.Annotations, injector.StatusAnnotation)
 	}
 
 	plain, err := kube.CoreV1().Pods(ns).Create(ctx, newPod(false), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plain.Spec.Containers) != 1 || plain.Annotations[injector.InjectedAnnotation] != "" {
+	if len(plain.Spec.Containers) != 1 || plain.Annotations[injector.StatusAnnotation] != "" {
 		t.Errorf("a Pod that did not ask was changed: %v %v", plain.Spec.Containers, plain.Annotations)
 	}
 
@@ -132,7 +132,7 @@ func TestEnvoySidecarInjection(t *testing.T) {
 	if host, err = kube.CoreV1().Pods(ns).Create(ctx, host, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(host.Spec.Containers) != 1 || host.Annotations[injector.InjectedAnnotation] != "" {
+	if len(host.Spec.Containers) != 1 || host.Annotations[injector.StatusAnnotation] != "" {
 		t.Errorf("a hostNetwork Pod was injected: %v %v", host.Spec.Containers, host.Annotations)
 	}
 
@@ -296,7 +296,7 @@ spec: {selector: {app: NAME}, ports: [{port: 80}]}
 			for _, c := range d.Spec.Template.Spec.Containers {
 				names = append(names, c.Name)
 			}
-			if strings.Join(names, ",") != "web,envoy" || d.Spec.Template.Annotations[injector.InjectedAnnotation] != "envoy" {
+			if strings.Join(names, ",") != "web,envoy" || d.Spec.Template.Annotations[injector.StatusAnnotation] == "" {
 				t.Errorf("the applied pod template has containers %v and annotations %v", names, d.Spec.Template.Annotations)
 			}
 		})
