@@ -117,6 +117,23 @@ containers:
 					t.Errorf("status %+v", s)
 				}
 			}},
+		{name: "a Pod makes its sidecar native with an annotation",
+			pod: pod([]string{"app"}, nil, map[string]string{NativeSidecarAnnotation: "true"}),
+			check: func(t *testing.T, got *corev1.Pod) {
+				if len(got.Spec.InitContainers) != 1 || got.Spec.InitContainers[0].Name != "envoy" || len(got.Spec.Containers) != 1 {
+					t.Errorf("init containers %v, containers %v: want envoy as an init container", containerNames(got.Spec.InitContainers), containerNames(got.Spec.Containers))
+				}
+			}},
+		{name: "a Pod makes a native template's sidecar a plain container with an annotation",
+			template: "nativeSidecar: true\ncontainers: [{name: envoy, image: envoy}]",
+			pod:      pod([]string{"app"}, nil, map[string]string{NativeSidecarAnnotation: "false"}),
+			check: func(t *testing.T, got *corev1.Pod) {
+				if len(got.Spec.InitContainers) != 0 || len(got.Spec.Containers) != 2 {
+					t.Errorf("init containers %v, containers %v: want envoy as a container", containerNames(got.Spec.InitContainers), containerNames(got.Spec.Containers))
+				}
+			}},
+		{name: "a native-sidecar value other than true or false is refused",
+			pod: pod([]string{"app"}, nil, map[string]string{NativeSidecarAnnotation: "yes"}), refused: "annotation " + NativeSidecarAnnotation},
 		{name: "a Pod with an envoy of its own is left alone, native template or not",
 			template: "nativeSidecar: true\ncontainers: [{name: envoy, image: envoy}]",
 			pod:      pod([]string{"app", "envoy"}, nil, nil), unchanged: true},

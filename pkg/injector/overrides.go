@@ -33,6 +33,10 @@ const (
 	// of strings, e.g. '["--log-level", "debug"]'. JSON, not a
 	// space-separated string, so an argument may hold a space.
 	ExtraArgsAnnotation = AnnotationPrefix + "extra-args"
+	// NativeSidecarAnnotation, "true" or "false", overrides the template's
+	// nativeSidecar for this Pod: a Job's Pod asks for "true" so that it
+	// can complete, whatever the cluster's default.
+	NativeSidecarAnnotation = AnnotationPrefix + "native-sidecar"
 )
 
 // resourceAnnotations maps each resource annotation to the field it sets.
@@ -67,6 +71,8 @@ func applyOverrides(s *Sidecar, annotations map[string]string) error {
 			err = overrideImage(c, value)
 		case ExtraArgsAnnotation:
 			err = appendArgs(c, value)
+		case NativeSidecarAnnotation:
+			err = setNative(s, value)
 		default:
 			r, ok := resourceAnnotations[key]
 			if !ok {
@@ -96,6 +102,15 @@ func appendArgs(c *corev1.Container, value string) error {
 	}
 	c.Args = append(c.Args, args...)
 	return nil
+}
+
+func setNative(s *Sidecar, value string) error {
+	switch value {
+	case "true", "false":
+		s.NativeSidecar = value == "true"
+		return nil
+	}
+	return fmt.Errorf(`want "true" or "false"`)
 }
 
 func setResource(c *corev1.Container, name corev1.ResourceName, limit bool, value string) error {
@@ -132,7 +147,7 @@ func checkRequestsWithinLimits(c *corev1.Container) error {
 }
 
 func overrideNames() []string {
-	names := []string{ImageAnnotation, ExtraArgsAnnotation}
+	names := []string{ImageAnnotation, ExtraArgsAnnotation, NativeSidecarAnnotation}
 	for k := range resourceAnnotations {
 		names = append(names, k)
 	}

@@ -102,13 +102,21 @@ func (c *controller) logCount(s string) int {
 // whose labels include labels (0 when it has none), read from its /metrics.
 func (c *controller) metric(ctx context.Context, t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	req, err := httpRequest(ctx, c.metricsURL+"/metrics")
+	return scrapeMetric(ctx, t, http.DefaultClient, c.metricsURL+"/metrics", name, labels)
+}
+
+// scrapeMetric reads a program's /metrics at url and returns the sum of
+// the samples of the metric name whose labels include labels (0 when it
+// has none).
+func scrapeMetric(ctx context.Context, t *testing.T, client *http.Client, url, name string, labels map[string]string) float64 {
+	t.Helper()
+	req, err := httpRequest(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("reading the controller's metrics: %v", err)
+		t.Fatalf("reading the metrics at %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -117,7 +125,7 @@ func (c *controller) metric(ctx context.Context, t *testing.T, name string, labe
 	}
 	ms := testutil.NewMetrics()
 	if err := testutil.ParseMetrics(string(body), &ms); err != nil {
-		t.Fatalf("parsing the controller's metrics: %v", err)
+		t.Fatalf("parsing the metrics at %s: %v", url, err)
 	}
 	sum := 0.0
 	for _, s := range ms[name] {

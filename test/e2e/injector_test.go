@@ -14,10 +14,8 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/samplecrd/network-controller/pkg/injector"
@@ -28,61 +26,7 @@ import (
 // server as a mutating webhook and creates Pods through the API.
 func TestEnvoySidecarInjection(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
-	ns := newNamespace(ctx, t)
-	kube := kubeClient(t)
-	// The ServiceAccount admission plugin wants the namespace's default
-	// ServiceAccount, which kube-controller-manager would have made.
-	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
-	// The template of the design documents.
-	data, err := os.ReadFile(filepath.Join(stack.RepoRoot, "artifacts", "injector", "envoy-initializer.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := &corev1.ConfigMap{}
-	if err := yaml.UnmarshalStrict(data, cm); err != nil {
-		t.Fatal(err)
-	}
-	if cm, err = kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
-	addr, certs, _ := startInjector(ctx, t, ns)
-	eventually(ctx, t, 30*time.Second, servedBy(addr, "/readyz", certs.CAPEM))
-
-	configName := "envoy-injector-" + ns
-	_, err = kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: configName},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:                    "envoy.injector.samplecrd.k8s.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://" + addr + "/mutate"), CABundle: certs.CAPEM},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}},
-			AdmissionReviewVersions: []string{"v1"},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
-			TimeoutSeconds:          ptr.To[int32](5),
-		}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), configName, metav1.DeleteOptions{})
-	})
-
-	newPod := func(annotated bool) *corev1.Pod {
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "web-"},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}},
-		}
-		if annotated {
-			p.Annotations = map[string]string{injector.RequestAnnotation: "true"}
-		}
-		return p
-	}
+	f := newInjectorFixture(ctx, t, designConfig(t))
 	envoyImage := func(p *corev1.Pod) string {
 		for _, c := range p.Spec.Containers {
 			if c.Name == "envoy" {
@@ -91,25 +35,13 @@ func TestEnvoySidecarInjection(t *testing.T) {
 		}
 		return ""
 	}
-	// waitForInjection creates annotated Pods until one comes back with the
-	// sidecar of the given image: the API server and the webhook's
-	// informer each take a moment to see a new configuration.
-	waitForInjection := func(image string) *corev1.Pod {
-		var got *corev1.Pod
-		eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
-			p, err := kube.CoreV1().Pods(ns).Create(ctx, newPod(true), metav1.CreateOptions{})
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			got = p
-			return envoyImage(p) == image, fmt.Sprintf("Pod %s has containers %v", p.Name, p.Spec.Containers), nil
-		})
-		return got
-	}
 
-	p := waitForInjection("lyft/envoy:845747513e12e1f2e6c8dfc3b4fe29df4bd05cf3")
-	if p.Spec.Containers[0].Name != "web" || len(p.Spec.Containers) != 2 {
-		t.Errorf("containers %v: want the Pod's own first, then envoy", p.Spec.Containers)
+	p, err := f.create(ctx, f.pod(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if envoyImage(p) != "lyft/envoy:845747513e12e1f2e6c8dfc3b4fe29df4bd05cf3" || p.Spec.Containers[0].Name != "web" || len(p.Spec.Containers) != 2 {
+		t.Errorf("containers %v: want the Pod's own first, then the design documents' envoy", p.Spec.Containers)
 	}
 	if len(p.Spec.Volumes) == 0 || !strings.Contains(fmt.Sprint(p.Spec.Volumes), "envoy-conf") {
 		t.Errorf("volumes %v: want envoy-conf", p.Spec.Volumes)
@@ -118,8 +50,9 @@ func TestEnvoySidecarInjection(t *testing.T) {
 		t.Errorf("annotations %v: want %s to name envoy", p.Annotations, injector.StatusAnnotation)
 	}
 
-	plain, err := kube.CoreV1().Pods(ns).Create(ctx, newPod(false), metav1.CreateOptions{})
-	if err != nil {
+	plain := f.pod(nil)
+	plain.Annotations = nil
+	if plain, err = f.create(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
 	if len(plain.Spec.Containers) != 1 || plain.Annotations[injector.StatusAnnotation] != "" {
@@ -127,9 +60,9 @@ func TestEnvoySidecarInjection(t *testing.T) {
 	}
 
 	// A Pod on the host's network is not injected, even when it asks.
-	host := newPod(true)
+	host := f.pod(nil)
 	host.Spec.HostNetwork = true
-	if host, err = kube.CoreV1().Pods(ns).Create(ctx, host, metav1.CreateOptions{}); err != nil {
+	if host, err = f.create(ctx, host); err != nil {
 		t.Fatal(err)
 	}
 	if len(host.Spec.Containers) != 1 || host.Annotations[injector.StatusAnnotation] != "" {
@@ -137,23 +70,18 @@ func TestEnvoySidecarInjection(t *testing.T) {
 	}
 
 	// Editing the ConfigMap changes what the next Pod gets, no restart.
-	cm.Data[injector.ConfigKey] = strings.ReplaceAll(cm.Data[injector.ConfigKey], "lyft/envoy:845747513e12e1f2e6c8dfc3b4fe29df4bd05cf3", "envoyproxy/envoy:v1.31.0")
-	if cm, err = kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitForInjection("envoyproxy/envoy:v1.31.0")
+	f.setConfig(ctx, t, strings.ReplaceAll(designConfig(t), "lyft/envoy:845747513e12e1f2e6c8dfc3b4fe29df4bd05cf3", "envoyproxy/envoy:v1.31.0"), nil,
+		func(p *corev1.Pod, err error) bool { return err == nil && envoyImage(p) == "envoyproxy/envoy:v1.31.0" })
 
 	// A malformed template refuses the Pods that ask, with the reason, and
 	// no others.
-	cm.Data[injector.ConfigKey] = "containers: [{name: envoy, image: x, volumeMount: []}]"
-	if _, err = kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
-		_, err := kube.CoreV1().Pods(ns).Create(ctx, newPod(true), metav1.CreateOptions{})
-		return err != nil && strings.Contains(err.Error(), `unknown field "volumeMount"`), fmt.Sprintf("creating an annotated Pod: %v", err), nil
-	})
-	if _, err := kube.CoreV1().Pods(ns).Create(ctx, newPod(false), metav1.CreateOptions{}); err != nil {
+	f.setConfig(ctx, t, "containers: [{name: envoy, image: x, volumeMount: []}]", nil,
+		func(_ *corev1.Pod, err error) bool {
+			return err != nil && strings.Contains(err.Error(), `unknown field "volumeMount"`)
+		})
+	plain = f.pod(nil)
+	plain.Annotations = nil
+	if _, err := f.create(ctx, plain); err != nil {
 		t.Errorf("a Pod that does not ask was refused because of the template: %v", err)
 	}
 }

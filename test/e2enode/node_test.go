@@ -12,10 +12,13 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
+	"github.com/samplecrd/network-controller/pkg/injector"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
@@ -248,5 +251,70 @@ func TestInjectorInjectsThroughItsService(t *testing.T) {
 	}
 	if len(got.Spec.Containers) != 1 {
 		t.Errorf("a Pod of an unlabelled namespace got %d containers, want 1", len(got.Spec.Containers))
+	}
+}
+
+// TestNativeSidecarLetsAJobComplete: a Job's Pod that asks for the sidecar
+// as a native one (an init container with restartPolicy Always) runs on
+// the node and completes: the kubelet stops the sidecar once the Job's
+// container has exited, which a plain sidecar container never allows
+// (Istio #11045).
+func TestNativeSidecarLetsAJobComplete(t *testing.T) {
+	ctx := testContext(t, 3*time.Minute)
+	waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)
+	ns := newNamespace(ctx, t, map[string]string{"envoy-injection": "enabled"})
+	kube := kubeClient(t)
+	envoyConf := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "envoy"}, Data: map[string]string{"envoy.json": "{}"}}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, envoyConf, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The Job's work is a program of the project's image that exits 0 at
+	// once: the webhook's own `inject -h`.
+	deployed, err := kube.AppsV1().Deployments(injectorNamespace).Get(ctx, "envoy-injector", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "report"},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](0),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+					injector.RequestAnnotation: "true", injector.NativeSidecarAnnotation: "true"}},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{Name: "report", Image: deployed.Spec.Template.Spec.Containers[0].Image,
+						ImagePullPolicy: corev1.PullNever, Command: []string{"/envoy-injector", "inject", "-h"}}},
+				},
+			},
+		},
+	}
+	if _, err := kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		j, err := kube.BatchV1().Jobs(ns).Get(ctx, "report", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				return false, "", fmt.Errorf("the Job failed: %s", c.Message)
+			}
+		}
+		return j.Status.Succeeded == 1 && j.Status.CompletionTime != nil, fmt.Sprintf("Job status %+v", j.Status), nil
+	})
+	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=report"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the Job's Pods: %v (%v)", pods, err)
+	}
+	p := pods.Items[0]
+	if len(p.Spec.InitContainers) != 1 || p.Spec.InitContainers[0].Name != "envoy" || p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("Pod %s: init containers %v, phase %s: want the native envoy sidecar and Succeeded", p.Name, p.Spec.InitContainers, p.Status.Phase)
+	}
+	for _, s := range p.Status.InitContainerStatuses {
+		if s.Name == "envoy" && (s.State.Terminated == nil || s.RestartCount != 0) {
+			t.Errorf("the sidecar's state %+v (restarts %d): want stopped by the kubelet, never restarted", s.State, s.RestartCount)
+		}
 	}
 }
