@@ -85,6 +85,13 @@ WORKERS ?= 8
 bench: controlplane packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8).
 	$(GO) run ./test/bench -n $(N) -workers $(WORKERS)
 
+INJECTOR_N ?= 500
+CONCURRENCY ?= 1,8,32
+
+.PHONY: bench-injector
+bench-injector: controlplane ## Measure the webhook's admission latency through the real API server (INJECTOR_N=500 CONCURRENCY=1,8,32).
+	$(GO) run ./test/bench/injector -n $(INJECTOR_N) -concurrency $(CONCURRENCY)
+
 .PHONY: check-docs
 check-docs: controlplane packages ## Run every sh block of README.md and docs/ on a local stack (hack/check-docs.sh).
 	hack/check-docs.sh
