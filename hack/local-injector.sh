@@ -62,6 +62,7 @@ webhooks:
   admissionReviewVersions: ["v1"]
   sideEffects: None
   failurePolicy: Fail
+  reinvocationPolicy: IfNeeded
   timeoutSeconds: 5
   # The same selector as artifacts/injector/webhook.yaml: a namespace
   # takes part by its label, here and in a cluster.
