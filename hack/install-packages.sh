@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages behind the local stack: OVN's databases
-# (ovn-central), neutron-server (ML2/OVN) and MariaDB; for the real node,
+# (ovn-central), neutron-server (ML2/OVN), MariaDB and Keystone; for the real node,
 # containerd, the CNI plugins and iptables; and podman to build the images
 # without a Docker engine. Packages already present are not touched, so a
 # second run costs one dpkg query.
@@ -12,7 +12,7 @@
 set -euo pipefail
 
 packages=(ovn-central neutron-server python3-pymysql mariadb-server-core mariadb-client-core
-	containerd containernetworking-plugins runc iptables podman)
+	keystone containerd containernetworking-plugins runc iptables podman)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -40,6 +40,14 @@ type controller struct {
 // ns; it is stopped when the test ends, after the test's own cleanups.
 func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 	t.Helper()
+	return startControllerWithEnv(t, ns, nil, extraArgs...)
+}
+
+// startControllerWithEnv is startController with more environment, e.g.
+// OS_CLIENT_CONFIG_FILE for a controller that reaches Neutron through
+// Keystone.
+func startControllerWithEnv(t *testing.T, ns string, env []string, extraArgs ...string) *controller {
+	t.Helper()
 	kubeconfig := filepath.Join(stack.Dir, ns+".kubeconfig")
 	if err := framework.WriteKubeconfig(stack.ControlPlane.AdminConfig, "admin", kubeconfig); err != nil {
 		t.Fatal(err)
@@ -71,6 +79,7 @@ func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 		Name: "network-controller",
 		Path: controllerBinary,
 		Args: c.args,
+		Env:  append(os.Environ(), env...),
 		Dir:  stack.Dir,
 		// Unique per process: a test may run several controllers.
 		LogPath: filepath.Join(stack.Dir, fmt.Sprintf("%s-controller-%d.log", ns, time.Now().UnixNano())),

@@ -34,7 +34,7 @@ func run(m *testing.M) int {
 	defer cancel()
 	start := time.Now()
 	var err error
-	stack, err = framework.Start(ctx, framework.Options{Neutron: true})
+	stack, err = framework.Start(ctx, framework.Options{Neutron: true, Keystone: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1

@@ -24,6 +24,14 @@ import (
 // installed by hack/install-packages.sh.
 type Neutron struct {
 	NB, SB, MariaDB, Server *Process
+	// KeystoneServer, with Options.Keystone, is a second neutron-server on
+	// the same database and OVN, with auth_strategy = keystone: the one in
+	// Keystone's catalog, which the controller reaches through clouds.yaml
+	// as in a cloud. Server (noauth) stays the tests' view as an operator,
+	// and what fault proxies stand in front of.
+	KeystoneServer *Process
+	// KeystoneEndpoint is KeystoneServer's root URL.
+	KeystoneEndpoint string
 
 	// Endpoint is neutron-server's root URL, e.g. http://127.0.0.1:9696/.
 	Endpoint string
@@ -32,8 +40,10 @@ type Neutron struct {
 	// Client is a network service client for Endpoint.
 	Client *gophercloud.ServiceClient
 
-	dir  string
-	cred *syscall.Credential
+	dir    string
+	cred   *syscall.Credential
+	bindIP string
+	dbPort int
 }
 
 // The packages' own paths on Debian 12.
@@ -146,7 +156,8 @@ func startNeutron(ctx context.Context, dir, bindIP string) (_ *Neutron, err erro
 	if err := os.WriteFile(filepath.Join(confDir, "api-paste.ini"), paste, 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(neutronConf, []byte(neutronConfig(bindIP, apiPort, dbPort, confDir)), 0o644); err != nil {
+	n.bindIP, n.dbPort = bindIP, dbPort
+	if err := os.WriteFile(neutronConf, []byte(neutronConfig(bindIP, apiPort, dbPort, confDir, "noauth", "neutron-server.log")), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(ml2Conf, []byte(ml2OVNConfig(n.NBConnection, sbConnection)), 0o644); err != nil {
@@ -196,9 +207,49 @@ func (n *Neutron) ServerLog() string {
 	return p.Tail(8000)
 }
 
+// startKeystoneServer starts KeystoneServer, which validates the tokens it
+// is sent with k.
+func (n *Neutron) startKeystoneServer(ctx context.Context, k *Keystone) error {
+	ports, err := FreePorts(1)
+	if err != nil {
+		return err
+	}
+	confDir := filepath.Join(n.dir, "neutron")
+	conf := filepath.Join(confDir, "neutron-keystone.conf")
+	config := neutronConfig(n.bindIP, ports[0], n.dbPort, confDir, "keystone", "neutron-server-keystone.log") + k.authtokenConfig()
+	if err := os.WriteFile(conf, []byte(config), 0o644); err != nil {
+		return err
+	}
+	n.KeystoneEndpoint = fmt.Sprintf("http://%s:%d/", n.bindIP, ports[0])
+	n.KeystoneServer = &Process{
+		Name:       "neutron-server-keystone",
+		Path:       "neutron-server",
+		Args:       []string{"--config-file", conf, "--config-file", filepath.Join(confDir, "ml2_ovn.ini")},
+		Dir:        confDir,
+		LogPath:    n.log("neutron-server-keystone.out"),
+		Credential: n.cred,
+	}
+	if err := n.KeystoneServer.Start(); err != nil {
+		return err
+	}
+	// Up once it refuses a request without a token.
+	return waitFor(ctx, 90*time.Second, n.KeystoneServer, func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, n.KeystoneEndpoint+"v2.0/networks?limit=1", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			return fmt.Errorf("GET without a token: %s, want 401", resp.Status)
+		}
+		return nil
+	})
+}
+
 // Stop stops neutron-server, MariaDB and both OVN databases.
 func (n *Neutron) Stop() {
-	for _, p := range []*Process{n.Server, n.MariaDB, n.SB, n.NB} {
+	for _, p := range []*Process{n.KeystoneServer, n.Server, n.MariaDB, n.SB, n.NB} {
 		if p != nil {
 			_ = p.Stop(10 * time.Second)
 		}
@@ -270,11 +321,11 @@ func unprivileged() *syscall.Credential {
 	return &syscall.Credential{Uid: 65534, Gid: 65534}
 }
 
-func neutronConfig(bindIP string, apiPort, dbPort int, dir string) string {
+func neutronConfig(bindIP string, apiPort, dbPort int, dir, authStrategy, logName string) string {
 	return fmt.Sprintf(`[DEFAULT]
 bind_host = %s
 bind_port = %d
-auth_strategy = noauth
+auth_strategy = %s
 core_plugin = ml2
 # Without the OVN router plugin POST /networks hangs.
 service_plugins = ovn-router
@@ -301,7 +352,7 @@ lock_path = %s
 quota_network = -1
 quota_subnet = -1
 quota_port = -1
-`, bindIP, apiPort, filepath.Join(dir, "api-paste.ini"), dir, filepath.Join(dir, "neutron-server.log"), dbPort, filepath.Join(dir, "lock"))
+`, bindIP, apiPort, authStrategy, filepath.Join(dir, "api-paste.ini"), dir, filepath.Join(dir, logName), dbPort, filepath.Join(dir, "lock"))
 }
 
 func ml2OVNConfig(nb, sb string) string {

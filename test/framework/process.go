@@ -25,6 +25,8 @@ type Process struct {
 	Args []string
 	// Dir is the working directory.
 	Dir string
+	// Env is the environment; nil means this process's.
+	Env []string
 	// LogPath receives the daemon's stdout and stderr, appended across restarts.
 	LogPath string
 	// Credential, when set, runs the daemon as another user (the stack runs
@@ -51,6 +53,7 @@ func (p *Process) Start() error {
 	}
 	cmd := exec.Command(p.Path, p.Args...)
 	cmd.Dir = p.Dir
+	cmd.Env = p.Env
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{

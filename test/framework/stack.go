@@ -30,6 +30,10 @@ type Options struct {
 	// neutron-server listen on its bridge (NodeIP) so that Pods reach them.
 	// It needs root, and only one runs per machine.
 	Node bool
+	// Keystone (with Neutron) also starts Keystone and a second
+	// neutron-server that authenticates through it (Neutron.KeystoneServer),
+	// and writes a clouds.yaml for the controller (Keystone.CloudsYAML).
+	Keystone bool
 	// Dir is where the stack keeps its data and logs; empty means a new
 	// temporary directory, removed by Stop.
 	Dir string
@@ -42,6 +46,8 @@ type Stack struct {
 	Neutron *Neutron
 	// Node is nil unless Options.Node was set.
 	Node *Node
+	// Keystone is nil unless Options.Keystone was set.
+	Keystone *Keystone
 	// Dir holds every component's data and log.
 	Dir string
 	// RepoRoot is the root of this repository.
@@ -88,7 +94,12 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		bindIP = NodeIP
 	}
 	var wg sync.WaitGroup
-	var cpErr, nErr error
+	var cpErr, nErr, kErr error
+	if opts.Neutron && opts.Keystone {
+		wg.Go(func() {
+			s.Keystone, kErr = startKeystone(ctx, filepath.Join(s.Dir, "keystone"), bindIP)
+		})
+	}
 	wg.Go(func() {
 		s.ControlPlane, cpErr = startControlPlane(ctx, filepath.Join(s.Dir, "kube"), binDir, filepath.Join(root, "artifacts", "crd"), cpOpts)
 	})
@@ -98,9 +109,19 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(cpErr, nErr); err != nil {
+	if err := errors.Join(cpErr, nErr, kErr); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("starting the stack in %s: %w", s.Dir, err)
+	}
+	if s.Keystone != nil {
+		if err := s.Neutron.startKeystoneServer(ctx, s.Keystone); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("starting neutron-server with Keystone: %w", err)
+		}
+		if err := s.Keystone.setUp(ctx, s.Neutron.KeystoneEndpoint); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("setting Keystone up: %w", err)
+		}
 	}
 	if s.Node != nil {
 		if err := s.Node.start(ctx, s.ControlPlane, binDir, filepath.Join(binDir, "images")); err != nil {
@@ -126,6 +147,9 @@ func (s *Stack) Stop() {
 	if s.Neutron != nil {
 		s.Neutron.Stop()
 	}
+	if s.Keystone != nil {
+		s.Keystone.Stop()
+	}
 	if s.ControlPlane != nil {
 		s.ControlPlane.Stop()
 	}
@@ -141,7 +165,10 @@ func (s *Stack) Logs() string {
 		procs = append(procs, cp.Etcd, cp.APIServer)
 	}
 	if n := s.Neutron; n != nil {
-		procs = append(procs, n.NB, n.SB, n.MariaDB, n.Server)
+		procs = append(procs, n.NB, n.SB, n.MariaDB, n.Server, n.KeystoneServer)
+	}
+	if s.Keystone != nil {
+		procs = append(procs, s.Keystone.Server)
 	}
 	if s.Node != nil {
 		procs = append(procs, s.Node.processes()...)

@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+// throughKeystone starts a controller for ns that reaches Neutron as a
+// user does: no --neutron-endpoint, the cloud named from the stack's
+// clouds.yaml, Keystone's catalog for neutron-server's address.
+func throughKeystone(t *testing.T, ns, cloud string) *controller {
+	t.Helper()
+	return startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
+		"--neutron-endpoint=", "--os-cloud="+cloud)
+}
+
+// TestKeystoneAuthentication: with the password, and with an application
+// credential, the controller authenticates to the real Keystone and its
+// Networks become Ready; Neutron holds them in the controller's project,
+// which proves the token was Keystone's and neutron-server validated it.
+func TestKeystoneAuthentication(t *testing.T) {
+	for i, cloud := range []string{framework.PasswordCloud, framework.AppCredentialCloud} {
+		t.Run(cloud, func(t *testing.T) {
+			ctx := testContext(t, 2*time.Minute)
+			ns := newNamespace(ctx, t)
+			c := throughKeystone(t, ns, cloud)
+			cleanupNetworks(t, ns)
+			c.waitReady(ctx, t)
+			createNetwork(ctx, t, ns, "keystone", fmt.Sprintf("10.90.%d.0/24", i), "")
+			n := waitForReady(ctx, t, ns, "keystone", time.Minute)
+			got, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ProjectID != stack.Keystone.ProjectID {
+				t.Errorf("network %s is in project %q, want the controller's %q", got.ID, got.ProjectID, stack.Keystone.ProjectID)
+			}
+			if codes := c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"code": "401"}); codes != 0 {
+				t.Errorf("%v requests refused as unauthenticated on a fresh token", codes)
+			}
+		})
+	}
+}
+
+// TestTokenExpiryIsSurvived keeps one controller working across three
+// token lifetimes (framework.TokenLifetime, set in keystone.conf). Its
+// periodic lists (every 10 s here) meet each expiry first: Neutron refuses
+// the expired token (a 401 in the controller's metrics), the controller
+// authenticates again, and a Network created after each such refusal
+// becomes Ready. The process is the same throughout. It runs beside the
+// other tests: it mostly waits.
+func TestTokenExpiryIsSurvived(t *testing.T) {
+	t.Parallel()
+	lifetimes := 3
+	ctx := testContext(t, time.Duration(lifetimes+2)*framework.TokenLifetime)
+	ns := newNamespace(ctx, t)
+	c := startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
+		"--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud, "--neutron-resync-period=10s")
+	cleanupNetworks(t, ns)
+	c.waitReady(ctx, t)
+	expired := func() float64 {
+		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"code": "401"})
+	}
+	for i := range lifetimes + 1 {
+		if i > 0 {
+			eventually(ctx, t, framework.TokenLifetime+30*time.Second, func(context.Context) (bool, string, error) {
+				n := expired()
+				return n >= float64(i), fmt.Sprintf("%v expired tokens refused, waiting for expiry %d", n, i), nil
+			})
+		}
+		name := fmt.Sprintf("after-%d-expiries", i)
+		createNetwork(ctx, t, ns, name, fmt.Sprintf("10.91.%d.0/24", i), "")
+		waitForReady(ctx, t, ns, name, time.Minute)
+	}
+	if c.Exited() {
+		t.Error("the controller exited")
+	}
+}

@@ -1,0 +1,280 @@
+package framework
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
+	"sigs.k8s.io/yaml"
+)
+
+// TokenLifetime is how long Keystone's tokens live here: short, so that
+// every test longer than it proves that clients authenticate again.
+const TokenLifetime = time.Minute
+
+// The identities the stack makes in Keystone.
+const (
+	// ControllerProject, ControllerUser: where and as whom the controller
+	// works, with the role member, as a real cloud would give it.
+	ControllerProject = "network-controller"
+	ControllerUser    = "network-controller"
+	// PasswordCloud and AppCredentialCloud name the clouds of CloudsYAML:
+	// the controller's user by password, and by an application credential.
+	PasswordCloud      = "network-controller"
+	AppCredentialCloud = "network-controller-appcred"
+	region             = "RegionOne"
+)
+
+// Keystone is a real Keystone, Debian's package: sqlite, fernet tokens that
+// live TokenLifetime, served by the package's own WSGI script
+// (keystone-wsgi-public) on a free port.
+type Keystone struct {
+	Server *Process
+	// URL is the identity endpoint, e.g. http://127.0.0.1:5000/v3.
+	URL string
+	// ProjectID is ControllerProject's ID.
+	ProjectID string
+	// Password is ControllerUser's password.
+	Password string
+	// CloudsYAML is a clouds.yaml with PasswordCloud and AppCredentialCloud.
+	CloudsYAML string
+
+	adminPassword, neutronPassword string
+	dir                            string
+}
+
+// startKeystone sets Keystone up under dir and starts it on bindIP.
+func startKeystone(ctx context.Context, dir, bindIP string) (_ *Keystone, err error) {
+	for _, bin := range []string{"keystone-manage", "keystone-wsgi-public"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return nil, fmt.Errorf("%s not found: run hack/install-packages.sh (make packages)", bin)
+		}
+	}
+	ports, err := FreePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keystone{dir: dir, URL: fmt.Sprintf("http://%s:%d/v3", bindIP, ports[0]),
+		adminPassword: secret(), neutronPassword: secret(), Password: secret()}
+	for _, d := range []string{"fernet", "credential"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	conf := filepath.Join(dir, "keystone.conf")
+	if err := os.WriteFile(conf, []byte(keystoneConfig(dir)), 0o600); err != nil {
+		return nil, err
+	}
+	// Each keystone-manage step is a Python start-up: about 9 s in all.
+	for _, args := range [][]string{
+		{"db_sync"},
+		{"fernet_setup", "--keystone-user", "root", "--keystone-group", "root"},
+		{"credential_setup", "--keystone-user", "root", "--keystone-group", "root"},
+		{"bootstrap", "--bootstrap-password", k.adminPassword, "--bootstrap-region-id", region,
+			"--bootstrap-admin-url", k.URL, "--bootstrap-public-url", k.URL, "--bootstrap-internal-url", k.URL},
+	} {
+		if err := run(ctx, k.log("keystone-manage"), nil, "keystone-manage", append([]string{"--config-file", conf}, args...)...); err != nil {
+			return nil, err
+		}
+	}
+	k.Server = &Process{
+		Name:    "keystone",
+		Path:    "keystone-wsgi-public",
+		Args:    []string{"--host", bindIP, "--port", fmt.Sprint(ports[0])},
+		Dir:     dir,
+		LogPath: k.log("keystone"),
+	}
+	k.Server.Env = append(os.Environ(), "OS_KEYSTONE_CONFIG_FILES="+conf)
+	defer func() {
+		if err != nil {
+			_ = k.Server.Stop(5 * time.Second)
+		}
+	}()
+	if err := k.Server.Start(); err != nil {
+		return nil, err
+	}
+	if err := waitFor(ctx, 60*time.Second, k.Server, func(ctx context.Context) error {
+		return httpOK(ctx, http.DefaultClient, k.URL)
+	}); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// AdminClient is an identity client of the bootstrap admin.
+func (k *Keystone) AdminClient(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	return k.identityClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: k.URL, Username: "admin", Password: k.adminPassword,
+		DomainName: "Default", TenantName: "admin", AllowReauth: true})
+}
+
+// ProviderFor authenticates as the controller's user, scoped to its
+// project: what another tool of the same project would see.
+func (k *Keystone) ProviderFor(ctx context.Context) (*gophercloud.ProviderClient, error) {
+	return openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: k.URL, Username: ControllerUser, Password: k.Password,
+		DomainName: "Default", TenantID: k.ProjectID, AllowReauth: true})
+}
+
+func (k *Keystone) identityClient(ctx context.Context, opts gophercloud.AuthOptions) (*gophercloud.ServiceClient, error) {
+	provider, err := openstack.AuthenticatedClient(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("authenticating to Keystone as %s: %w", opts.Username, err)
+	}
+	return openstack.NewIdentityV3(provider, gophercloud.EndpointOpts{Region: region})
+}
+
+// setUp makes what a cloud operator would have made: the network service
+// at networkURL in the catalog; the service user neutron's
+// keystonemiddleware validates tokens with; the controller's project and
+// user, with the role member; an application credential of that user; and
+// CloudsYAML.
+func (k *Keystone) setUp(ctx context.Context, networkURL string) error {
+	admin, err := k.AdminClient(ctx)
+	if err != nil {
+		return err
+	}
+	svc, err := services.Create(ctx, admin, services.CreateOpts{Type: "network", Extra: map[string]any{"name": "neutron"}}).Extract()
+	if err != nil {
+		return fmt.Errorf("registering the network service: %w", err)
+	}
+	if _, err := endpoints.Create(ctx, admin, endpoints.CreateOpts{Availability: gophercloud.AvailabilityPublic, Name: "neutron",
+		Region: region, URL: networkURL, ServiceID: svc.ID}).Extract(); err != nil {
+		return fmt.Errorf("registering neutron's endpoint: %w", err)
+	}
+	roleIDs := map[string]string{}
+	pages, err := roles.List(admin, nil).AllPages(ctx)
+	if err != nil {
+		return err
+	}
+	all, err := roles.ExtractRoles(pages)
+	if err != nil {
+		return err
+	}
+	for _, r := range all {
+		roleIDs[r.Name] = r.ID
+	}
+	if _, _, err := k.userInProject(ctx, admin, "service", "neutron", k.neutronPassword, roleIDs["admin"]); err != nil {
+		return err
+	}
+	var userID string
+	if k.ProjectID, userID, err = k.userInProject(ctx, admin, ControllerProject, ControllerUser, k.Password, roleIDs["member"]); err != nil {
+		return err
+	}
+	return k.writeCloudsYAML(ctx, userID)
+}
+
+// userInProject makes a project, a user and a role of it in the project,
+// and returns the project's and the user's IDs.
+func (k *Keystone) userInProject(ctx context.Context, admin *gophercloud.ServiceClient, project, user, password, roleID string) (projectID, userID string, err error) {
+	p, err := projects.Create(ctx, admin, projects.CreateOpts{Name: project, DomainID: "default"}).Extract()
+	if err != nil {
+		return "", "", fmt.Errorf("creating project %s: %w", project, err)
+	}
+	u, err := users.Create(ctx, admin, users.CreateOpts{Name: user, DomainID: "default", Password: password, DefaultProjectID: p.ID}).Extract()
+	if err != nil {
+		return "", "", fmt.Errorf("creating user %s: %w", user, err)
+	}
+	if err := roles.Assign(ctx, admin, roleID, roles.AssignOpts{UserID: u.ID, ProjectID: p.ID}).ExtractErr(); err != nil {
+		return "", "", fmt.Errorf("giving %s a role in %s: %w", user, project, err)
+	}
+	return p.ID, u.ID, nil
+}
+
+// writeCloudsYAML makes the controller user's application credential (as
+// that user: Keystone lets users make their own) and writes CloudsYAML.
+func (k *Keystone) writeCloudsYAML(ctx context.Context, userID string) error {
+	provider, err := k.ProviderFor(ctx)
+	if err != nil {
+		return err
+	}
+	identity, err := openstack.NewIdentityV3(provider, gophercloud.EndpointOpts{Region: region})
+	if err != nil {
+		return err
+	}
+	cred, err := applicationcredentials.Create(ctx, identity, userID,
+		applicationcredentials.CreateOpts{Name: "network-controller", Description: "the test stack's controller"}).Extract()
+	if err != nil {
+		return fmt.Errorf("creating the application credential: %w", err)
+	}
+	auth := map[string]any{"auth_url": k.URL, "username": ControllerUser, "password": k.Password,
+		"project_name": ControllerProject, "user_domain_name": "Default", "project_domain_name": "Default"}
+	clouds := map[string]any{"clouds": map[string]any{
+		PasswordCloud: map[string]any{"auth": auth, "region_name": region, "identity_api_version": 3},
+		AppCredentialCloud: map[string]any{"auth_type": "v3applicationcredential", "region_name": region, "identity_api_version": 3,
+			"auth": map[string]any{"auth_url": k.URL, "application_credential_id": cred.ID, "application_credential_secret": cred.Secret}},
+	}}
+	data, err := yaml.Marshal(clouds)
+	if err != nil {
+		return err
+	}
+	k.CloudsYAML = filepath.Join(k.dir, "clouds.yaml")
+	return os.WriteFile(k.CloudsYAML, data, 0o600)
+}
+
+// Stop stops Keystone.
+func (k *Keystone) Stop() {
+	if k.Server != nil {
+		_ = k.Server.Stop(10 * time.Second)
+	}
+}
+
+// authtokenConfig is neutron.conf's [keystone_authtoken]: how
+// keystonemiddleware validates the tokens neutron-server is sent.
+func (k *Keystone) authtokenConfig() string {
+	root := strings.TrimSuffix(k.URL, "/v3")
+	return fmt.Sprintf(`
+[keystone_authtoken]
+www_authenticate_uri = %s
+auth_url = %s
+auth_type = password
+project_domain_name = Default
+user_domain_name = Default
+project_name = service
+username = neutron
+password = %s
+region_name = %s
+`, root, root, k.neutronPassword, region)
+}
+
+func (k *Keystone) log(name string) string { return filepath.Join(k.dir, name+".log") }
+
+func keystoneConfig(dir string) string {
+	return fmt.Sprintf(`[DEFAULT]
+log_file = %s
+
+[database]
+connection = sqlite:///%s
+
+[token]
+provider = fernet
+expiration = %d
+
+[fernet_tokens]
+key_repository = %s
+
+[credential]
+key_repository = %s
+`, filepath.Join(dir, "keystone-server.log"), filepath.Join(dir, "keystone.db"), int(TokenLifetime.Seconds()),
+		filepath.Join(dir, "fernet"), filepath.Join(dir, "credential"))
+}
+
+// secret is a random password.
+func secret() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
