@@ -105,7 +105,7 @@ build: ## Build the controller and the webhook into bin/ (the Dockerfile runs th
 
 .PHONY: run
 run: up build ## Bring up the local stack with the example Network, and run the controller on it (Ctrl-C stops the controller).
-	source .local/env && bin/network-controller --kubeconfig="$$KUBECONFIG" --neutron-endpoint="$$NEUTRON_ENDPOINT"
+	source .local/env && bin/network-controller --kubeconfig="$$KUBECONFIG" --os-cloud="$$OS_CLOUD"
 
 .PHONY: up
 up: ## Start the local stack in the background (hack/local-up.sh).

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/util/flowcontrol"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
@@ -73,8 +74,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 400, "Burst allowed above --kube-api-qps.")
 
 	fs.StringVar(&o.namespace, "namespace", "", "Only manage the Networks of this namespace (default: all namespaces).")
-	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth (the local stack's), e.g. http://127.0.0.1:9696/. When empty, the cloud is read from clouds.yaml and OS_* variables (see --os-cloud).")
-	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml to use for Neutron; empty means $OS_CLOUD.")
+	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth, e.g. http://127.0.0.1:9696/ (tests, and the operator's view in the local stack). When empty, the normal case, the controller authenticates to Keystone with the cloud of --os-cloud.")
+	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml ($OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack/, /etc/openstack/) to authenticate to Keystone with; empty means $OS_CLOUD. Password and application-credential clouds both work; tokens are renewed when they expire.")
 	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster: a DNS-1123 label, written into the description of every Neutron resource the controller makes (its ownership mark). The controller touches only resources with its own cluster's mark, so clusters sharing a Neutron project must use different names.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
@@ -172,9 +173,13 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	reach := &reachability{}
-	neutronClient, err := newNeutronClient(ctx, opts, reach)
-	if err != nil {
-		return err
+	// The cloud is read before anything is served: a clouds.yaml that
+	// cannot be read is a configuration error, reported at once.
+	var cloud *neutron.Cloud
+	if opts.neutronEndpoint == "" {
+		if cloud, err = neutron.ReadCloud(opts.osCloud); err != nil {
+			return fmt.Errorf("connecting to Neutron (set --os-cloud, or --neutron-endpoint for a noauth server): %w", err)
+		}
 	}
 
 	// /healthz fails when the leader could not renew its lease in time
@@ -183,6 +188,10 @@ func run(ctx context.Context, opts options) error {
 	ready := readiness{reach: reach}
 	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling,
 		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
+		return err
+	}
+	neutronClient, err := newNeutronClient(ctx, opts, cloud, reach, &ready.auth)
+	if err != nil {
 		return err
 	}
 
@@ -216,17 +225,43 @@ func run(ctx context.Context, opts options) error {
 	return runLeaderElected(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
 }
 
-func newNeutronClient(ctx context.Context, opts options, reach *reachability) (*gophercloud.ServiceClient, error) {
-	if opts.neutronEndpoint != "" {
+func newNeutronClient(ctx context.Context, opts options, cloud *neutron.Cloud, reach *reachability, auth *authState) (*gophercloud.ServiceClient, error) {
+	if cloud == nil {
 		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
 	}
-	client, err := neutron.NewCloudServiceClient(ctx, opts.osCloud)
+	client, err := connect(ctx, cloud, opts, auth)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to Neutron (set --neutron-endpoint for a noauth server, or --os-cloud): %w", err)
+		return nil, err
 	}
 	client.HTTPClient = *throttled(instrument(&client.HTTPClient, reach), opts)
 	client.HTTPClient.Timeout = opts.neutronTimeout
 	return client, nil
+}
+
+// connect authenticates to the cloud until it succeeds or ctx ends. Keystone
+// unreachable, or refusing the credentials, is not fatal: a Secret may be
+// fixed, a Keystone may come back. Meanwhile /readyz fails with the reason,
+// and the attempts back off up to --max-retry-delay, so wrong credentials
+// cost Keystone one request per cap, not a loop.
+func connect(ctx context.Context, cloud *neutron.Cloud, opts options, auth *authState) (*gophercloud.ServiceClient, error) {
+	logger := klog.FromContext(ctx)
+	backoff := flowcontrol.NewBackOff(time.Second, opts.maxRetryDelay)
+	for {
+		client, err := cloud.Connect(ctx, opts.neutronTimeout)
+		auth.set(err)
+		if err == nil {
+			return client, nil
+		}
+		neutronAuthFailures.Inc()
+		backoff.Next("auth", backoff.Clock.Now())
+		delay := backoff.Get("auth")
+		logger.Error(err, "Cannot authenticate to the cloud; Networks wait until it succeeds", "cloud", opts.osCloud, "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
 }
 
 // throttled puts c's requests behind the --neutron-qps limit and Neutron's

@@ -53,6 +53,12 @@ var (
 		Help:           "Lists of the Neutron resources that carry this cluster's mark, by result (success or error).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
+	neutronAuthFailures = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_auth_failures_total",
+		Help:           "Failed attempts to authenticate to the cloud's Keystone at start-up (unreachable, or the credentials refused); retried with capped backoff.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	unrecognisedResources = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_unrecognised_resources",
@@ -99,7 +105,7 @@ const (
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, neutronRequestsTotal, neutronRequestDuration,
-			neutronRefreshesTotal, unrecognisedResources, orphansCollected, duplicatesDeleted, breakerOpen, neutronThrottled)
+			neutronRefreshesTotal, neutronAuthFailures, unrecognisedResources, orphansCollected, duplicatesDeleted, breakerOpen, neutronThrottled)
 	})
 }
 

@@ -21,10 +21,30 @@ import (
 type readiness struct {
 	// reach is whether the latest Neutron request was answered.
 	reach *reachability
+	// auth is why the controller could not authenticate to the cloud yet.
+	auth authState
 
 	mu         sync.Mutex
 	standby    bool
 	controller *Controller
+}
+
+// authState is the latest failure to authenticate to the cloud, or nil.
+type authState struct {
+	mu      sync.Mutex
+	lastErr error
+}
+
+func (a *authState) set(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.lastErr = err
+}
+
+func (a *authState) err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastErr
 }
 
 func (r *readiness) set(standby bool, c *Controller) {
@@ -50,6 +70,7 @@ func (r *readiness) checks() []healthz.HealthChecker {
 		})
 	}
 	return []healthz.HealthChecker{
+		healthz.NamedCheck("cloud-auth", func(*http.Request) error { return r.auth.err() }),
 		leaderCheck("informer-sync", func(c *Controller) error {
 			if !c.networksSynced() {
 				return errors.New("the Network informer's cache has not synced yet")

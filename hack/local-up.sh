@@ -64,14 +64,16 @@ cat <<MSG
 
 The local stack is running.
   kube-apiserver:  export KUBECONFIG=${KUBECONFIG}
-  neutron-server:  ${NEUTRON_ENDPOINT} (noauth)
+  Keystone:        OS_CLOUD=${OS_CLOUD} in OS_CLIENT_CONFIG_FILE=${OS_CLIENT_CONFIG_FILE}
+                   (the controller's project and user; neutron-server through the catalog)
+  neutron-server:  ${NEUTRON_ENDPOINT} (a second one without auth: an operator's view)
   OVN Northbound:  ovn-nbctl --db=${OVN_NB_DB} show
   etcd:            ${ETCD_ENDPOINTS}
   all of the above: source .local/env
 
 The controller is not part of the stack: \`make run\` runs it in the
 foreground on this stack (or run bin/network-controller yourself with
---kubeconfig and --neutron-endpoint as above). Then, in another terminal:
+--kubeconfig and --os-cloud as above). Then, in another terminal:
   source .local/env
   kubectl get networks -o wide
   ovn-nbctl --db=\$OVN_NB_DB show

@@ -1,12 +1,13 @@
 // Command local-stack runs the project's real stack — etcd, kube-apiserver
-// with the CRDs installed, OVN, MariaDB and neutron-server, and a real node
+// with the CRDs installed, OVN, MariaDB, Keystone and neutron-server, and a real node
 // unless --node=false — for a person,
 // until it receives SIGTERM or SIGINT. hack/local-up.sh starts it in the
 // background and hack/local-down.sh stops it; it uses the same code as the
 // e2e tests (test/framework), so what a person sees is what the tests test.
 //
 // When the stack is ready it writes DIR/env, a shell file with KUBECONFIG,
-// NEUTRON_ENDPOINT, OVN_NB_DB, ETCD_ENDPOINTS (and CONTAINERD_ADDRESS, the
+// NEUTRON_ENDPOINT, OVN_NB_DB, ETCD_ENDPOINTS, OS_CLIENT_CONFIG_FILE and
+// OS_CLOUD (the controller's clouds.yaml), and CONTAINERD_ADDRESS (the
 // node's containerd, for make deploy): its presence is the
 // readiness signal local-up.sh waits for.
 package main
@@ -54,7 +55,7 @@ func run(dir string, node bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	stack, err := framework.Start(ctx, framework.Options{Neutron: true, Node: node, Dir: stackDir})
+	stack, err := framework.Start(ctx, framework.Options{Neutron: true, Keystone: true, Node: node, Dir: stackDir})
 	if err != nil {
 		return err
 	}
@@ -66,6 +67,8 @@ func run(dir string, node bool) error {
 	}
 	env := fmt.Sprintf("export KUBECONFIG=%s\nexport NEUTRON_ENDPOINT=%s\nexport OVN_NB_DB=%s\nexport ETCD_ENDPOINTS=%s\n",
 		kubeconfig, stack.Neutron.Endpoint, stack.Neutron.NBConnection, stack.ControlPlane.EtcdURL)
+	// The controller's way in, as in a cloud: Keystone, through clouds.yaml.
+	env += fmt.Sprintf("export OS_CLIENT_CONFIG_FILE=%s\nexport OS_CLOUD=%s\n", stack.Keystone.CloudsYAML, framework.PasswordCloud)
 	if stack.Node != nil {
 		env += fmt.Sprintf("export CONTAINERD_ADDRESS=%s\n", stack.Node.ContainerdSocket)
 	}

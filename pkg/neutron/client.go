@@ -5,10 +5,12 @@ package neutron
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -43,15 +45,23 @@ func NewNoAuthServiceClient(endpoint string, httpClient *http.Client) (*gophercl
 	}, nil
 }
 
-// NewCloudServiceClient authenticates to a real cloud through Keystone and
-// returns its network service client. The cloud is read the way the
-// openstack CLI reads it: from clouds.yaml (OS_CLIENT_CONFIG_FILE, ./,
-// ~/.config/openstack/, /etc/openstack/) by name, with OS_* variables
-// filling in; cloud may be empty when OS_CLOUD names it.
-func NewCloudServiceClient(ctx context.Context, cloud string) (*gophercloud.ServiceClient, error) {
+// Cloud is a cloud's credentials and network endpoint options, read the
+// way the openstack CLI reads them: from clouds.yaml (OS_CLIENT_CONFIG_FILE,
+// ./, ~/.config/openstack/, /etc/openstack/) by name, with OS_* variables
+// filling in.
+type Cloud struct {
+	auth     gophercloud.AuthOptions
+	endpoint gophercloud.EndpointOpts
+	tls      *tls.Config
+}
+
+// ReadCloud reads the cloud named name; empty means $OS_CLOUD's. It does
+// not contact the cloud: a cloud that cannot be read is a configuration
+// error, one that cannot be reached or refuses the credentials is not.
+func ReadCloud(name string) (*Cloud, error) {
 	var opts []clouds.ParseOption
-	if cloud != "" {
-		opts = append(opts, clouds.WithCloudName(cloud))
+	if name != "" {
+		opts = append(opts, clouds.WithCloudName(name))
 	}
 	authOpts, endpointOpts, tlsConfig, err := clouds.Parse(opts...)
 	if err != nil {
@@ -59,13 +69,20 @@ func NewCloudServiceClient(ctx context.Context, cloud string) (*gophercloud.Serv
 	}
 	// A long-running controller must survive token expiry.
 	authOpts.AllowReauth = true
-	provider, err := config.NewProviderClient(ctx, authOpts, config.WithTLSConfig(tlsConfig))
+	return &Cloud{auth: authOpts, endpoint: endpointOpts, tls: tlsConfig}, nil
+}
+
+// Connect authenticates to the cloud's Keystone, within timeout, and
+// returns its network service client.
+func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gophercloud.ServiceClient, error) {
+	provider, err := config.NewProviderClient(ctx, c.auth, config.WithTLSConfig(c.tls),
+		config.WithHTTPClient(http.Client{Timeout: timeout}))
 	if err != nil {
-		return nil, fmt.Errorf("authenticating to the cloud: %w", err)
+		return nil, fmt.Errorf("authenticating to the cloud at %s: %w", c.auth.IdentityEndpoint, err)
 	}
-	client, err := openstack.NewNetworkV2(provider, endpointOpts)
+	client, err := openstack.NewNetworkV2(provider, c.endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("finding the network endpoint: %w", err)
+		return nil, fmt.Errorf("finding the network endpoint in the cloud's catalog: %w", err)
 	}
 	return client, nil
 }
