@@ -55,7 +55,7 @@ image: build ## Build the image (name and tag from artifacts/deploy) with docker
 ##@ Testing
 
 .PHONY: test
-test: verify unit e2e e2e-node check-docs ## Run everything CI runs: verification, unit tests, the e2e suite and the docs' commands, against the real stack.
+test: verify unit e2e e2e-node soak-short check-docs ## Run everything CI runs: verification, unit tests, the e2e suite, a short fault soak and the docs' commands, against the real stack.
 
 .PHONY: verify
 verify: ## Check formatting, go vet, and that generated code is up to date.
@@ -84,6 +84,17 @@ WORKERS ?= 8
 .PHONY: bench
 bench: controlplane packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8).
 	$(GO) run ./test/bench -n $(N) -workers $(WORKERS)
+
+SOAK_DURATION ?= 3m
+SOAK_SEED ?= 1
+
+.PHONY: soak
+soak: controlplane packages ## Random Network workload under faults (controller kill/stop, neutron-server and Keystone restarts), then the invariant (SOAK_DURATION=3m SOAK_SEED=1).
+	$(GO) run ./test/soak -duration $(SOAK_DURATION) -seed $(SOAK_SEED)
+
+.PHONY: soak-short
+soak-short: controlplane packages ## The soak of make test: one minute, a fault every 10 s, seed 1.
+	$(GO) run ./test/soak -duration 1m -fault-every 10s -seed 1
 
 INJECTOR_N ?= 500
 CONCURRENCY ?= 1,8,32

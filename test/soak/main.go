@@ -1,0 +1,413 @@
+// Command soak runs a random workload of Networks against the real stack
+// while it injects faults, then checks that Neutron holds exactly what the
+// Networks declare. The workload and the faults are drawn from -seed: the
+// same seed makes the same sequence of operations and faults (their timing
+// on the wall clock varies with the machine).
+//
+//	make soak                          # SOAK_DURATION=3m SOAK_SEED=1
+//	go run ./test/soak -duration 10m -seed 42
+//
+// The stack is the e2e one: kube-apiserver and etcd, Keystone, and
+// neutron-server behind it (the controllers' way in), plus the noauth
+// neutron-server on the same database through which the soak checks.
+// Two controller replicas run with leader election, through clouds.yaml.
+//
+// Faults, one at a time, each followed by recovery:
+//   - controller-kill: SIGKILL of a random replica, restarted at once;
+//   - controller-stop: SIGTERM of a random replica, restarted;
+//   - neutron-restart: the controllers' neutron-server stopped for a few
+//     seconds and started again;
+//   - keystone-restart: Keystone stopped for a few seconds and started.
+//
+// The invariant, once the workload has stopped and the last fault is over:
+// every Network is Ready; Neutron holds, with this cluster's mark, exactly
+// one network and subnet per Network, with its cidr and gateway; nothing
+// is left of deleted Networks; the foreign networks seeded first exist
+// unchanged.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+const (
+	namespace = "soak"
+	cluster   = "soak"
+	// slots is how many Networks may exist at once; slot i owns the
+	// range 10.150.i.0/24, so Networks never overlap.
+	slots = 40
+)
+
+func main() {
+	seed := flag.Uint64("seed", 1, "seed of the workload and the faults")
+	duration := flag.Duration("duration", 3*time.Minute, "how long the workload and the faults run")
+	opEvery := flag.Duration("op-every", 300*time.Millisecond, "pause between two operations of the workload")
+	faultEvery := flag.Duration("fault-every", 15*time.Second, "pause between two faults")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), *duration+10*time.Minute)
+	defer cancel()
+	if err := run(ctx, *seed, *duration, *opEvery, *faultEvery); err != nil {
+		fmt.Fprintf(os.Stderr, "soak: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type soak struct {
+	stack       *framework.Stack
+	kube        kubernetes.Interface
+	nc          clientset.Interface
+	controllers []*framework.Process
+	rng         *rand.Rand
+	ops, faults map[string]int
+	foreign     map[string]string // ID → name
+}
+
+func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Duration) error {
+	stack, err := framework.Start(ctx, framework.Options{Neutron: true, Keystone: true})
+	if err != nil {
+		return err
+	}
+	defer stack.Stop()
+	s := &soak{stack: stack, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), ops: map[string]int{}, faults: map[string]int{},
+		kube: kubernetes.NewForConfigOrDie(stack.ControlPlane.AdminConfig), nc: clientset.NewForConfigOrDie(stack.ControlPlane.AdminConfig)}
+	if err := s.setUp(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		for _, c := range s.controllers {
+			_ = c.Stop(10 * time.Second)
+		}
+	}()
+
+	start := time.Now()
+	end := start.Add(duration)
+	nextFault := start.Add(faultEvery)
+	var lastFault time.Time
+	for time.Now().Before(end) {
+		if time.Now().After(nextFault) {
+			if err := s.fault(ctx); err != nil {
+				return err
+			}
+			lastFault = time.Now()
+			nextFault = lastFault.Add(faultEvery)
+		}
+		if err := s.operation(ctx); err != nil {
+			return err
+		}
+		if err := pause(ctx, opEvery); err != nil {
+			return err
+		}
+	}
+	converged, convergeErr := s.converge(ctx, 3*time.Minute)
+	violations, err := s.check(ctx)
+	if err != nil {
+		return err
+	}
+	if convergeErr != nil {
+		violations = append([]string{convergeErr.Error()}, violations...)
+	}
+	s.report(seed, duration, converged.Sub(lastFault), lastFault.IsZero() || convergeErr != nil, violations)
+	if len(violations) > 0 {
+		return fmt.Errorf("%d invariant violations", len(violations))
+	}
+	return nil
+}
+
+// setUp builds the controller, seeds foreign networks in the controllers'
+// project, and starts two replicas.
+func (s *soak) setUp(ctx context.Context) error {
+	binary := filepath.Join(s.stack.Dir, "network-controller")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
+	build.Dir = s.stack.RepoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the controller: %v\n%s", err, out)
+	}
+	if _, err := s.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := s.seedForeign(ctx); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(s.stack.Dir, "soak.kubeconfig")
+	if err := framework.WriteKubeconfig(s.stack.ControlPlane.AdminConfig, "admin", kubeconfig); err != nil {
+		return err
+	}
+	for i := range 2 {
+		c := &framework.Process{
+			Name: fmt.Sprintf("controller-%d", i),
+			Path: binary,
+			Args: []string{"--kubeconfig=" + kubeconfig, "--namespace=" + namespace, "--cluster-name=" + cluster,
+				"--os-cloud=" + framework.PasswordCloud, "--leader-elect-resource-namespace=default",
+				"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
+				"--health-probe-bind-address=0", "--metrics-bind-address=0", "--max-retry-delay=10s", "--neutron-resync-period=20s"},
+			Env:     append(os.Environ(), "OS_CLIENT_CONFIG_FILE="+s.stack.Keystone.CloudsYAML),
+			Dir:     s.stack.Dir,
+			LogPath: filepath.Join(s.stack.Dir, fmt.Sprintf("controller-%d.log", i)),
+		}
+		if err := c.Start(); err != nil {
+			return err
+		}
+		s.controllers = append(s.controllers, c)
+	}
+	return nil
+}
+
+// seedForeign makes networks in the controllers' project that are not
+// theirs: another tool's, and another cluster's with a Network's name.
+func (s *soak) seedForeign(ctx context.Context) error {
+	s.foreign = map[string]string{}
+	for _, o := range []networks.CreateOpts{
+		{Name: "k8s-clusterapi-cluster-default-foo", ProjectID: s.stack.Keystone.ProjectID},
+		{Name: namespace + "/n-1/00000000-0000-0000-0000-000000000001", Description: "managed-by=network-controller,cluster=other", ProjectID: s.stack.Keystone.ProjectID},
+		{Name: "hand-made", ProjectID: s.stack.Keystone.ProjectID},
+	} {
+		n, err := networks.Create(ctx, s.stack.Neutron.Client, o).Extract()
+		if err != nil {
+			return fmt.Errorf("seeding a foreign network: %w", err)
+		}
+		s.foreign[n.ID] = n.Name
+	}
+	return nil
+}
+
+// operation is one random change of the workload: create a Network in a
+// free slot, move a Network's gateway, or delete a Network.
+func (s *soak) operation(ctx context.Context) error {
+	slot := s.rng.IntN(slots)
+	kind := s.rng.IntN(10)
+	name := fmt.Sprintf("n-%d", slot)
+	client := s.nc.SamplecrdV1().Networks(namespace)
+	current, err := client.Get(ctx, name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil // the API server may be restarting; the next operation tries again
+	}
+	found := err == nil
+	exists := found && current.DeletionTimestamp == nil
+	switch {
+	case !found && kind < 6:
+		_, err = client.Create(ctx, &samplecrdv1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("10.150.%d.0/24", slot), Gateway: fmt.Sprintf("10.150.%d.1", slot)},
+		}, metav1.CreateOptions{})
+		s.ops["create"]++
+	case exists && kind < 8:
+		patch := fmt.Sprintf(`{"spec":{"gateway":"10.150.%d.%d"}}`, slot, 1+s.rng.IntN(250))
+		_, err = client.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		s.ops["update"]++
+	case exists:
+		err = client.Delete(ctx, name, metav1.DeleteOptions{})
+		s.ops["delete"]++
+	}
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
+		s.ops["refused"]++
+	}
+	return nil
+}
+
+// fault injects one fault and waits for its recovery to begin.
+func (s *soak) fault(ctx context.Context) error {
+	kinds := []string{"controller-kill", "controller-stop", "neutron-restart", "keystone-restart"}
+	kind := kinds[s.rng.IntN(len(kinds))]
+	s.faults[kind]++
+	down := time.Duration(2+s.rng.IntN(5)) * time.Second
+	switch kind {
+	case "controller-kill", "controller-stop":
+		c := s.controllers[s.rng.IntN(len(s.controllers))]
+		if kind == "controller-kill" {
+			c.Kill()
+		} else {
+			_ = c.Stop(10 * time.Second)
+		}
+		return c.Start()
+	case "neutron-restart":
+		p := s.stack.Neutron.KeystoneServer
+		_ = p.Stop(10 * time.Second)
+		if err := pause(ctx, down); err != nil {
+			return err
+		}
+		return p.Start()
+	case "keystone-restart":
+		p := s.stack.Keystone.Server
+		_ = p.Stop(10 * time.Second)
+		if err := pause(ctx, down); err != nil {
+			return err
+		}
+		return p.Start()
+	}
+	return nil
+}
+
+// converge waits until every Network is Ready for its generation and no
+// deleted one is left, and returns when that was first seen.
+func (s *soak) converge(ctx context.Context, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := s.nc.SamplecrdV1().Networks(namespace).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			waiting := 0
+			for _, n := range list.Items {
+				c := meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady)
+				if n.DeletionTimestamp != nil || c == nil || c.Status != metav1.ConditionTrue || n.Status.ObservedGeneration != n.Generation {
+					waiting++
+				}
+			}
+			if waiting == 0 {
+				return time.Now(), nil
+			}
+			if time.Now().After(deadline) {
+				return time.Time{}, fmt.Errorf("%d Networks not Ready for their generation (or not gone) %s after the workload", waiting, timeout)
+			}
+		}
+		if err := pause(ctx, 500*time.Millisecond); err != nil {
+			return time.Time{}, err
+		}
+	}
+}
+
+// check compares Neutron with the Networks, and returns what differs.
+func (s *soak) check(ctx context.Context) ([]string, error) {
+	list, err := s.nc.SamplecrdV1().Networks(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	mark, err := neutron.NewMark(cluster)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := networks.List(s.stack.Neutron.Client, networks.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	allNets, err := networks.ExtractNetworks(pages)
+	if err != nil {
+		return nil, err
+	}
+	spages, err := subnets.List(s.stack.Neutron.Client, subnets.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	allSubnets, err := subnets.ExtractSubnets(spages)
+	if err != nil {
+		return nil, err
+	}
+	var violations []string
+	ours := map[string]networks.Network{}
+	for _, n := range allNets {
+		if n.Description == mark.Description() {
+			ours[n.ID] = n
+		}
+	}
+	subnetsOf := map[string][]subnets.Subnet{}
+	for _, sn := range allSubnets {
+		subnetsOf[sn.NetworkID] = append(subnetsOf[sn.NetworkID], sn)
+	}
+	for _, n := range list.Items {
+		net, ok := ours[n.Status.NetworkID]
+		if !ok {
+			violations = append(violations, fmt.Sprintf("Network %s: its Neutron network %q is missing", n.Name, n.Status.NetworkID))
+			continue
+		}
+		delete(ours, net.ID)
+		sns := subnetsOf[net.ID]
+		if len(sns) != 1 || sns[0].CIDR != n.Spec.CIDR || sns[0].GatewayIP != n.Spec.Gateway {
+			violations = append(violations, fmt.Sprintf("Network %s (cidr %s gateway %s): Neutron has subnets %v", n.Name, n.Spec.CIDR, n.Spec.Gateway, describe(sns)))
+		}
+	}
+	for id, n := range ours {
+		violations = append(violations, fmt.Sprintf("leaked: network %s %q has no Network", id, n.Name))
+	}
+	for id, name := range s.foreign {
+		got, ok := findNetwork(allNets, id)
+		if !ok || got.Name != name {
+			violations = append(violations, fmt.Sprintf("foreign network %s %q was touched", id, name))
+		}
+	}
+	sort.Strings(violations)
+	return violations, nil
+}
+
+func (s *soak) report(seed uint64, duration, convergeAfterLastFault time.Duration, noFault bool, violations []string) {
+	total := 0
+	for _, n := range s.faults {
+		total += n
+	}
+	fmt.Printf("\nsoak: seed %d, %s of workload and faults\n\n", seed, duration)
+	fmt.Println("| figure | value |")
+	fmt.Println("| --- | --- |")
+	fmt.Printf("| operations | %s |\n", counts(s.ops))
+	fmt.Printf("| faults injected | %d: %s |\n", total, counts(s.faults))
+	if noFault {
+		fmt.Println("| time to converge after the last fault | - (no fault, or no convergence) |")
+	} else {
+		fmt.Printf("| time to converge after the last fault | %s |\n", convergeAfterLastFault.Round(100*time.Millisecond))
+	}
+	fmt.Printf("| foreign networks seeded, untouched | %d |\n", len(s.foreign))
+	fmt.Printf("| invariant violations | %d |\n", len(violations))
+	for _, v := range violations {
+		fmt.Printf("  - %s\n", v)
+	}
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func describe(sns []subnets.Subnet) []string {
+	var out []string
+	for _, sn := range sns {
+		out = append(out, sn.CIDR+" gw "+sn.GatewayIP)
+	}
+	return out
+}
+
+func findNetwork(all []networks.Network, id string) (networks.Network, bool) {
+	for _, n := range all {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return networks.Network{}, false
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
