@@ -233,8 +233,8 @@ func newNeutronClient(ctx context.Context, opts options, cloud *neutron.Cloud, r
 	if err != nil {
 		return nil, err
 	}
+	// Connect's client already has the --neutron-timeout; the copies keep it.
 	client.HTTPClient = *throttled(instrument(&client.HTTPClient, reach), opts)
-	client.HTTPClient.Timeout = opts.neutronTimeout
 	return client, nil
 }
 

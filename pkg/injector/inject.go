@@ -37,25 +37,6 @@ func Wants(pod *corev1.Pod) bool {
 	return pod.Annotations[RequestAnnotation] == "true" && !pod.Spec.HostNetwork
 }
 
-// Inject returns pod with the template merged in, or pod itself (not a
-// copy) when there is nothing to do. It is InjectJSON for callers that hold
-// a typed Pod.
-func Inject(pod *corev1.Pod, tmpl *Template) (*corev1.Pod, error) {
-	raw, err := json.Marshal(pod)
-	if err != nil {
-		return nil, err
-	}
-	merged, err := InjectJSON(raw, pod, tmpl)
-	if err != nil || merged == nil {
-		return pod, err
-	}
-	out := &corev1.Pod{}
-	if err := json.Unmarshal(merged, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // InjectJSON decides on pod and merges the sidecar into raw, the same Pod
 // (or pod template) as its author or the API server wrote it, so that
 // nothing but the sidecar is added: no defaults, no empty fields. It

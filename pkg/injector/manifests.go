@@ -17,7 +17,7 @@ import (
 )
 
 // Offline injection, `envoy-injector inject`, like `istioctl kube-inject`:
-// manifests go through the same Inject as the webhook's Pods, before they
+// manifests go through the same InjectJSON as the webhook's Pods, before they
 // reach a cluster (GitOps, review, a cluster without the webhook).
 
 // podTemplatePaths are where each workload kind keeps the Pod it makes.

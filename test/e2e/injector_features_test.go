@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestInjectionFollowsThePod(t *testing.T) {
 	f := newInjectorFixture(ctx, t, podTemplate)
 	sidecar := func(t *testing.T, p *corev1.Pod, name string) corev1.Container {
 		t.Helper()
-		for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+		for _, c := range slices.Concat(p.Spec.InitContainers, p.Spec.Containers) {
 			if c.Name == name {
 				return c
 			}

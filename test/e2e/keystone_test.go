@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -108,7 +107,7 @@ func TestWrongCredentialsAreReportedWithoutAHotLoop(t *testing.T) {
 	c := startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + wrong}, "--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud)
 	failures := func() float64 { return c.metric(ctx, t, "network_controller_neutron_auth_failures_total", nil) }
 	eventually(ctx, t, 20*time.Second, func(ctx context.Context) (bool, string, error) {
-		code, _ := getURL(ctx, c.probeURL+"/healthz")
+		code, _ := get(ctx, c.probeURL+"/healthz")
 		return code == http.StatusOK, fmt.Sprintf("/healthz: %d", code), nil
 	})
 	eventually(ctx, t, 40*time.Second, func(context.Context) (bool, string, error) {
@@ -118,26 +117,10 @@ func TestWrongCredentialsAreReportedWithoutAHotLoop(t *testing.T) {
 	if elapsed := time.Since(start); elapsed < 7*time.Second {
 		t.Errorf("5 attempts in %s: the retries do not back off", elapsed)
 	}
-	if code, body := getURL(ctx, c.probeURL+"/readyz?verbose"); code == http.StatusOK || !strings.Contains(body, "[-]cloud-auth failed") {
+	if code, body := get(ctx, c.probeURL+"/readyz"); code == http.StatusOK || !strings.Contains(body, "[-]cloud-auth failed") {
 		t.Errorf("/readyz: %d\n%s\nwant a failure of cloud-auth", code, body)
 	}
 	if c.Exited() {
 		t.Error("the controller exited: a wrong password must be reported, not crash-looped")
 	}
-}
-
-// getURL returns the status code and body of a GET of url (0 and the
-// error when there is no answer).
-func getURL(ctx context.Context, url string) (int, string) {
-	req, err := httpRequest(ctx, url)
-	if err != nil {
-		return 0, err.Error()
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
 }
