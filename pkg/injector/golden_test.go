@@ -13,7 +13,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/diff"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -169,31 +168,20 @@ func reviewPod(t *testing.T, p *corev1.Pod, tmpl *Template) *admissionv1.Admissi
 func podLikesOf(t *testing.T, data []byte) []*corev1.Pod {
 	t.Helper()
 	var pods []*corev1.Pod
-	var walk func(obj map[string]any)
-	walk = func(obj map[string]any) {
-		u := &unstructured.Unstructured{Object: obj}
-		if items, ok := obj["items"].([]any); ok {
-			for _, item := range items {
-				walk(item.(map[string]any))
-			}
-			return
-		}
-		podObj := obj
-		if path, ok := podTemplatePaths[u.GetKind()]; ok {
-			template, _, _ := unstructured.NestedMap(obj, path...)
-			podObj = map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": template["metadata"], "spec": template["spec"]}
-		} else if u.GetKind() != "Pod" {
-			return
-		}
+	collect := func(podObj map[string]any, namespace string) error {
 		p := &corev1.Pod{}
 		raw, err := json.Marshal(podObj)
-		if err != nil || json.Unmarshal(raw, p) != nil {
-			t.Fatalf("not a Pod: %v", podObj)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, p); err != nil {
+			return err
 		}
 		if p.Namespace == "" {
-			p.Namespace = u.GetNamespace()
+			p.Namespace = namespace
 		}
 		pods = append(pods, p)
+		return nil
 	}
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
@@ -201,8 +189,8 @@ func podLikesOf(t *testing.T, data []byte) []*corev1.Pod {
 		if err := decoder.Decode(&obj); err != nil {
 			break
 		}
-		if len(obj) > 0 {
-			walk(obj)
+		if err := forEachPod(obj, collect); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return pods

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -72,38 +73,49 @@ func InjectManifests(r io.Reader, w io.Writer, tmpl *Template) (int, error) {
 
 // injectObject injects into obj, a Pod, a workload, or a List of them.
 func injectObject(obj map[string]any, tmpl *Template) (int, error) {
-	kind, _, _ := unstructured.NestedString(obj, "kind")
+	injected := 0
+	err := forEachPod(obj, func(pod map[string]any, _ string) error {
+		n, err := injectPodLike(pod, tmpl)
+		injected += n
+		return err
+	})
+	return injected, err
+}
+
+// forEachPod calls fn on every Pod of obj (a Pod, a workload, or a List of
+// them): a Pod itself, or a workload's pod template, which fn may change
+// in place; namespace is the Pod's or the workload's. Other kinds have
+// none.
+func forEachPod(obj map[string]any, fn func(pod map[string]any, namespace string) error) error {
 	if items, ok := obj["items"].([]any); ok {
-		total := 0
 		for i, item := range items {
 			m, ok := item.(map[string]any)
 			if !ok {
-				return total, fmt.Errorf("items[%d] is not an object", i)
+				return fmt.Errorf("items[%d] is not an object", i)
 			}
-			n, err := injectObject(m, tmpl)
-			if err != nil {
-				return total, fmt.Errorf("items[%d]: %w", i, err)
+			if err := forEachPod(m, fn); err != nil {
+				return fmt.Errorf("items[%d]: %w", i, err)
 			}
-			total += n
 		}
-		return total, nil
+		return nil
 	}
-	if kind == "Pod" {
-		return injectPodLike(obj, tmpl)
+	u := &unstructured.Unstructured{Object: obj}
+	if u.GetKind() == "Pod" {
+		return fn(obj, u.GetNamespace())
 	}
-	path, ok := podTemplatePaths[kind]
+	path, ok := podTemplatePaths[u.GetKind()]
 	if !ok {
-		return 0, nil // a Service, a ConfigMap...: not ours to change
+		return nil // a Service, a ConfigMap...: not ours to change
 	}
-	template, found, err := unstructured.NestedMap(obj, path...)
+	template, found, err := unstructured.NestedFieldNoCopy(obj, path...)
 	if err != nil || !found {
-		return 0, err
+		return err
 	}
-	n, err := injectPodLike(template, tmpl)
-	if err != nil || n == 0 {
-		return n, err
+	m, ok := template.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s is not an object", strings.Join(path, "."))
 	}
-	return n, unstructured.SetNestedMap(obj, template, path...)
+	return fn(m, u.GetNamespace())
 }
 
 // injectPodLike injects into an object with a Pod's metadata and spec: a
