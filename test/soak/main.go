@@ -45,6 +45,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -114,9 +115,7 @@ func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Du
 			lastFault = time.Now()
 			nextFault = lastFault.Add(faultEvery)
 		}
-		if err := s.operation(ctx); err != nil {
-			return err
-		}
+		s.operation(ctx)
 		if err := pause(ctx, opEvery); err != nil {
 			return err
 		}
@@ -195,14 +194,14 @@ func (s *soak) seedForeign(ctx context.Context) error {
 
 // operation is one random change of the workload: create a Network in a
 // free slot, move a Network's gateway, or delete a Network.
-func (s *soak) operation(ctx context.Context) error {
+func (s *soak) operation(ctx context.Context) {
 	slot := s.rng.IntN(slots)
 	kind := s.rng.IntN(10)
 	name := fmt.Sprintf("n-%d", slot)
 	client := s.nc.SamplecrdV1().Networks(namespace)
 	current, err := client.Get(ctx, name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil // the API server may be restarting; the next operation tries again
+		return // the API server may be restarting; the next operation tries again
 	}
 	found := err == nil
 	exists := found && current.DeletionTimestamp == nil
@@ -224,7 +223,6 @@ func (s *soak) operation(ctx context.Context) error {
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
 		s.ops["refused"]++
 	}
-	return nil
 }
 
 // fault injects one fault and waits for its recovery to begin.
@@ -263,28 +261,25 @@ func (s *soak) fault(ctx context.Context) error {
 // converge waits until every Network is Ready for its generation and no
 // deleted one is left, and returns when that was first seen.
 func (s *soak) converge(ctx context.Context, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	waiting := -1
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list, err := s.nc.SamplecrdV1().Networks(namespace).List(ctx, metav1.ListOptions{})
-		if err == nil {
-			waiting := 0
-			for _, n := range list.Items {
-				c := meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady)
-				if n.DeletionTimestamp != nil || c == nil || c.Status != metav1.ConditionTrue || n.Status.ObservedGeneration != n.Generation {
-					waiting++
-				}
-			}
-			if waiting == 0 {
-				return time.Now(), nil
-			}
-			if time.Now().After(deadline) {
-				return time.Time{}, fmt.Errorf("%d Networks not Ready for their generation (or not gone) %s after the workload", waiting, timeout)
+		if err != nil {
+			return false, nil // the API server may be coming back
+		}
+		waiting = 0
+		for _, n := range list.Items {
+			c := meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady)
+			if n.DeletionTimestamp != nil || c == nil || c.Status != metav1.ConditionTrue || n.Status.ObservedGeneration != n.Generation {
+				waiting++
 			}
 		}
-		if err := pause(ctx, 500*time.Millisecond); err != nil {
-			return time.Time{}, err
-		}
+		return waiting == 0, nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%d Networks not Ready for their generation (or not gone) %s after the workload", waiting, timeout)
 	}
+	return time.Now(), nil
 }
 
 // check compares Neutron with the Networks, and returns what differs.
@@ -297,25 +292,14 @@ func (s *soak) check(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	pages, err := networks.List(s.stack.Neutron.Client, networks.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	allNets, err := networks.ExtractNetworks(pages)
-	if err != nil {
-		return nil, err
-	}
-	spages, err := subnets.List(s.stack.Neutron.Client, subnets.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	allSubnets, err := subnets.ExtractSubnets(spages)
+	allNets, allSubnets, err := s.listNeutron(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var violations []string
-	ours := map[string]networks.Network{}
+	ours, byID := map[string]networks.Network{}, map[string]networks.Network{}
 	for _, n := range allNets {
+		byID[n.ID] = n
 		if n.Description == mark.Description() {
 			ours[n.ID] = n
 		}
@@ -340,13 +324,30 @@ func (s *soak) check(ctx context.Context) ([]string, error) {
 		violations = append(violations, fmt.Sprintf("leaked: network %s %q has no Network", id, n.Name))
 	}
 	for id, name := range s.foreign {
-		got, ok := findNetwork(allNets, id)
-		if !ok || got.Name != name {
+		if got, ok := byID[id]; !ok || got.Name != name {
 			violations = append(violations, fmt.Sprintf("foreign network %s %q was touched", id, name))
 		}
 	}
 	sort.Strings(violations)
 	return violations, nil
+}
+
+// listNeutron lists every network and subnet, through the noauth
+// neutron-server: an operator's view of all projects.
+func (s *soak) listNeutron(ctx context.Context) ([]networks.Network, []subnets.Subnet, error) {
+	pages, err := networks.List(s.stack.Neutron.Client, networks.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	nets, err := networks.ExtractNetworks(pages)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pages, err = subnets.List(s.stack.Neutron.Client, subnets.ListOpts{}).AllPages(ctx); err != nil {
+		return nil, nil, err
+	}
+	subs, err := subnets.ExtractSubnets(pages)
+	return nets, subs, err
 }
 
 func (s *soak) report(seed uint64, duration, convergeAfterLastFault time.Duration, noFault bool, violations []string) {
@@ -390,15 +391,6 @@ func describe(sns []subnets.Subnet) []string {
 		out = append(out, sn.CIDR+" gw "+sn.GatewayIP)
 	}
 	return out
-}
-
-func findNetwork(all []networks.Network, id string) (networks.Network, bool) {
-	for _, n := range all {
-		if n.ID == id {
-			return n, true
-		}
-	}
-	return networks.Network{}, false
 }
 
 func pause(ctx context.Context, d time.Duration) error {

@@ -33,6 +33,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
@@ -90,11 +91,7 @@ func run(ctx context.Context, n int, concurrency []int) error {
 	fmt.Println("| in flight | create p50 / p99 / max, with the webhook | without | webhook call, mean (API server's measure) | webhook's own decision, mean |")
 	fmt.Println("| ---: | --- | --- | ---: | ---: |")
 	for _, c := range concurrency {
-		apiBefore, err := b.apiserverWebhookSeconds(ctx)
-		if err != nil {
-			return err
-		}
-		ownBefore, err := b.injectorSeconds(ctx)
+		before, err := b.webhookSeconds(ctx)
 		if err != nil {
 			return err
 		}
@@ -102,11 +99,7 @@ func run(ctx context.Context, n int, concurrency []int) error {
 		if err != nil {
 			return err
 		}
-		apiAfter, err := b.apiserverWebhookSeconds(ctx)
-		if err != nil {
-			return err
-		}
-		ownAfter, err := b.injectorSeconds(ctx)
+		after, err := b.webhookSeconds(ctx)
 		if err != nil {
 			return err
 		}
@@ -115,7 +108,7 @@ func run(ctx context.Context, n int, concurrency []int) error {
 			return err
 		}
 		fmt.Printf("| %d | %s | %s | %s | %s |\n", c, percentiles(with), percentiles(without),
-			apiAfter.minus(apiBefore).mean(), ownAfter.minus(ownBefore).mean())
+			after.apiserver.minus(before.apiserver).mean(), after.own.minus(before.own).mean())
 	}
 	return nil
 }
@@ -192,14 +185,13 @@ func setUp(ctx context.Context, stack *framework.Stack) (*bench, error) {
 		return nil, err
 	}
 	// Until the API server calls the webhook; then a warm-up of both paths.
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	var lastErr error
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		p, err := kube.CoreV1().Pods(injectedNS).Create(ctx, benchPod(), metav1.CreateOptions{})
-		if err == nil && len(p.Spec.Containers) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the API server does not call the webhook (last error %v)", err)
-		}
+		lastErr = err
+		return err == nil && len(p.Spec.Containers) == 2, nil
+	}); err != nil {
+		return nil, fmt.Errorf("the API server does not call the webhook (last error %v): %w", lastErr, err)
 	}
 	for _, ns := range []string{injectedNS, plainNS} {
 		if _, err := b.createPods(ctx, ns, 50, 4); err != nil {
@@ -210,23 +202,19 @@ func setUp(ctx context.Context, stack *framework.Stack) (*bench, error) {
 }
 
 func (b *bench) waitReady(ctx context.Context, url string) error {
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := b.scraper.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := b.scraper.Do(req)
+		if err != nil {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("envoy-injector is not ready at %s", url)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("envoy-injector is not ready at %s: %w", url, err)
 	}
+	return nil
 }
 
 func benchPod() *corev1.Pod {
@@ -284,6 +272,19 @@ feed:
 	}
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	return latencies, nil
+}
+
+// webhookTime is the webhook's time so far, as the API server measured
+// its calls and as the webhook measured its decisions.
+type webhookTime struct{ apiserver, own summary }
+
+func (b *bench) webhookSeconds(ctx context.Context) (webhookTime, error) {
+	apiserver, err := b.apiserverWebhookSeconds(ctx)
+	if err != nil {
+		return webhookTime{}, err
+	}
+	own, err := b.injectorSeconds(ctx)
+	return webhookTime{apiserver, own}, err
 }
 
 // summary is a histogram's sum and count.
