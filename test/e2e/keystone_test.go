@@ -24,6 +24,27 @@ func throughKeystone(t *testing.T, ns, cloud string) *controller {
 		"--neutron-endpoint=", "--os-cloud="+cloud)
 }
 
+// newTenant makes a Keystone project and member user of the test's own,
+// named ns (see framework.Keystone.NewTenant): its quota and its ports are
+// no other test's business. With networkURL, the tenant's catalog sends
+// its network requests there, e.g. to a fault proxy.
+func newTenant(ctx context.Context, t *testing.T, ns, networkURL string) *framework.Tenant {
+	t.Helper()
+	tenant, err := stack.Keystone.NewTenant(ctx, ns, networkURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tenant
+}
+
+// asTenant starts a controller for ns that works as tenant, through
+// Keystone, as throughKeystone does for the stack's controller project.
+func asTenant(t *testing.T, ns string, tenant *framework.Tenant, extraArgs ...string) *controller {
+	t.Helper()
+	return startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + tenant.CloudsYAML},
+		append([]string{"--neutron-endpoint=", "--os-cloud=" + tenant.Cloud}, extraArgs...)...)
+}
+
 // TestKeystoneAuthentication: with the password, and with an application
 // credential, the controller authenticates to the real Keystone and its
 // Networks become Ready; Neutron holds them in the controller's project,

@@ -18,52 +18,28 @@ import (
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 )
 
-// Neutron as a limited, shared service: a quota that runs out, and a
-// delete that Neutron refuses while something else uses the network.
+// Neutron as a limited, shared service, reached as every user reaches it:
+// through Keystone, in a project of the test's own (newTenant), so that
+// its quota, its ports and its throttling are no other test's.
 
-// setNetworkQuota sets the network quota of the project the stack's
-// requests run in, and restores "no limit" when the test ends. It returns
-// the project and how many networks it holds now.
-func setNetworkQuota(ctx context.Context, t *testing.T, extra int) {
+// setNetworkQuota sets the network quota of project.
+func setNetworkQuota(ctx context.Context, t *testing.T, project string, limit int) {
 	t.Helper()
-	probe, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{Name: "quota-probe"}).Extract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := networks.Delete(ctx, stack.Neutron.Client, probe.ID).ExtractErr(); err != nil {
-		t.Fatal(err)
-	}
-	page, err := networks.List(stack.Neutron.Client, networks.ListOpts{ProjectID: probe.ProjectID}).AllPages(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, _ := networks.ExtractNetworks(page)
-	if _, err := quotas.Update(ctx, stack.Neutron.Client, probe.ProjectID, quotas.UpdateOpts{Network: ptr.To(len(held) + extra)}).Extract(); err != nil {
-		t.Fatalf("setting the network quota: %v", err)
-	}
-	t.Cleanup(func() { raiseNetworkQuota(context.Background(), t, probe.ProjectID) })
-	quotaProject = probe.ProjectID
-}
-
-// quotaProject is the project setNetworkQuota limited.
-var quotaProject string
-
-func raiseNetworkQuota(ctx context.Context, t *testing.T, project string) {
-	t.Helper()
-	if _, err := quotas.Update(ctx, stack.Neutron.Client, project, quotas.UpdateOpts{Network: ptr.To(-1)}).Extract(); err != nil {
-		t.Errorf("restoring the network quota: %v", err)
+	if _, err := quotas.Update(ctx, stack.Neutron.Client, project, quotas.UpdateOpts{Network: ptr.To(limit)}).Extract(); err != nil {
+		t.Fatalf("setting the network quota of %s to %d: %v", project, limit, err)
 	}
 }
 
-// TestQuotaExceededUntilRaised: with room for 5 networks, the 6th Network
-// is Ready=False NeutronQuotaExceeded with Neutron's words and a Warning
-// Event; once the quota is raised it becomes Ready by itself, within the
-// backoff cap.
+// TestQuotaExceededUntilRaised: in a project whose network quota is 5, the
+// 6th Network is Ready=False NeutronQuotaExceeded with Neutron's words and
+// a Warning Event; once the quota is raised it becomes Ready by itself,
+// within the backoff cap.
 func TestQuotaExceededUntilRaised(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
-	setNetworkQuota(ctx, t, 5)
-	c := startController(t, ns, "--max-retry-delay=3s")
+	tenant := newTenant(ctx, t, ns, "")
+	setNetworkQuota(ctx, t, tenant.ProjectID, 5)
+	c := asTenant(t, ns, tenant, "--max-retry-delay=3s")
 	cleanupNetworks(t, ns)
 
 	// Five fill the quota. They are made before the sixth: Zed's quota
@@ -95,7 +71,7 @@ func TestQuotaExceededUntilRaised(t *testing.T) {
 	})
 
 	raised := time.Now()
-	raiseNetworkQuota(ctx, t, quotaProject)
+	setNetworkQuota(ctx, t, tenant.ProjectID, 10)
 	waitForReady(ctx, t, ns, over, 30*time.Second)
 	t.Logf("Ready %s after the quota was raised (--max-retry-delay=3s)", time.Since(raised).Round(time.Millisecond))
 	if nets, _ := c.neutronNetworks(ctx, t); len(nets) != 6 {
@@ -110,13 +86,15 @@ func TestQuotaExceededUntilRaised(t *testing.T) {
 func TestDeleteBlockedByAPort(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
-	c := startController(t, ns, "--max-retry-delay=2s")
+	tenant := newTenant(ctx, t, ns, "")
+	c := asTenant(t, ns, tenant, "--max-retry-delay=2s")
 	cleanupNetworks(t, ns)
 
 	createNetwork(ctx, t, ns, "busy", "10.85.0.0/24", "10.85.0.1")
 	n := waitForReady(ctx, t, ns, "busy", time.Minute)
+	// Nova makes an instance's port in the instance's project.
 	port, err := ports.Create(ctx, stack.Neutron.Client, ports.CreateOpts{
-		NetworkID: n.Status.NetworkID, Name: "a-vm", DeviceOwner: "compute:nova",
+		NetworkID: n.Status.NetworkID, Name: "a-vm", DeviceOwner: "compute:nova", ProjectID: tenant.ProjectID,
 		FixedIPs: []ports.IP{{SubnetID: n.Status.SubnetID}},
 	}).Extract()
 	if err != nil {
@@ -158,8 +136,8 @@ func TestDeleteBlockedByAPort(t *testing.T) {
 	}
 }
 
-// TestThrottlingIsHonoured puts a fault proxy in front of neutron-server
-// that answers the network creates with 429 (Retry-After: 1) four times
+// TestThrottlingIsHonoured puts a fault proxy in front of the Keystone
+// neutron-server, as the tenant's catalog entry for Neutron, that answers the network creates with 429 (Retry-After: 1) four times
 // and the subnet creates with a load balancer's 503 (Retry-After: 1)
 // twice, as a busy Neutron does. Every Network becomes Ready without a
 // failed sync, each refusal is counted, and Neutron holds exactly one
@@ -168,10 +146,10 @@ func TestDeleteBlockedByAPort(t *testing.T) {
 func TestThrottlingIsHonoured(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
-	proxy := faultProxy(t)
+	proxy := faultProxyTo(t, stack.Neutron.KeystoneEndpoint)
 	proxy.Refuse(http.MethodPost, "/v2.0/networks", 4, http.StatusTooManyRequests, "1")
 	proxy.Refuse(http.MethodPost, "/v2.0/subnets", 2, http.StatusServiceUnavailable, "1")
-	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--workers=3")
+	c := asTenant(t, ns, newTenant(ctx, t, ns, proxy.URL), "--workers=3")
 	cleanupNetworks(t, ns)
 
 	for i := range 3 {

@@ -23,11 +23,17 @@ import (
 // nothing that does not carry this cluster's mark — or whose identity does
 // not parse — is ever touched.
 
-// faultProxy starts a FaultProxy in front of neutron-server for one test.
-// It outlives the test's other cleanups, which delete through it.
+// faultProxy starts a FaultProxy in front of the noauth neutron-server for
+// one test. It outlives the test's other cleanups, which delete through it.
 func faultProxy(t *testing.T) *framework.FaultProxy {
 	t.Helper()
-	p, err := framework.StartFaultProxy(stack.Neutron.Endpoint)
+	return faultProxyTo(t, stack.Neutron.Endpoint)
+}
+
+// faultProxyTo is faultProxy in front of target.
+func faultProxyTo(t *testing.T, target string) *framework.FaultProxy {
+	t.Helper()
+	p, err := framework.StartFaultProxy(target)
 	if err != nil {
 		t.Fatal(err)
 	}

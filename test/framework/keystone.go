@@ -17,6 +17,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/regions"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
@@ -56,6 +57,22 @@ type Keystone struct {
 
 	adminPassword, neutronPassword string
 	dir                            string
+	// networkServiceID is the catalog's network service; roleIDs are the
+	// roles' IDs by name.
+	networkServiceID string
+	roleIDs          map[string]string
+}
+
+// Tenant is a project of its own, with a member user and a clouds.yaml
+// whose one cloud authenticates as that user: another customer of the
+// cloud, whose quota and traffic do not touch the controller project's.
+type Tenant struct {
+	// ProjectID is the tenant's project.
+	ProjectID string
+	// Cloud names the cloud of CloudsYAML.
+	Cloud string
+	// CloudsYAML is a clouds.yaml with Cloud alone.
+	CloudsYAML string
 }
 
 // startKeystone sets Keystone up under dir and starts it on bindIP.
@@ -77,7 +94,7 @@ func startKeystone(ctx context.Context, dir, bindIP string) (_ *Keystone, err er
 		}
 	}
 	conf := filepath.Join(dir, "keystone.conf")
-	if err := os.WriteFile(conf, []byte(keystoneConfig(dir)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(k.config()), 0o600); err != nil {
 		return nil, err
 	}
 	// Each keystone-manage step is a Python start-up: about 9 s in all.
@@ -91,6 +108,15 @@ func startKeystone(ctx context.Context, dir, bindIP string) (_ *Keystone, err er
 		if err := run(ctx, k.log("keystone-manage"), nil, "keystone-manage", append([]string{"--config-file", conf}, args...)...); err != nil {
 			return nil, err
 		}
+	}
+	// In SQLite's default journal, a reader blocks every writer until it
+	// ends, and Keystone leaves an unread cursor behind now and then, until
+	// Python collects it: a catalog write made while the tests run (a
+	// tenant's region) then waits 5 s and fails with "database is locked".
+	// With the write-ahead log, readers never block the writer.
+	if err := run(ctx, k.log("keystone-manage"), nil, "python3", "-c",
+		fmt.Sprintf("import sqlite3; sqlite3.connect(%q).execute('PRAGMA journal_mode=WAL')", k.dbPath())); err != nil {
+		return nil, err
 	}
 	k.Server = &Process{
 		Name:    "keystone",
@@ -151,11 +177,11 @@ func (k *Keystone) setUp(ctx context.Context, networkURL string) error {
 	if err != nil {
 		return fmt.Errorf("registering the network service: %w", err)
 	}
-	if _, err := endpoints.Create(ctx, admin, endpoints.CreateOpts{Availability: gophercloud.AvailabilityPublic, Name: "neutron",
-		Region: region, URL: networkURL, ServiceID: svc.ID}).Extract(); err != nil {
-		return fmt.Errorf("registering neutron's endpoint: %w", err)
+	k.networkServiceID = svc.ID
+	if err := k.registerNetworkEndpoint(ctx, admin, svc.ID, region, networkURL); err != nil {
+		return err
 	}
-	roleIDs := map[string]string{}
+	k.roleIDs = map[string]string{}
 	pages, err := roles.List(admin, nil).AllPages(ctx)
 	if err != nil {
 		return err
@@ -165,16 +191,61 @@ func (k *Keystone) setUp(ctx context.Context, networkURL string) error {
 		return err
 	}
 	for _, r := range all {
-		roleIDs[r.Name] = r.ID
+		k.roleIDs[r.Name] = r.ID
 	}
-	if _, _, err := k.userInProject(ctx, admin, "service", "neutron", k.neutronPassword, roleIDs["admin"]); err != nil {
+	if _, _, err := k.userInProject(ctx, admin, "service", "neutron", k.neutronPassword, k.roleIDs["admin"]); err != nil {
 		return err
 	}
 	var userID string
-	if k.ProjectID, userID, err = k.userInProject(ctx, admin, ControllerProject, ControllerUser, k.Password, roleIDs["member"]); err != nil {
+	if k.ProjectID, userID, err = k.userInProject(ctx, admin, ControllerProject, ControllerUser, k.Password, k.roleIDs["member"]); err != nil {
 		return err
 	}
 	return k.writeCloudsYAML(ctx, userID)
+}
+
+func (k *Keystone) registerNetworkEndpoint(ctx context.Context, admin *gophercloud.ServiceClient, serviceID, regionID, url string) error {
+	if _, err := endpoints.Create(ctx, admin, endpoints.CreateOpts{Availability: gophercloud.AvailabilityPublic, Name: "neutron",
+		Region: regionID, URL: url, ServiceID: serviceID}).Extract(); err != nil {
+		return fmt.Errorf("registering neutron's endpoint in region %s: %w", regionID, err)
+	}
+	return nil
+}
+
+// NewTenant makes the project and member user name, and a clouds.yaml for
+// them. With networkURL (e.g. a FaultProxy's in front of
+// Neutron.KeystoneServer), the cloud's region is a new one, name, whose
+// catalog sends network requests there: the way a real cloud points its
+// clients at an endpoint, so the client under test takes its normal path.
+func (k *Keystone) NewTenant(ctx context.Context, name, networkURL string) (*Tenant, error) {
+	admin, err := k.AdminClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	password := secret()
+	projectID, _, err := k.userInProject(ctx, admin, name, name, password, k.roleIDs["member"])
+	if err != nil {
+		return nil, err
+	}
+	regionID := region
+	if networkURL != "" {
+		regionID = name
+		if _, err := regions.Create(ctx, admin, regions.CreateOpts{ID: regionID}).Extract(); err != nil {
+			return nil, fmt.Errorf("creating region %s: %w", regionID, err)
+		}
+		if err := k.registerNetworkEndpoint(ctx, admin, k.networkServiceID, regionID, networkURL); err != nil {
+			return nil, err
+		}
+	}
+	t := &Tenant{ProjectID: projectID, Cloud: name, CloudsYAML: filepath.Join(k.dir, name+"-clouds.yaml")}
+	auth := map[string]any{"auth_url": k.URL, "username": name, "password": password,
+		"project_name": name, "user_domain_name": "Default", "project_domain_name": "Default"}
+	data, err := yaml.Marshal(map[string]any{"clouds": map[string]any{
+		name: map[string]any{"auth": auth, "region_name": regionID, "identity_api_version": 3},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return t, os.WriteFile(t.CloudsYAML, data, 0o600)
 }
 
 // userInProject makes a project, a user and a role of it in the project,
@@ -252,7 +323,10 @@ region_name = %s
 
 func (k *Keystone) log(name string) string { return filepath.Join(k.dir, name+".log") }
 
-func keystoneConfig(dir string) string {
+func (k *Keystone) dbPath() string { return filepath.Join(k.dir, "keystone.db") }
+
+func (k *Keystone) config() string {
+	dir := k.dir
 	return fmt.Sprintf(`[DEFAULT]
 log_file = %s
 
@@ -268,7 +342,7 @@ key_repository = %s
 
 [credential]
 key_repository = %s
-`, filepath.Join(dir, "keystone-server.log"), filepath.Join(dir, "keystone.db"), int(TokenLifetime.Seconds()),
+`, filepath.Join(dir, "keystone-server.log"), k.dbPath(), int(TokenLifetime.Seconds()),
 		filepath.Join(dir, "fernet"), filepath.Join(dir, "credential"))
 }
 
