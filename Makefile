@@ -89,7 +89,7 @@ SOAK_DURATION ?= 3m
 SOAK_SEED ?= 1
 
 .PHONY: soak
-soak: controlplane packages ## Random Network workload under faults (controller kill/stop, neutron-server and Keystone restarts), then the invariant (SOAK_DURATION=3m SOAK_SEED=1).
+soak: controlplane packages ## Random Network workload under faults (controller kill/stop, neutron-server, Keystone and kube-apiserver restarts), then the invariant (SOAK_DURATION=3m SOAK_SEED=1).
 	$(GO) run ./test/soak -duration $(SOAK_DURATION) -seed $(SOAK_SEED)
 
 .PHONY: soak-short

@@ -177,32 +177,19 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string, opts con
 		// the server's default.
 		cp.APIServer.Args = append(cp.APIServer.Args, "--advertise-address="+opts.bindIP)
 	}
-	if err := cp.APIServer.Start(); err != nil {
-		cp.Stop()
-		return nil, err
-	}
 	// The API server writes its self-signed serving certificate before it
-	// listens; that certificate is also the CA clients trust.
-	caFile := filepath.Join(certDir, "apiserver.crt")
-	cp.CAFile = caFile
+	// listens; that certificate is also the CA clients trust. A restart
+	// finds it in --cert-dir and serves it again.
+	cp.CAFile = filepath.Join(certDir, "apiserver.crt")
 	cp.AdminConfig = &rest.Config{
 		Host:            fmt.Sprintf("https://%s:%d", opts.bindIP, apiPort),
 		BearerToken:     token,
-		TLSClientConfig: rest.TLSClientConfig{CAFile: caFile},
+		TLSClientConfig: rest.TLSClientConfig{CAFile: cp.CAFile},
 		// Tests and benchmarks measure the server, not client throttling.
 		QPS:   1000,
 		Burst: 2000,
 	}
-	if err := waitFor(ctx, 60*time.Second, cp.APIServer, func(ctx context.Context) error {
-		if _, err := os.Stat(caFile); err != nil {
-			return err
-		}
-		client, err := rest.HTTPClientFor(cp.AdminConfig)
-		if err != nil {
-			return err
-		}
-		return httpOK(ctx, client, cp.AdminConfig.Host+"/readyz")
-	}); err != nil {
+	if err := cp.StartAPIServer(ctx); err != nil {
 		cp.Stop()
 		return nil, err
 	}
@@ -216,6 +203,25 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string, opts con
 		return nil, err
 	}
 	return cp, nil
+}
+
+// StartAPIServer starts kube-apiserver, at first or again after
+// APIServer.Stop (an outage, an upgrade), with the same port, certificate
+// and tokens, and waits until it is ready.
+func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
+	if err := cp.APIServer.Start(); err != nil {
+		return err
+	}
+	return waitFor(ctx, 60*time.Second, cp.APIServer, func(ctx context.Context) error {
+		if _, err := os.Stat(cp.CAFile); err != nil {
+			return err
+		}
+		client, err := rest.HTTPClientFor(cp.AdminConfig)
+		if err != nil {
+			return err
+		}
+		return httpOK(ctx, client, cp.AdminConfig.Host+"/readyz")
+	})
 }
 
 // Stop stops kube-apiserver, then etcd.

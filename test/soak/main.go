@@ -17,7 +17,14 @@
 //   - controller-stop: SIGTERM of a random replica, restarted;
 //   - neutron-restart: the controllers' neutron-server stopped for a few
 //     seconds and started again;
-//   - keystone-restart: Keystone stopped for a few seconds and started.
+//   - keystone-restart: Keystone stopped for a few seconds and started;
+//   - apiserver-restart: kube-apiserver stopped for a few seconds and
+//     started again (etcd keeps the state).
+//
+// A replica that exits by itself (it lost its lease while the API server
+// was away, and a controller that is no longer sure it leads must stop)
+// is started again, as the kubelet would restart its container; the
+// report counts these restarts.
 //
 // The invariant, once the workload has stopped and the last fault is over:
 // every Network is Ready; Neutron holds, with this cluster's mark, exactly
@@ -83,7 +90,9 @@ type soak struct {
 	controllers []*framework.Process
 	rng         *rand.Rand
 	ops, faults map[string]int
-	foreign     map[string]string // ID → name
+	// restarts counts replicas that exited by themselves and were started again.
+	restarts int
+	foreign  map[string]string // ID → name
 }
 
 func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Duration) error {
@@ -114,6 +123,9 @@ func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Du
 			}
 			lastFault = time.Now()
 			nextFault = lastFault.Add(faultEvery)
+		}
+		if err := s.supervise(); err != nil {
+			return err
 		}
 		s.operation(ctx)
 		if err := pause(ctx, opEvery); err != nil {
@@ -227,7 +239,7 @@ func (s *soak) operation(ctx context.Context) {
 
 // fault injects one fault and waits for its recovery to begin.
 func (s *soak) fault(ctx context.Context) error {
-	kinds := []string{"controller-kill", "controller-stop", "neutron-restart", "keystone-restart"}
+	kinds := []string{"controller-kill", "controller-stop", "neutron-restart", "keystone-restart", "apiserver-restart"}
 	kind := kinds[s.rng.IntN(len(kinds))]
 	s.faults[kind]++
 	down := time.Duration(2+s.rng.IntN(5)) * time.Second
@@ -254,6 +266,27 @@ func (s *soak) fault(ctx context.Context) error {
 			return err
 		}
 		return p.Start()
+	case "apiserver-restart":
+		_ = s.stack.ControlPlane.APIServer.Stop(10 * time.Second)
+		if err := pause(ctx, down); err != nil {
+			return err
+		}
+		return s.stack.ControlPlane.StartAPIServer(ctx)
+	}
+	return nil
+}
+
+// supervise starts again every replica that has exited by itself.
+func (s *soak) supervise() error {
+	for _, c := range s.controllers {
+		if !c.Exited() {
+			continue
+		}
+		_ = c.Stop(0) // reaps what is left of its process group
+		if err := c.Start(); err != nil {
+			return err
+		}
+		s.restarts++
 	}
 	return nil
 }
@@ -263,6 +296,9 @@ func (s *soak) fault(ctx context.Context) error {
 func (s *soak) converge(ctx context.Context, timeout time.Duration) (time.Time, error) {
 	waiting := -1
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := s.supervise(); err != nil {
+			return false, err
+		}
 		list, err := s.nc.SamplecrdV1().Networks(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil // the API server may be coming back
@@ -360,6 +396,7 @@ func (s *soak) report(seed uint64, duration, convergeAfterLastFault time.Duratio
 	fmt.Println("| --- | --- |")
 	fmt.Printf("| operations | %s |\n", counts(s.ops))
 	fmt.Printf("| faults injected | %d: %s |\n", total, counts(s.faults))
+	fmt.Printf("| replicas restarted after exiting by themselves | %d |\n", s.restarts)
 	if noFault {
 		fmt.Println("| time to converge after the last fault | - (no fault, or no convergence) |")
 	} else {
