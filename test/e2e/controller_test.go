@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/test/framework"
 )
 
 // TestNetworkLifecycle follows one Network from create to delete and checks
@@ -262,9 +263,10 @@ func networkWrites(ctx context.Context, t *testing.T) int {
 	return total
 }
 
-// TestFrozenNeutronFailsFast freezes neutron-server (SIGSTOP: connections
-// are accepted and never answered, as with a hung server) right after
-// Networks are deleted, and creates more during the freeze. Only the
+// TestFrozenNeutronFailsFast freezes the neutron-server that the
+// controller reaches through Keystone (SIGSTOP: connections are accepted
+// and never answered, as with a hung server) right after Networks are
+// deleted, and creates more during the freeze. Only the
 // requests already in flight wait out --neutron-timeout: the breaker then
 // opens, every Network that needs Neutron says so at once, and all finish
 // by themselves after the thaw.
@@ -272,7 +274,7 @@ func TestFrozenNeutronFailsFast(t *testing.T) {
 	const workers, before, during = 2, 3, 10
 	ctx := testContext(t, 4*time.Minute)
 	ns := newNamespace(ctx, t)
-	c := startController(t, ns, "--neutron-timeout=3s", fmt.Sprintf("--workers=%d", workers))
+	c := throughKeystone(t, ns, framework.PasswordCloud, "--neutron-timeout=3s", fmt.Sprintf("--workers=%d", workers))
 	cleanupNetworks(t, ns)
 	for i := range before {
 		createNetwork(ctx, t, ns, fmt.Sprintf("before-%d", i), fmt.Sprintf("10.63.%d.0/24", i), fmt.Sprintf("10.63.%d.1", i))

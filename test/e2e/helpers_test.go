@@ -99,17 +99,19 @@ func stopNeutronServer(t *testing.T) (start func(context.Context) error) {
 	}
 }
 
-// freezeNeutronServer freezes neutron-server (SIGSTOP) and returns what
-// thaws it; a cleanup thaws it if the test ends first.
+// freezeNeutronServer freezes the neutron-server behind Keystone, the
+// controllers' way in (SIGSTOP), and returns what thaws it; a cleanup
+// thaws it if the test ends first.
 func freezeNeutronServer(t *testing.T) (thaw func()) {
 	t.Helper()
-	if err := stack.Neutron.Server.Freeze(); err != nil {
+	server := stack.Neutron.KeystoneServer
+	if err := server.Freeze(); err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once
 	thaw = func() {
 		once.Do(func() {
-			if err := stack.Neutron.Server.Thaw(); err != nil {
+			if err := server.Thaw(); err != nil {
 				t.Error(err)
 			}
 		})

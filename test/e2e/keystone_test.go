@@ -18,10 +18,10 @@ import (
 // throughKeystone starts a controller for ns that reaches Neutron as a
 // user does: no --neutron-endpoint, the cloud named from the stack's
 // clouds.yaml, Keystone's catalog for neutron-server's address.
-func throughKeystone(t *testing.T, ns, cloud string) *controller {
+func throughKeystone(t *testing.T, ns, cloud string, extraArgs ...string) *controller {
 	t.Helper()
 	return startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
-		"--neutron-endpoint=", "--os-cloud="+cloud)
+		append([]string{"--neutron-endpoint=", "--os-cloud=" + cloud}, extraArgs...)...)
 }
 
 // newTenant makes a Keystone project and member user of the test's own,
