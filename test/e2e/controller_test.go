@@ -95,13 +95,14 @@ func TestNetworkLifecycle(t *testing.T) {
 	}
 }
 
-// TestNeutronOutage stops neutron-server under a running controller: a new
-// Network reports NeutronUnavailable, a deleted one waits, and both finish
-// by themselves once neutron-server is back.
+// TestNeutronOutage stops neutron-server under a running controller that
+// reaches it through Keystone: a new Network reports NeutronUnavailable, a
+// deleted one waits, and both finish by themselves once neutron-server is
+// back.
 func TestNeutronOutage(t *testing.T) {
 	ctx := testContext(t, 4*time.Minute)
 	ns := newNamespace(ctx, t)
-	startController(t, ns)
+	throughKeystone(t, ns, framework.PasswordCloud)
 	cleanupNetworks(t, ns)
 
 	createNetwork(ctx, t, ns, "before", "10.61.0.0/24", "10.61.0.1")

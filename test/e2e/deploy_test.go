@@ -134,7 +134,7 @@ func TestLeaderElectionFailsOver(t *testing.T) {
 func TestMetricsAndReadiness(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
-	c := startController(t, ns, "--neutron-resync-period=1s")
+	c := throughKeystone(t, ns, framework.PasswordCloud, "--neutron-resync-period=1s")
 	cleanupNetworks(t, ns)
 
 	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {

@@ -135,7 +135,7 @@ func TestNeutronNetworkAppearsInOVN(t *testing.T) {
 
 // TestNeutronServerRestartIsSurvived stops neutron-server and starts it
 // again on the same port and database: what existed before is still there
-// and new requests work, which the controller's outage tests rely on.
+// and new requests work (the outage tests restart the Keystone one alike).
 func TestNeutronServerRestartIsSurvived(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	client := stack.Neutron.Client

@@ -79,23 +79,24 @@ func httpRequest(ctx context.Context, url string) (*http.Request, error) {
 	return http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 }
 
-// stopNeutronServer stops neutron-server for an outage and returns what
-// starts it again. If the test ends first, a cleanup starts it — before the
-// test's own earlier cleanups, which need Neutron to delete Networks.
+// stopNeutronServer stops the neutron-server behind Keystone, the
+// controllers' way in, for an outage and returns what starts it again. If
+// the test ends first, a cleanup starts it — before the test's own earlier
+// cleanups, which need Neutron to delete Networks.
 func stopNeutronServer(t *testing.T) (start func(context.Context) error) {
 	t.Helper()
-	if err := stack.Neutron.StopServer(); err != nil {
+	if err := stack.Neutron.StopKeystoneServer(); err != nil {
 		t.Fatal(err)
 	}
 	started := false
 	t.Cleanup(func() {
 		if !started {
-			_ = stack.Neutron.StartServer(context.Background())
+			_ = stack.Neutron.StartKeystoneServer(context.Background())
 		}
 	})
 	return func(ctx context.Context) error {
 		started = true
-		return stack.Neutron.StartServer(ctx)
+		return stack.Neutron.StartKeystoneServer(ctx)
 	}
 }
 

@@ -2,7 +2,8 @@
 // hack/build-images.sh run as Pods on a real node (containerd, kubelet,
 // kube-proxy) of a real control plane, deployed by hack/deploy.sh — the
 // script behind `make deploy` — and reconcile against a real
-// neutron-server. It has its own stack because only one node runs per
+// neutron-server, authenticated by a real Keystone through the clouds.yaml
+// of the cloud Secret. It has its own stack because only one node runs per
 // machine and the deployed controller manages every namespace.
 package e2enode
 
@@ -31,7 +32,7 @@ func run(m *testing.M) int {
 	defer cancel()
 	start := time.Now()
 	var err error
-	stack, err = framework.Start(ctx, framework.Options{Neutron: true, Node: true})
+	stack, err = framework.Start(ctx, framework.Options{Neutron: true, Keystone: true, Node: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2enode: %v\n", err)
 		return 1
@@ -68,7 +69,9 @@ func deploy(ctx context.Context) ([]byte, error) {
 	cmd.Env = append(os.Environ(),
 		"DEPLOY_ENV=0",
 		"KUBECONFIG="+stack.ControlPlane.AdminKubeconfig,
-		"NEUTRON_ENDPOINT="+stack.Neutron.Endpoint,
+		"OS_CLIENT_CONFIG_FILE="+stack.Keystone.CloudsYAML,
+		// The application credential: what artifacts/deploy recommends.
+		"OS_CLOUD="+framework.AppCredentialCloud,
 		"CONTAINERD_ADDRESS="+stack.Node.ContainerdSocket,
 		"DEPLOY_OVERLAY="+filepath.Join(stack.Dir, "deploy"),
 	)

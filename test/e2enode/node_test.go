@@ -110,13 +110,15 @@ func TestReadinessFollowsNeutron(t *testing.T) {
 	leader, _, _ := strings.Cut(leaseHolder(ctx, t), "_")
 	ns := newNamespace(ctx, t, nil)
 
-	if err := stack.Neutron.StopServer(); err != nil {
+	// The controller's way in: the neutron-server behind Keystone.
+	server := stack.Neutron.KeystoneServer
+	if err := server.Stop(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	started := false
 	t.Cleanup(func() {
 		if !started {
-			_ = stack.Neutron.StartServer(context.Background())
+			_ = server.Start()
 		}
 	})
 	createNetworks(ctx, t, ns, "outage", 154, 1)
@@ -133,7 +135,7 @@ func TestReadinessFollowsNeutron(t *testing.T) {
 	}
 	leaderReady(false)
 	started = true
-	if err := stack.Neutron.StartServer(ctx); err != nil {
+	if err := server.Start(); err != nil {
 		t.Fatal(err)
 	}
 	leaderReady(true)

@@ -229,6 +229,12 @@ func (n *Neutron) startKeystoneServer(ctx context.Context, k *Keystone) error {
 		LogPath:    n.log("neutron-server-keystone.out"),
 		Credential: n.cred,
 	}
+	return n.StartKeystoneServer(ctx)
+}
+
+// StartKeystoneServer starts KeystoneServer, at first or again after
+// StopKeystoneServer, and waits until it answers.
+func (n *Neutron) StartKeystoneServer(ctx context.Context) error {
 	if err := n.KeystoneServer.Start(); err != nil {
 		return err
 	}
@@ -245,6 +251,11 @@ func (n *Neutron) startKeystoneServer(ctx context.Context, k *Keystone) error {
 		}
 		return nil
 	})
+}
+
+// StopKeystoneServer stops KeystoneServer alone, as an outage would.
+func (n *Neutron) StopKeystoneServer() error {
+	return n.KeystoneServer.Stop(10 * time.Second)
 }
 
 // Stop stops neutron-server, MariaDB and both OVN databases.
