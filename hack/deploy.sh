@@ -4,14 +4,17 @@
 #   1. builds the images (hack/build-images.sh) and imports them into the
 #      node's containerd (no registry is involved);
 #   2. applies artifacts/deploy through a kustomize overlay made for the
-#      local stack (.local/deploy): the cloud Secret, and the one argument
-#      the local stack needs, --neutron-endpoint (its neutron-server runs
-#      with noauth; a real cloud uses the Secret's clouds.yaml instead);
+#      local stack (.local/deploy): the cloud Secret holds the stack's
+#      generated clouds.yaml, and --os-cloud names its cloud, so the
+#      controller in its Pod authenticates to the stack's Keystone and
+#      reaches Neutron through Keystone's catalog, exactly as with a real
+#      cloud;
 #   3. applies artifacts/injector unchanged, with its serving certificate
 #      (hack/injector-certs.sh);
 #   4. waits until both Deployments are rolled out.
-# KUBECONFIG, NEUTRON_ENDPOINT and CONTAINERD_ADDRESS come from .local/env,
-# or from the environment when DEPLOY_ENV=0 (the e2e tests' own stack).
+# KUBECONFIG, OS_CLIENT_CONFIG_FILE, OS_CLOUD and CONTAINERD_ADDRESS come
+# from .local/env, or from the environment when DEPLOY_ENV=0 (the e2e
+# tests' own stack).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"
@@ -27,6 +30,10 @@ if [[ -z ${CONTAINERD_ADDRESS:-} ]]; then
 	echo "the local stack runs without a node (LOCAL_NODE=0): make down && make up" >&2
 	exit 1
 fi
+if [[ ! -r ${OS_CLIENT_CONFIG_FILE:-} || -z ${OS_CLOUD:-} ]]; then
+	echo "OS_CLIENT_CONFIG_FILE and OS_CLOUD must name the stack's clouds.yaml and cloud" >&2
+	exit 1
+fi
 overlay=${DEPLOY_OVERLAY:-${root}/.local/deploy}
 
 hack/build-images.sh
@@ -35,10 +42,11 @@ for archive in bin/images/*.tar; do
 done
 
 mkdir -p "${overlay}"
+chmod 700 "${overlay}" # the kustomization holds the cloud's password
 base=$(realpath --relative-to="${overlay}" "${root}/artifacts/deploy")
 cat >"${overlay}/kustomization.yaml" <<YAML
-# Made by hack/deploy.sh for the local stack: artifacts/deploy, with a Secret
-# for the local stack and its noauth Neutron endpoint.
+# Made by hack/deploy.sh for the local stack: artifacts/deploy, with the
+# stack's clouds.yaml in the cloud Secret and its cloud's name.
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
@@ -52,16 +60,15 @@ patches:
       path: /stringData
       value:
         clouds.yaml: |
-          # The local stack's neutron-server runs with auth_strategy = noauth:
-          # --neutron-endpoint is used, and this file is not read.
-          clouds: {}
+$(sed 's/^/          /' "${OS_CLIENT_CONFIG_FILE}")
 - target:
     kind: Deployment
     name: network-controller
   patch: |
+    # The last --os-cloud wins.
     - op: add
       path: /spec/template/spec/containers/0/args/-
-      value: --neutron-endpoint=${NEUTRON_ENDPOINT}
+      value: --os-cloud=${OS_CLOUD}
 YAML
 kubectl apply -k "${overlay}"
 kubectl apply -k artifacts/injector

@@ -23,7 +23,9 @@ import (
 )
 
 // TestDeployedControllerReconciles: the controller running as Pods makes,
-// updates in place and deletes a Network's Neutron network and subnet.
+// updates in place and deletes a Network's Neutron network and subnet, in
+// the project of its Secret's application credential: the Pods
+// authenticated to Keystone, and neutron-server accepted their tokens.
 func TestDeployedControllerReconciles(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t, nil)
@@ -44,6 +46,9 @@ func TestDeployedControllerReconciles(t *testing.T) {
 	}
 	if subnet.GatewayIP != "10.150.0.254" {
 		t.Errorf("Neutron's gateway is %s, want 10.150.0.254", subnet.GatewayIP)
+	}
+	if subnet.ProjectID != stack.Keystone.ProjectID {
+		t.Errorf("the subnet is in project %q, want the application credential's %q", subnet.ProjectID, stack.Keystone.ProjectID)
 	}
 
 	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
