@@ -20,7 +20,14 @@ import (
 // clouds.yaml, Keystone's catalog for neutron-server's address.
 func throughKeystone(t *testing.T, ns, cloud string, extraArgs ...string) *controller {
 	t.Helper()
-	return startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
+	return withCloud(t, ns, stack.Keystone.CloudsYAML, cloud, extraArgs...)
+}
+
+// withCloud starts a controller for ns on the cloud of the clouds.yaml
+// cloudsYAML, with no --neutron-endpoint.
+func withCloud(t *testing.T, ns, cloudsYAML, cloud string, extraArgs ...string) *controller {
+	t.Helper()
+	return startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + cloudsYAML},
 		append([]string{"--neutron-endpoint=", "--os-cloud=" + cloud}, extraArgs...)...)
 }
 
@@ -41,8 +48,7 @@ func newTenant(ctx context.Context, t *testing.T, ns, networkURL string) *framew
 // Keystone, as throughKeystone does for the stack's controller project.
 func asTenant(t *testing.T, ns string, tenant *framework.Tenant, extraArgs ...string) *controller {
 	t.Helper()
-	return startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + tenant.CloudsYAML},
-		append([]string{"--neutron-endpoint=", "--os-cloud=" + tenant.Cloud}, extraArgs...)...)
+	return withCloud(t, ns, tenant.CloudsYAML, tenant.Cloud, extraArgs...)
 }
 
 // TestKeystoneAuthentication: with the password, and with an application

@@ -137,9 +137,10 @@ func TestDeleteBlockedByAPort(t *testing.T) {
 }
 
 // TestThrottlingIsHonoured puts a fault proxy in front of the Keystone
-// neutron-server, as the tenant's catalog entry for Neutron, that answers the network creates with 429 (Retry-After: 1) four times
-// and the subnet creates with a load balancer's 503 (Retry-After: 1)
-// twice, as a busy Neutron does. Every Network becomes Ready without a
+// neutron-server, as the tenant's catalog entry for Neutron. It answers
+// the network creates with 429 (Retry-After: 1) four times and the subnet
+// creates with a load balancer's 503 (Retry-After: 1) twice, as a busy
+// Neutron does. Every Network becomes Ready without a
 // failed sync, each refusal is counted, and Neutron holds exactly one
 // network and subnet per Network: a refused create was not carried out,
 // and resending it made no duplicate.

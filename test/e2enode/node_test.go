@@ -116,14 +116,13 @@ func TestReadinessFollowsNeutron(t *testing.T) {
 	ns := newNamespace(ctx, t, nil)
 
 	// The controller's way in: the neutron-server behind Keystone.
-	server := stack.Neutron.KeystoneServer
-	if err := server.Stop(10 * time.Second); err != nil {
+	if err := stack.Neutron.StopKeystoneServer(); err != nil {
 		t.Fatal(err)
 	}
 	started := false
 	t.Cleanup(func() {
 		if !started {
-			_ = server.Start()
+			_ = stack.Neutron.StartKeystoneServer(context.Background())
 		}
 	})
 	createNetworks(ctx, t, ns, "outage", 154, 1)
@@ -140,7 +139,7 @@ func TestReadinessFollowsNeutron(t *testing.T) {
 	}
 	leaderReady(false)
 	started = true
-	if err := server.Start(); err != nil {
+	if err := stack.Neutron.StartKeystoneServer(ctx); err != nil {
 		t.Fatal(err)
 	}
 	leaderReady(true)

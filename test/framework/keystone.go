@@ -178,7 +178,7 @@ func (k *Keystone) setUp(ctx context.Context, networkURL string) error {
 		return fmt.Errorf("registering the network service: %w", err)
 	}
 	k.networkServiceID = svc.ID
-	if err := k.registerNetworkEndpoint(ctx, admin, svc.ID, region, networkURL); err != nil {
+	if err := registerNetworkEndpoint(ctx, admin, svc.ID, region, networkURL); err != nil {
 		return err
 	}
 	k.roleIDs = map[string]string{}
@@ -203,7 +203,9 @@ func (k *Keystone) setUp(ctx context.Context, networkURL string) error {
 	return k.writeCloudsYAML(ctx, userID)
 }
 
-func (k *Keystone) registerNetworkEndpoint(ctx context.Context, admin *gophercloud.ServiceClient, serviceID, regionID, url string) error {
+// registerNetworkEndpoint puts url in the catalog as the public endpoint
+// of the network service serviceID in regionID.
+func registerNetworkEndpoint(ctx context.Context, admin *gophercloud.ServiceClient, serviceID, regionID, url string) error {
 	if _, err := endpoints.Create(ctx, admin, endpoints.CreateOpts{Availability: gophercloud.AvailabilityPublic, Name: "neutron",
 		Region: regionID, URL: url, ServiceID: serviceID}).Extract(); err != nil {
 		return fmt.Errorf("registering neutron's endpoint in region %s: %w", regionID, err)
@@ -232,20 +234,15 @@ func (k *Keystone) NewTenant(ctx context.Context, name, networkURL string) (*Ten
 		if _, err := regions.Create(ctx, admin, regions.CreateOpts{ID: regionID}).Extract(); err != nil {
 			return nil, fmt.Errorf("creating region %s: %w", regionID, err)
 		}
-		if err := k.registerNetworkEndpoint(ctx, admin, k.networkServiceID, regionID, networkURL); err != nil {
+		if err := registerNetworkEndpoint(ctx, admin, k.networkServiceID, regionID, networkURL); err != nil {
 			return nil, err
 		}
 	}
 	t := &Tenant{ProjectID: projectID, Cloud: name, CloudsYAML: filepath.Join(k.dir, name+"-clouds.yaml")}
-	auth := map[string]any{"auth_url": k.URL, "username": name, "password": password,
-		"project_name": name, "user_domain_name": "Default", "project_domain_name": "Default"}
-	data, err := yaml.Marshal(map[string]any{"clouds": map[string]any{
-		name: map[string]any{"auth": auth, "region_name": regionID, "identity_api_version": 3},
-	}})
-	if err != nil {
+	if err := writeClouds(t.CloudsYAML, map[string]any{name: k.passwordCloud(name, password, name, regionID)}); err != nil {
 		return nil, err
 	}
-	return t, os.WriteFile(t.CloudsYAML, data, 0o600)
+	return t, nil
 }
 
 // userInProject makes a project, a user and a role of it in the project,
@@ -281,19 +278,29 @@ func (k *Keystone) writeCloudsYAML(ctx context.Context, userID string) error {
 	if err != nil {
 		return fmt.Errorf("creating the application credential: %w", err)
 	}
-	auth := map[string]any{"auth_url": k.URL, "username": ControllerUser, "password": k.Password,
-		"project_name": ControllerProject, "user_domain_name": "Default", "project_domain_name": "Default"}
-	clouds := map[string]any{"clouds": map[string]any{
-		PasswordCloud: map[string]any{"auth": auth, "region_name": region, "identity_api_version": 3},
+	k.CloudsYAML = filepath.Join(k.dir, "clouds.yaml")
+	return writeClouds(k.CloudsYAML, map[string]any{
+		PasswordCloud: k.passwordCloud(ControllerUser, k.Password, ControllerProject, region),
 		AppCredentialCloud: map[string]any{"auth_type": "v3applicationcredential", "region_name": region, "identity_api_version": 3,
 			"auth": map[string]any{"auth_url": k.URL, "application_credential_id": cred.ID, "application_credential_secret": cred.Secret}},
-	}}
-	data, err := yaml.Marshal(clouds)
+	})
+}
+
+// passwordCloud is a clouds.yaml cloud that authenticates as user with
+// password, scoped to project, and takes endpoints from regionID.
+func (k *Keystone) passwordCloud(user, password, project, regionID string) map[string]any {
+	return map[string]any{"region_name": regionID, "identity_api_version": 3,
+		"auth": map[string]any{"auth_url": k.URL, "username": user, "password": password,
+			"project_name": project, "user_domain_name": "Default", "project_domain_name": "Default"}}
+}
+
+// writeClouds writes clouds, by name, as the clouds.yaml path.
+func writeClouds(path string, clouds map[string]any) error {
+	data, err := yaml.Marshal(map[string]any{"clouds": clouds})
 	if err != nil {
 		return err
 	}
-	k.CloudsYAML = filepath.Join(k.dir, "clouds.yaml")
-	return os.WriteFile(k.CloudsYAML, data, 0o600)
+	return os.WriteFile(path, data, 0o600)
 }
 
 // Stop stops Keystone.

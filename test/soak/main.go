@@ -254,26 +254,24 @@ func (s *soak) fault(ctx context.Context) error {
 		return c.Start()
 	case "neutron-restart":
 		p := s.stack.Neutron.KeystoneServer
-		_ = p.Stop(10 * time.Second)
-		if err := pause(ctx, down); err != nil {
-			return err
-		}
-		return p.Start()
+		return outage(ctx, p, down, p.Start)
 	case "keystone-restart":
 		p := s.stack.Keystone.Server
-		_ = p.Stop(10 * time.Second)
-		if err := pause(ctx, down); err != nil {
-			return err
-		}
-		return p.Start()
+		return outage(ctx, p, down, p.Start)
 	case "apiserver-restart":
-		_ = s.stack.ControlPlane.APIServer.Stop(10 * time.Second)
-		if err := pause(ctx, down); err != nil {
-			return err
-		}
-		return s.stack.ControlPlane.StartAPIServer(ctx)
+		cp := s.stack.ControlPlane
+		return outage(ctx, cp.APIServer, down, func() error { return cp.StartAPIServer(ctx) })
 	}
 	return nil
+}
+
+// outage stops daemon p, waits down, and starts it again with start.
+func outage(ctx context.Context, p *framework.Process, down time.Duration, start func() error) error {
+	_ = p.Stop(10 * time.Second)
+	if err := pause(ctx, down); err != nil {
+		return err
+	}
+	return start()
 }
 
 // supervise starts again every replica that has exited by itself.
