@@ -1,8 +1,10 @@
 // Command soak runs a random workload of Networks against the real stack
 // while it injects faults, then checks that Neutron holds exactly what the
-// Networks declare. The workload and the faults are drawn from -seed: the
-// same seed makes the same sequence of operations and faults (their timing
-// on the wall clock varies with the machine).
+// Networks declare. The workload and the faults are drawn from -seed, in
+// two streams: the same seed injects the same faults in the same order and
+// draws the same operations (how many operations fit between two faults,
+// and which are refused while the API server is away, follow the wall
+// clock).
 //
 //	make soak                          # SOAK_DURATION=3m SOAK_SEED=1
 //	go run ./test/soak -duration 10m -seed 42
@@ -88,8 +90,12 @@ type soak struct {
 	kube        kubernetes.Interface
 	nc          clientset.Interface
 	controllers []*framework.Process
-	rng         *rand.Rand
-	ops, faults map[string]int
+	// workload and faultRNG are two streams of the seed: each operation
+	// draws three numbers and each fault its own, so how many operations
+	// fit between two faults (the wall clock's business) changes neither
+	// the faults nor the operations' draws.
+	workload, faultRNG *rand.Rand
+	ops, faults        map[string]int
 	// restarts counts replicas that exited by themselves and were started again.
 	restarts int
 	foreign  map[string]string // ID → name
@@ -101,7 +107,7 @@ func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Du
 		return err
 	}
 	defer stack.Stop()
-	s := &soak{stack: stack, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), ops: map[string]int{}, faults: map[string]int{},
+	s := &soak{stack: stack, workload: rand.New(rand.NewPCG(seed, seed^0x5eed)), faultRNG: rand.New(rand.NewPCG(seed, seed^0xfa17)), ops: map[string]int{}, faults: map[string]int{},
 		kube: kubernetes.NewForConfigOrDie(stack.ControlPlane.AdminConfig), nc: clientset.NewForConfigOrDie(stack.ControlPlane.AdminConfig)}
 	if err := s.setUp(ctx); err != nil {
 		return err
@@ -207,8 +213,9 @@ func (s *soak) seedForeign(ctx context.Context) error {
 // operation is one random change of the workload: create a Network in a
 // free slot, move a Network's gateway, or delete a Network.
 func (s *soak) operation(ctx context.Context) {
-	slot := s.rng.IntN(slots)
-	kind := s.rng.IntN(10)
+	slot := s.workload.IntN(slots)
+	kind := s.workload.IntN(10)
+	host := 1 + s.workload.IntN(250) // the new gateway, drawn whatever the operation
 	name := fmt.Sprintf("n-%d", slot)
 	client := s.nc.SamplecrdV1().Networks(namespace)
 	current, err := client.Get(ctx, name, metav1.GetOptions{})
@@ -225,7 +232,7 @@ func (s *soak) operation(ctx context.Context) {
 		}, metav1.CreateOptions{})
 		s.ops["create"]++
 	case exists && kind < 8:
-		patch := fmt.Sprintf(`{"spec":{"gateway":"10.150.%d.%d"}}`, slot, 1+s.rng.IntN(250))
+		patch := fmt.Sprintf(`{"spec":{"gateway":"10.150.%d.%d"}}`, slot, host)
 		_, err = client.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		s.ops["update"]++
 	case exists:
@@ -240,12 +247,12 @@ func (s *soak) operation(ctx context.Context) {
 // fault injects one fault and waits for its recovery to begin.
 func (s *soak) fault(ctx context.Context) error {
 	kinds := []string{"controller-kill", "controller-stop", "neutron-restart", "keystone-restart", "apiserver-restart"}
-	kind := kinds[s.rng.IntN(len(kinds))]
+	kind := kinds[s.faultRNG.IntN(len(kinds))]
 	s.faults[kind]++
-	down := time.Duration(2+s.rng.IntN(5)) * time.Second
+	down := time.Duration(2+s.faultRNG.IntN(5)) * time.Second
 	switch kind {
 	case "controller-kill", "controller-stop":
-		c := s.controllers[s.rng.IntN(len(s.controllers))]
+		c := s.controllers[s.faultRNG.IntN(len(s.controllers))]
 		if kind == "controller-kill" {
 			c.Kill()
 		} else {
