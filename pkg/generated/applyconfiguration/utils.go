@@ -32,6 +32,8 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=samplecrd.k8s.io, Version=v1
+	case v1.SchemeGroupVersion.WithKind("AdoptedResources"):
+		return &samplecrdv1.AdoptedResourcesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Adoption"):
 		return &samplecrdv1.AdoptionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AllocationPool"):

@@ -110,17 +110,21 @@ type NetworkSpec struct {
 	MTU *int32 `json:"mtu,omitempty"`
 
 	// DeletionPolicy says what becomes of the Neutron network and subnet
-	// when the Network is deleted: Delete (the default) deletes them;
-	// Orphan leaves them in place without the ownership mark, so that no
-	// controller ever touches them again. It may change.
+	// when the Network is deleted: Delete deletes them; Orphan leaves them
+	// in place without the ownership mark, so that no controller ever
+	// touches them again (an adopted network gets its own name and
+	// description back). Left out: Delete for what the controller created,
+	// Orphan for an adopted network. It may change.
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
 	// Adopt names an existing Neutron network to take under management
 	// instead of creating one. Its subnet of CIDR must already match the
 	// spec; the controller then marks both as this Network's, and from
-	// there on they are managed as if it had created them (deletionPolicy
-	// included). Fixed at creation.
+	// there on they are managed as if it had created them, except that
+	// deleting the Network releases them unless deletionPolicy says
+	// Delete. Only in the namespaces the controller's
+	// --adoption-namespaces allows. Fixed at creation.
 	// +optional
 	Adopt *Adoption `json:"adopt,omitempty"`
 }
@@ -217,6 +221,34 @@ type NetworkStatus struct {
 	// DOWN.
 	// +optional
 	NeutronStatus string `json:"neutronStatus,omitempty"`
+
+	// Adopted records the names and descriptions that the network and
+	// subnet spec.adopt named had before the controller marked them as
+	// this Network's. It is written before anything is marked, and
+	// releasing them (deletionPolicy: Orphan) puts them back.
+	// +optional
+	Adopted *AdoptedResources `json:"adopted,omitempty"`
+}
+
+// AdoptedResources are an adopted Neutron network and subnet as they were
+// before the controller marked them.
+type AdoptedResources struct {
+	// NetworkID is the adopted network's ID.
+	NetworkID string `json:"networkID"`
+	// NetworkName is the network's name before adoption.
+	// +optional
+	NetworkName string `json:"networkName,omitempty"`
+	// NetworkDescription is the network's description before adoption.
+	// +optional
+	NetworkDescription string `json:"networkDescription,omitempty"`
+	// SubnetID is the adopted subnet's ID.
+	SubnetID string `json:"subnetID"`
+	// SubnetName is the subnet's name before adoption.
+	// +optional
+	SubnetName string `json:"subnetName,omitempty"`
+	// SubnetDescription is the subnet's description before adoption.
+	// +optional
+	SubnetDescription string `json:"subnetDescription,omitempty"`
 }
 
 // ConditionReady is the condition type that says whether the Neutron network
@@ -251,10 +283,15 @@ const (
 	// its subnet of spec.cidr is missing or differs from the spec; the
 	// message lists the differences. Nothing was changed in Neutron.
 	ReasonAdoptionMismatch = "AdoptionMismatch"
-	// ReasonAdoptionRefused: the network named by spec.adopt does not
-	// exist, or another cluster's controller or another Network owns it.
-	// Nothing was changed in Neutron.
+	// ReasonAdoptionRefused: adoption is not allowed in the Network's
+	// namespace, or the network named by spec.adopt does not exist, or
+	// another cluster's controller or another Network owns it. Nothing was
+	// changed in Neutron, and the message shows nothing of the network.
 	ReasonAdoptionRefused = "AdoptionRefused"
+	// ReasonAuthenticationFailed: the cloud (Keystone, or Neutron) refused
+	// the controller's credentials. Fix the clouds.yaml Secret: the
+	// controller reads it again and retries without a restart.
+	ReasonAuthenticationFailed = "AuthenticationFailed"
 	// ReasonNeutronQuotaExceeded: Neutron refused a create because the
 	// project's quota is used up; the message carries Neutron's words.
 	// Retried with capped backoff (--max-retry-delay), so the Network

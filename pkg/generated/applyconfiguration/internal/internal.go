@@ -191,6 +191,29 @@ var schemaYAML = typed.YAMLObject(`types:
     elementRelationship: atomic
 - name: Time.v1.meta.apis.pkg.apimachinery.k8s.io
   scalar: untyped
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.AdoptedResources
+  map:
+    fields:
+    - name: networkDescription
+      type:
+        scalar: string
+    - name: networkID
+      type:
+        scalar: string
+      default: ""
+    - name: networkName
+      type:
+        scalar: string
+    - name: subnetDescription
+      type:
+        scalar: string
+    - name: subnetID
+      type:
+        scalar: string
+      default: ""
+    - name: subnetName
+      type:
+        scalar: string
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.Adoption
   map:
     fields:
@@ -298,6 +321,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NetworkStatus
   map:
     fields:
+    - name: adopted
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.AdoptedResources
     - name: allocationPools
       type:
         list:

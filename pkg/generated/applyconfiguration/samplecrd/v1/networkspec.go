@@ -80,15 +80,19 @@ type NetworkSpecApplyConfiguration struct {
 	// it is.
 	MTU *int32 `json:"mtu,omitempty"`
 	// DeletionPolicy says what becomes of the Neutron network and subnet
-	// when the Network is deleted: Delete (the default) deletes them;
-	// Orphan leaves them in place without the ownership mark, so that no
-	// controller ever touches them again. It may change.
+	// when the Network is deleted: Delete deletes them; Orphan leaves them
+	// in place without the ownership mark, so that no controller ever
+	// touches them again (an adopted network gets its own name and
+	// description back). Left out: Delete for what the controller created,
+	// Orphan for an adopted network. It may change.
 	DeletionPolicy *samplecrdv1.DeletionPolicy `json:"deletionPolicy,omitempty"`
 	// Adopt names an existing Neutron network to take under management
 	// instead of creating one. Its subnet of CIDR must already match the
 	// spec; the controller then marks both as this Network's, and from
-	// there on they are managed as if it had created them (deletionPolicy
-	// included). Fixed at creation.
+	// there on they are managed as if it had created them, except that
+	// deleting the Network releases them unless deletionPolicy says
+	// Delete. Only in the namespaces the controller's
+	// --adoption-namespaces allows. Fixed at creation.
 	Adopt *AdoptionApplyConfiguration `json:"adopt,omitempty"`
 }
 

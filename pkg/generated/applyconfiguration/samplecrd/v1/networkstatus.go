@@ -51,6 +51,11 @@ type NetworkStatusApplyConfiguration struct {
 	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
 	// DOWN.
 	NeutronStatus *string `json:"neutronStatus,omitempty"`
+	// Adopted records the names and descriptions that the network and
+	// subnet spec.adopt named had before the controller marked them as
+	// this Network's. It is written before anything is marked, and
+	// releasing them (deletionPolicy: Orphan) puts them back.
+	Adopted *AdoptedResourcesApplyConfiguration `json:"adopted,omitempty"`
 }
 
 // NetworkStatusApplyConfiguration constructs a declarative configuration of the NetworkStatus type for use with
@@ -138,5 +143,13 @@ func (b *NetworkStatusApplyConfiguration) WithMTU(value int32) *NetworkStatusApp
 // If called multiple times, the NeutronStatus field is set to the value of the last call.
 func (b *NetworkStatusApplyConfiguration) WithNeutronStatus(value string) *NetworkStatusApplyConfiguration {
 	b.NeutronStatus = &value
+	return b
+}
+
+// WithAdopted sets the Adopted field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Adopted field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithAdopted(value *AdoptedResourcesApplyConfiguration) *NetworkStatusApplyConfiguration {
+	b.Adopted = value
 	return b
 }
