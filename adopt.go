@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,18 +19,29 @@ import (
 // create): a Network whose spec.adopt names an existing Neutron network
 // takes it, and its subnet of spec.cidr, under management instead of
 // creating them. It is the one path that marks a resource the controller
-// did not create, so it asks more than the others before it writes:
+// did not create, so it is a privilege, and asks more than the others
+// before it writes:
 //
+//   - a cluster administrator allows adoption in the Network's namespace
+//     (--adoption-namespaces); anywhere else it is refused before Neutron
+//     is asked anything;
 //   - the network exists, and neither another cluster's controller nor
 //     another Network of this cluster owns it or its subnet;
 //   - the subnet of spec.cidr exists and already matches the spec in every
 //     field (a spec that would change it on adoption is a mistake until
-//     the user says otherwise): the difference is reported, nothing is
+//     the user says otherwise): the differing fields are named, nothing is
 //     changed.
 //
-// Then it marks the subnet, then the network (so that a crash in between
-// leaves a marked subnet, which the next attempt accepts as this Network's).
-// It never creates: a network that is gone stays AdoptionRefused.
+// A refusal names fields, never values: whoever may write a Network in an
+// allowed namespace must not learn another's network by naming its ID.
+//
+// Then it records the network's and subnet's own names and descriptions in
+// status (so that releasing them puts them back), marks the subnet, then
+// the network (so that a crash in between leaves a marked subnet, which the
+// next attempt accepts as this Network's, and which an Orphan delete
+// releases). It never creates: a network that is gone stays
+// AdoptionRefused. Deleting the Network releases, unless deletionPolicy
+// says Delete.
 
 // adoptionError is an adoption that cannot proceed; its reason is one of
 // the Ready condition's. Retried every few minutes (someone may fix
@@ -43,9 +55,15 @@ func adoptionRefused(format string, args ...any) error {
 }
 
 // adoptNetwork adopts the network spec.adopt names, and its subnet of
-// want's cidr, and returns the network.
+// want's cidr, and returns the network. network is the sync's own copy:
+// the adoption record goes into its status.
 func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (neutron.Network, error) {
 	owner, id := ownerOf(network), network.Spec.Adopt.NetworkID
+	if !c.opts.adoptionAllowed(network.Namespace) {
+		return neutron.Network{}, adoptionRefused(
+			"adoption is not allowed in namespace %s: a cluster administrator allows it with the controller's --adoption-namespaces; nothing was asked of Neutron",
+			network.Namespace)
+	}
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Network{}, err
 	}
@@ -66,7 +84,7 @@ func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Netw
 	i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return sameCIDR(s.CIDR, want.cidr.String()) })
 	if i < 0 {
 		return neutron.Network{}, &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
-			"Neutron network %s has no subnet of %s (it has: %s); nothing was changed", id, want.cidr, subnetCIDRs(subs))}
+			"Neutron network %s has no subnet of %s; nothing was changed", id, want.cidr)}
 	}
 	subnet := subs[i]
 	if other := c.otherOwner(owner, subnet.Name, subnet.Description); other != "" {
@@ -74,8 +92,11 @@ func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Netw
 	}
 	if diffs := adoptionDiff(want, specMTU(network), net, subnet); len(diffs) > 0 {
 		return neutron.Network{}, &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
-			"Neutron subnet %s differs from the spec: %s; nothing was changed: make the spec say what Neutron holds, or change Neutron",
-			subnet.ID, strings.Join(diffs, "; "))}
+			"Neutron subnet %s differs from the spec in %s; nothing was changed: make the spec say what Neutron holds, or change Neutron",
+			subnet.ID, strings.Join(diffs, ", "))}
+	}
+	if err := c.recordAdoption(ctx, network, owner, net, subnet); err != nil {
+		return neutron.Network{}, err
 	}
 	if err := c.markSubnet(ctx, owner, subnet); err != nil {
 		return neutron.Network{}, err
@@ -89,69 +110,80 @@ func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Netw
 	return adopted, nil
 }
 
-// otherOwner says who, other than owner, provably owns a resource: another
-// Network of this cluster, or another cluster's controller. "" when nobody
-// does (an unmarked resource, or one released with deletionPolicy Orphan)
-// or owner already does.
+// errAdoptionRecordPending is a sync that found a resource marked by an
+// adoption whose record has not reached the cache yet: the next sync, a
+// moment later, has it.
+var errAdoptionRecordPending = errors.New("the adoption record written to status is not in the cache yet")
+
+// recordAdoption writes the names and descriptions that net and subnet
+// have now into network's status, before either is marked, unless the
+// status already holds the record of these two. A resource that already
+// carries this Network's name without a record in the cache was marked by
+// an earlier attempt whose record the cache has not caught up with: its
+// name now is ours, not the original, so nothing is recorded from it.
+func (c *Controller) recordAdoption(ctx context.Context, network *samplecrdv1.Network, owner neutron.Owner, net neutron.Network, subnet neutron.Subnet) error {
+	if a := network.Status.Adopted; a != nil && a.NetworkID == net.ID && a.SubnetID == subnet.ID {
+		return nil
+	}
+	if c.marked(owner, net.Name, net.Description) || c.marked(owner, subnet.Name, subnet.Description) {
+		return errAdoptionRecordPending
+	}
+	obs := lastObserved(network.Status)
+	obs.adopted = &samplecrdv1.AdoptedResources{
+		NetworkID: net.ID, NetworkName: net.Name, NetworkDescription: net.Description,
+		SubnetID: subnet.ID, SubnetName: subnet.Name, SubnetDescription: subnet.Description,
+	}
+	cond := notReady(samplecrdv1.ReasonProvisioning, "Adopting Neutron network "+net.ID+": its own names are recorded before it is marked")
+	if err := c.updateStatus(ctx, network, cond, obs); err != nil {
+		return err
+	}
+	network.Status.Adopted = obs.adopted
+	return nil
+}
+
+// marked reports whether a resource carries owner's name and this
+// cluster's mark.
+func (c *Controller) marked(owner neutron.Owner, name, description string) bool {
+	o, ok := c.mark.OwnerOf(name, description)
+	return ok && o.UID == owner.UID
+}
+
+// otherOwner says who, other than owner, provably owns a resource:
+// another Network of this cluster, or another cluster's controller. ""
+// when nobody does (an unmarked resource, or one released with
+// deletionPolicy Orphan) or owner already does. It names nobody: which
+// Network, in which namespace, is not the asking Network's business.
 func (c *Controller) otherOwner(owner neutron.Owner, name, description string) string {
 	if o, ok := c.mark.OwnerOf(name, description); ok {
 		if o.UID == owner.UID {
 			return ""
 		}
-		return "Network " + o.Key() + " of this cluster"
+		return "another Network of this cluster"
 	}
 	switch {
 	case description == c.mark.Description():
 		// Our mark on a name that does not parse: not provably anyone's,
 		// so not ours to take.
-		return "this cluster's network-controller, under a name that does not name a Network (" + name + ")"
+		return "this cluster's network-controller, under a name that names no Network"
 	case neutron.IsMark(description):
-		return "another cluster's network-controller (" + description + ")"
+		return "another cluster's network-controller"
 	}
 	return ""
 }
 
-// adoptionDiff lists how Neutron's subnet and network differ from the
-// spec, each difference as "field: Neutron has X, the spec Y".
+// adoptionDiff names the fields in which Neutron's subnet and network
+// differ from the spec; never their values, which are not the Network
+// author's to read before the adoption succeeds.
 func adoptionDiff(want desiredSubnet, mtu int, net neutron.Network, subnet neutron.Subnet) []string {
-	var diffs []string
-	differs := func(field string, actual, spec any) {
-		diffs = append(diffs, fmt.Sprintf("%s: Neutron has %v, the spec %v", field, actual, spec))
-	}
-	_, changed := want.update(subnet)
-	for _, f := range changed {
-		switch f {
-		case "gateway":
-			differs(f, describeGateway(subnet.GatewayIP), describeGateway(addrString(want.gateway)))
-		case "dnsNameservers":
-			differs(f, subnet.DNSNameservers, want.dnsNameservers)
-		case "hostRoutes":
-			differs(f, subnet.HostRoutes, want.hostRoutes)
-		case "allocationPools":
-			differs(f, subnet.AllocationPools, want.allocationPools)
-		case "enableDHCP":
-			differs(f, subnet.EnableDHCP, want.enableDHCP)
-		}
-	}
+	_, diffs := want.update(subnet)
 	if subnet.IPv6AddressMode != want.ipv6AddressMode {
-		differs("ipv6AddressMode", subnet.IPv6AddressMode, want.ipv6AddressMode)
+		diffs = append(diffs, "ipv6AddressMode")
 	}
 	if subnet.IPv6RAMode != want.ipv6RAMode {
-		differs("ipv6RAMode", subnet.IPv6RAMode, want.ipv6RAMode)
+		diffs = append(diffs, "ipv6RAMode")
 	}
 	if mtu != 0 && net.MTU != mtu {
-		differs("mtu", net.MTU, mtu)
+		diffs = append(diffs, "mtu")
 	}
 	return diffs
-}
-
-func subnetCIDRs(subs []neutron.Subnet) string {
-	if len(subs) == 0 {
-		return "none"
-	}
-	cidrs := make([]string, len(subs))
-	for i, s := range subs {
-		cidrs[i] = s.CIDR
-	}
-	return strings.Join(cidrs, ", ")
 }

@@ -54,15 +54,19 @@ func (b *breaker) resetAfter(listStarted time.Time) bool {
 	return true
 }
 
-// allow returns nil when requests may go to Neutron, else why not.
+// allow returns nil when requests may go to Neutron, else why not. The
+// reason names no request: the one that tripped the breaker was some
+// other Network's, perhaps in another namespace, and its text (its name,
+// a response body) is not this Network's to show. It is in the log where
+// the breaker tripped.
 func (b *breaker) allow() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cause == nil {
 		return nil
 	}
-	return fmt.Errorf("%w since %s (%v); waiting for a list of Neutron to succeed", errNeutronDown,
-		b.since.UTC().Format(time.RFC3339), b.cause)
+	return fmt.Errorf("%w since %s; waiting for a list of Neutron to succeed", errNeutronDown,
+		b.since.UTC().Format(time.RFC3339))
 }
 
 // isOpen reports whether the breaker is open.

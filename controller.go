@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -18,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
@@ -25,6 +29,7 @@ import (
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/orphans"
 )
 
 const (
@@ -70,6 +75,26 @@ type Options struct {
 	// controller manages; Neutron resources of other namespaces are left
 	// alone, even when they look orphaned from here.
 	Namespace string
+	// AdoptionNamespaces are the namespaces whose Networks may adopt an
+	// existing Neutron network (spec.adopt); "*" allows every namespace.
+	// Adoption takes a resource the controller did not make, so it is a
+	// cluster administrator's to allow, not every Network author's.
+	AdoptionNamespaces []string
+	// CollectOrphans turns the collection of Neutron resources whose
+	// Network is gone on; off, they are only counted.
+	CollectOrphans bool
+	// OrphanGracePeriod is how long a resource must have been seen
+	// orphaned, by two lists of Neutron, before it is collected.
+	OrphanGracePeriod time.Duration
+	// MaxOrphansPerList caps the orphans collected per list of Neutron.
+	MaxOrphansPerList int
+	// Clock is the real clock when nil.
+	Clock clock.WithTickerAndDelayedExecution
+}
+
+// adoptionAllowed reports whether Networks of namespace may adopt.
+func (o Options) adoptionAllowed(namespace string) bool {
+	return slices.Contains(o.AdoptionNamespaces, "*") || slices.Contains(o.AdoptionNamespaces, namespace)
 }
 
 // Controller keeps Neutron equal to the declared Networks. It is the
@@ -101,6 +126,12 @@ type Controller struct {
 	// neutronUp is the circuit breaker that makes syncs fail fast while
 	// Neutron is known to be down.
 	neutronUp breaker
+	// orphans decides when a resource whose Network is gone may go, and
+	// listStarted is when the latest successful list of Neutron began.
+	orphans     *orphans.Tracker
+	clock       clock.WithTickerAndDelayedExecution
+	listMu      sync.Mutex
+	listStarted time.Time
 
 	// workqueue holds the Networks to sync, and the UIDs of Neutron
 	// resources whose Network is gone. It dedupes (a key queued twice is
@@ -146,6 +177,8 @@ func NewController(
 		inventory:        neutron.NewInventory(neutronClient, mark),
 		mark:             mark,
 		refreshSoon:      make(chan struct{}, 1),
+		orphans:          orphans.New(opts.OrphanGracePeriod, opts.MaxOrphansPerList),
+		clock:            cmp.Or[clock.WithTickerAndDelayedExecution](opts.Clock, clock.RealClock{}),
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			rateLimiter(opts.MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName},
@@ -272,7 +305,7 @@ func (c *Controller) runNeutronRefresh(ctx context.Context) {
 
 // requestRefreshAfter asks for one extra list of Neutron after d.
 func (c *Controller) requestRefreshAfter(d time.Duration) {
-	time.AfterFunc(d, func() {
+	c.clock.AfterFunc(d, func() {
 		select {
 		case c.refreshSoon <- struct{}{}:
 		default: // one is already pending
@@ -296,7 +329,7 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 // Network any more. It only reads: every write, garbage collection
 // included, is a worker's, so no two writers ever act on one Network.
 func (c *Controller) refreshNeutron(ctx context.Context) {
-	started := time.Now()
+	started := c.clock.Now()
 	changed, err := c.inventory.Refresh(ctx)
 	observeRefresh(c.inventory.Status(), err)
 	if err != nil {
@@ -317,14 +350,21 @@ func (c *Controller) refreshNeutron(ctx context.Context) {
 			c.enqueueNetwork(n)
 		}
 	}
-	orphans := 0
+	var orphaned []types.UID
 	for _, uid := range c.inventory.UIDs() {
 		if _, ok := c.networkByUID(uid); !ok && c.manages(c.inventory.Get(uid).Owner) {
-			orphans++
+			orphaned = append(orphaned, uid)
 			c.enqueueOrphan(uid)
 		}
 	}
-	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(changed), "orphans", orphans)
+	c.listMu.Lock()
+	c.listStarted = started
+	c.listMu.Unlock()
+	if len(c.orphans.NewList(started, orphaned)) > 0 {
+		// A second sighting is due one grace period from now.
+		c.requestRefreshAfter(c.opts.OrphanGracePeriod)
+	}
+	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(changed), "orphans", len(orphaned))
 }
 
 // enqueueAll queues every Network in the cache.

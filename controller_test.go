@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -40,14 +41,22 @@ type fixture struct {
 }
 
 // The fixture's controller is this cluster's; otherCluster shares its
-// Neutron project.
+// Neutron project, and sameName is another cluster given the same
+// --cluster-name as this one.
 var (
-	ours         = mustMark("test-cluster")
-	otherCluster = mustMark("other-cluster")
+	ours         = mustMark("test-cluster", testClusterUID)
+	otherCluster = mustMark("other-cluster", otherClusterUID)
+	sameName     = mustMark("test-cluster", otherClusterUID)
 )
 
-func mustMark(cluster string) neutron.Mark {
-	m, err := neutron.NewMark(cluster)
+// The UIDs of this cluster's kube-system namespace and another's.
+const (
+	testClusterUID  = types.UID("c1c1c1c1-0000-4000-8000-0000000000c1")
+	otherClusterUID = types.UID("c2c2c2c2-0000-4000-8000-0000000000c2")
+)
+
+func mustMark(cluster string, clusterUID types.UID) neutron.Mark {
+	m, err := neutron.NewMark(cluster, clusterUID)
 	if err != nil {
 		panic(err)
 	}
@@ -60,7 +69,14 @@ func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfa
 	if network != nil {
 		networks = append(networks, network)
 	}
-	return newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour, MaxRetryDelay: time.Minute}, networks, seed)
+	return newFixtureWith(t, defaultOptions(), networks, seed)
+}
+
+// defaultOptions are the fixture's: adoption allowed in "default", orphans
+// collected at their first sighting.
+func defaultOptions() Options {
+	return Options{NeutronResyncPeriod: time.Hour, MaxRetryDelay: time.Minute, AdoptionNamespaces: []string{"default"},
+		CollectOrphans: true, MaxOrphansPerList: 50}
 }
 
 func newFixtureWith(t *testing.T, opts Options, networks []*samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {
@@ -89,8 +105,15 @@ func newFixtureWith(t *testing.T, opts Options, networks []*samplecrdv1.Network,
 	}
 	// The inventory is listed as Run lists it before the workers start;
 	// its list requests are not part of any sync.
-	if _, err := c.inventory.Refresh(ctx); err != nil {
+	c.refreshNeutron(ctx)
+	if err := c.inventory.Status().Healthy(); err != nil {
 		t.Fatal(err)
+	}
+	// Nor are the keys that list queued: each test syncs what it means to.
+	for c.workqueue.Len() > 0 {
+		key, _ := c.workqueue.Get()
+		c.workqueue.Forget(key)
+		c.workqueue.Done(key)
 	}
 	f.neutron.ClearRequests()
 	f.client.ClearActions()
@@ -168,6 +191,12 @@ func withSpec(n *samplecrdv1.Network, change func(*samplecrdv1.NetworkSpec)) *sa
 	return n
 }
 
+// withNamespace moves n to namespace ns.
+func withNamespace(n *samplecrdv1.Network, ns string) *samplecrdv1.Network {
+	n.Namespace = ns
+	return n
+}
+
 // adopting makes n adopt the Neutron network id.
 func adopting(n *samplecrdv1.Network, id string) *samplecrdv1.Network {
 	n.Spec.Adopt = &samplecrdv1.Adoption{NetworkID: id}
@@ -232,8 +261,8 @@ func inSync(cidr, gateway string) func(*neutronfake.Neutron) {
 
 // seedOwned stores a network and subnet of o carrying mark m.
 func seedOwned(f *neutronfake.Neutron, m neutron.Mark, o neutron.Owner, cidr, gateway string) (networkID, subnetID string) {
-	networkID = f.AddNetwork(neutron.ResourceName(o), m.Description())
-	return networkID, f.AddSubnet(networkID, neutron.ResourceName(o), m.Description(), cidr, gateway)
+	networkID = f.AddNetwork(m.ResourceName(o), m.Description())
+	return networkID, f.AddSubnet(networkID, m.ResourceName(o), m.Description(), cidr, gateway)
 }
 
 // seedForeign stores what other tools, people and clusters leave in a
@@ -454,7 +483,8 @@ func TestSyncHandler(t *testing.T) {
 				id := f.AddNetwork("handmade", "made by a person")
 				f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
 			},
-			wantWrites:  []string{"apply networks", "apply networks/status"},
+			// The second status write, before any mark, records the names.
+			wantWrites:  []string{"apply networks", "apply networks/status", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
 			wantReady:   "True/Provisioned",
 			wantEvents:  []string{"Normal Adopted Adopted Neutron network net-1 with subnet subnet-2 (192.168.0.0/16)"},
@@ -465,8 +495,70 @@ func TestSyncHandler(t *testing.T) {
 						t.Errorf("%q / %q is not marked as this Network's", got[0], got[1])
 					}
 				}
-				if st := f.network("net").Status; st.NetworkID != seededNet || st.SubnetID != seededSubnet {
+				st := f.network("net").Status
+				if st.NetworkID != seededNet || st.SubnetID != seededSubnet {
 					t.Errorf("status = %+v", st)
+				}
+				want := &samplecrdv1.AdoptedResources{NetworkID: seededNet, NetworkName: "handmade", NetworkDescription: "made by a person",
+					SubnetID: seededSubnet, SubnetName: "handmade"}
+				if !reflect.DeepEqual(st.Adopted, want) {
+					t.Errorf("status.adopted = %+v, want %+v", st.Adopted, want)
+				}
+			},
+		},
+		{
+			name:        "adopt: a namespace the administrator did not allow is AdoptionRefused before Neutron is asked anything",
+			network:     withNamespace(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), "team-a"),
+			seed:        func(f *neutronfake.Neutron) { f.AddNetwork("handmade", "made by a person") },
+			key:         &queueKey{ObjectName: cache.ObjectName{Namespace: "team-a", Name: "net"}},
+			wantErr:     "retry-after",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: nil,
+			wantEvents: []string{"Warning AdoptionRefused adoption is not allowed in namespace team-a: a cluster administrator allows it " +
+				"with the controller's --adoption-namespaces; nothing was asked of Neutron"},
+			check: func(t *testing.T, f *fixture) {
+				if n := f.neutron.Networks()[0]; n.Name != "handmade" || n.Description != "made by a person" {
+					t.Errorf("the network was changed: %+v", n)
+				}
+			},
+		},
+		{
+			name: "adopt: released on delete by default, with the names it had before",
+			network: func() *samplecrdv1.Network {
+				n := deleting(provisioned(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), seededNet, seededSubnet))
+				n.Status.Adopted = &samplecrdv1.AdoptedResources{NetworkID: seededNet, NetworkName: "handmade", NetworkDescription: "made by a person",
+					SubnetID: seededSubnet, SubnetName: "handmade-subnet", SubnetDescription: "the subnet"}
+				return n
+			}(),
+			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
+			wantWrites:  []string{"apply networks"},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantEvents:  []string{"Normal Orphaned Left Neutron network net-1 and its subnets in place without the ownership mark (deletionPolicy: Orphan)"},
+			check: func(t *testing.T, f *fixture) {
+				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
+				if net.Name != "handmade" || net.Description != "made by a person" || sub.Name != "handmade-subnet" || sub.Description != "the subnet" {
+					t.Errorf("released as %q/%q and %q/%q, want the names they had before adoption", net.Name, net.Description, sub.Name, sub.Description)
+				}
+			},
+		},
+		{
+			name: "adopt: a partial adoption (subnet marked, the network's mark failed) deleted with Orphan releases the subnet too",
+			network: func() *samplecrdv1.Network {
+				n := deleting(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet))
+				n.Finalizers = []string{samplecrdv1.NetworkFinalizer}
+				n.Spec.DeletionPolicy = samplecrdv1.DeletionPolicyOrphan
+				n.Status.Adopted = &samplecrdv1.AdoptedResources{NetworkID: seededNet, NetworkName: "handmade", SubnetID: seededSubnet, SubnetName: "handmade-subnet"}
+				return n
+			}(),
+			seed: func(f *neutronfake.Neutron) {
+				id := f.AddNetwork("handmade", "")
+				f.AddSubnet(id, ours.ResourceName(owner), ours.Description(), "192.168.0.0/16", "192.168.0.1")
+			},
+			wantWrites:  []string{"apply networks"},
+			wantNeutron: []string{neutronfake.UpdateSubnet},
+			check: func(t *testing.T, f *fixture) {
+				if subs := f.neutron.Subnets(); len(subs) != 1 || subs[0].Name != "handmade-subnet" || neutron.IsMark(subs[0].Description) {
+					t.Errorf("subnets = %+v, want the adopted one back under its own name, unmarked", subs)
 				}
 			},
 		},
@@ -481,8 +573,9 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf},
 			wantReady:   "False/AdoptionMismatch",
-			wantEvents: []string{"Warning AdoptionMismatch Neutron subnet subnet-2 differs from the spec: gateway: Neutron has 192.168.0.1, the spec 192.168.0.254; " +
-				"allocationPools: Neutron has [{192.168.0.2 192.168.255.254}], the spec [{192.168.0.1 192.168.0.253} {192.168.0.255 192.168.255.254}]; " +
+			// Fields, never Neutron's values: the network is not the
+			// author's to read before it is adopted.
+			wantEvents: []string{"Warning AdoptionMismatch Neutron subnet subnet-2 differs from the spec in gateway, allocationPools; " +
 				"nothing was changed: make the spec say what Neutron holds, or change Neutron"},
 			check: func(t *testing.T, f *fixture) {
 				if n := f.neutron.Networks()[0]; n.Name != "handmade" || n.Description != "" {
@@ -498,8 +591,19 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork},
 			wantReady:   "False/AdoptionRefused",
-			wantEvents: []string{"Warning AdoptionRefused Neutron network net-1 belongs to another cluster's network-controller " +
-				"(managed-by=network-controller,cluster=other-cluster); it is not adopted"},
+			wantEvents:  []string{"Warning AdoptionRefused Neutron network net-1 belongs to another cluster's network-controller; it is not adopted"},
+		},
+		{
+			name:    "adopt: a network of another Network of this cluster is AdoptionRefused without naming that Network",
+			network: adopting(newNetwork("172.16.0.0/24", "172.16.0.1"), seededNet),
+			seed: func(f *neutronfake.Neutron) {
+				seedOwned(f, ours, neutron.Owner{Namespace: "team-b", Name: "secret-project", UID: otherUID}, "172.16.0.0/24", "172.16.0.1")
+			},
+			wantErr:     "retry-after",
+			wantWrites:  []string{"apply networks", "apply networks/status"},
+			wantNeutron: []string{neutronfake.GetNetwork},
+			wantReady:   "False/AdoptionRefused",
+			wantEvents:  []string{"Warning AdoptionRefused Neutron network net-1 belongs to another Network of this cluster; it is not adopted"},
 		},
 		{
 			name:        "adopt: our mark on a name that names no Network is AdoptionRefused, and says so",
@@ -510,7 +614,7 @@ func TestSyncHandler(t *testing.T) {
 			wantNeutron: []string{neutronfake.GetNetwork},
 			wantReady:   "False/AdoptionRefused",
 			wantEvents: []string{"Warning AdoptionRefused Neutron network net-1 belongs to this cluster's network-controller, " +
-				"under a name that does not name a Network (default/net/not-a-uid); it is not adopted"},
+				"under a name that names no Network; it is not adopted"},
 		},
 		{
 			name:        "adopt: a network that does not exist is AdoptionRefused; nothing is created in its place",
@@ -542,7 +646,7 @@ func TestSyncHandler(t *testing.T) {
 			}),
 			seed: func(f *neutronfake.Neutron) {
 				netID, _ := seedOwned(f, ours, owner, "10.100.0.0/26", "10.100.0.1")
-				f.AddSubnet(netID, neutron.ResourceName(owner), ours.Description(), "10.100.0.64/26", "10.100.0.65")
+				f.AddSubnet(netID, ours.ResourceName(owner), ours.Description(), "10.100.0.64/26", "10.100.0.65")
 			},
 			wantNeutron: []string{neutronfake.DeleteSubnet},
 			wantReady:   "True/Provisioned",
@@ -660,7 +764,7 @@ func TestSyncHandler(t *testing.T) {
 			network: provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
 			seed: func(f *neutronfake.Neutron) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
-				f.AddNetwork(neutron.ResourceName(owner), ours.Description())
+				f.AddNetwork(ours.ResourceName(owner), ours.Description())
 			},
 			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantReady:   "True/Provisioned",
@@ -900,7 +1004,9 @@ func TestRefreshQueuesDriftAndOrphansAndCollectsOnlyOurs(t *testing.T) {
 	inScope := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
 	outOfScopeOrphan := neutron.Owner{Namespace: "elsewhere", Name: "x", UID: "5e5e5e5e-0000-4000-8000-000000000005"}
 	orphan := neutron.Owner{Namespace: "default", Name: "gone", UID: otherUID}
-	f := newFixtureWith(t, Options{NeutronResyncPeriod: time.Hour, MaxRetryDelay: time.Minute, Namespace: "default"}, []*samplecrdv1.Network{inScope},
+	opts := defaultOptions()
+	opts.Namespace = "default"
+	f := newFixtureWith(t, opts, []*samplecrdv1.Network{inScope},
 		func(n *neutronfake.Neutron) {
 			inSync("192.168.0.0/16", "192.168.0.1")(n)
 			seedForeign(n)

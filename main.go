@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,12 +25,12 @@ import (
 	// is FROM scratch, and Keystone is reached over HTTPS.
 	_ "golang.org/x/crypto/x509roots/fallback"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/client-go/util/flowcontrol"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
@@ -52,7 +53,12 @@ type options struct {
 
 	neutronEndpoint     string
 	osCloud             string
+	cloudReload         time.Duration
 	clusterName         string
+	adoptionNamespaces  []string
+	orphanCollection    bool
+	orphanGracePeriod   time.Duration
+	maxOrphansPerList   int
 	neutronResyncPeriod time.Duration
 	neutronTimeout      time.Duration
 	neutronQPS          float64
@@ -76,7 +82,12 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.namespace, "namespace", "", "Only manage the Networks of this namespace (default: all namespaces).")
 	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth, e.g. http://127.0.0.1:9696/ (tests, and the operator's view in the local stack). When empty, the normal case, the controller authenticates to Keystone with the cloud of --os-cloud.")
 	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml ($OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack/, /etc/openstack/) to authenticate to Keystone with; empty means $OS_CLOUD. Password and application-credential clouds both work; tokens are renewed when they expire.")
-	fs.StringVar(&o.clusterName, "cluster-name", "kubernetes", "Name of this Kubernetes cluster: a DNS-1123 label, written into the description of every Neutron resource the controller makes (its ownership mark). The controller touches only resources with its own cluster's mark, so clusters sharing a Neutron project must use different names.")
+	fs.DurationVar(&o.cloudReload, "cloud-reload-interval", 10*time.Second, "How often clouds.yaml is read again. When it changed (a Secret updated in place), the controller authenticates with the new one without a restart.")
+	fs.StringVar(&o.clusterName, "cluster-name", "", "This cluster's identity in the ownership mark written into the description of every Neutron resource the controller makes: a DNS-1123 label. Empty (the default) means the UID of the kube-system namespace, which no other cluster has. Set it only to keep the mark of an earlier install (the old default was \"kubernetes\"); see docs/ownership.md.")
+	fs.StringSliceVar(&o.adoptionNamespaces, "adoption-namespaces", nil, "Namespaces whose Networks may adopt an existing Neutron network with spec.adopt; \"*\" for all. Default none: adoption takes a resource the controller did not make, so a cluster administrator allows it.")
+	fs.BoolVar(&o.orphanCollection, "orphan-collection", true, "Delete the Neutron resources of this cluster whose Network is gone (a finalizer removed by hand, a create that completed late). Off, they are only counted (network_controller_orphans_held_back_total).")
+	fs.DurationVar(&o.orphanGracePeriod, "orphan-grace-period", 2*time.Minute, "How long Neutron resources must have been seen without their Network, by two lists of Neutron, before they are collected (after a live read of the API server confirms the Network is gone).")
+	fs.IntVar(&o.maxOrphansPerList, "max-orphans-per-list", 50, "Most Networks' orphaned Neutron resources collected per list of Neutron; the rest wait for the next list, and a Warning Event on their namespace says so.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
 	fs.Float64Var(&o.neutronQPS, "neutron-qps", 20, "Client-side rate limit of requests to Neutron, per second. Beside it, a 429 (or a 503 with Retry-After) from Neutron pauses all requests for the time it names, and the refused request is sent again.")
@@ -108,11 +119,14 @@ func (o *options) validate() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, got %d", o.workers)
 	}
-	if o.resyncPeriod <= 0 || o.neutronResyncPeriod <= 0 || o.maxRetryDelay <= 0 {
-		return fmt.Errorf("--resync-period, --neutron-resync-period and --max-retry-delay must be positive")
+	if o.resyncPeriod <= 0 || o.neutronResyncPeriod <= 0 || o.maxRetryDelay <= 0 || o.cloudReload <= 0 {
+		return fmt.Errorf("--resync-period, --neutron-resync-period, --max-retry-delay and --cloud-reload-interval must be positive")
 	}
-	if _, err := neutron.NewMark(o.clusterName); err != nil {
-		return fmt.Errorf("--cluster-name: %w", err)
+	if o.orphanGracePeriod < 0 || o.maxOrphansPerList < 1 {
+		return fmt.Errorf("--orphan-grace-period must not be negative and --max-orphans-per-list at least 1")
+	}
+	if errs := validation.IsDNS1123Label(o.clusterName); o.clusterName != "" && len(errs) > 0 {
+		return fmt.Errorf("--cluster-name %q cannot be part of the ownership mark of Neutron resources: %s", o.clusterName, strings.Join(errs, "; "))
 	}
 	return validateLeaderElection(o.leaderElection)
 }
@@ -168,30 +182,27 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("building the network clientset: %w", err)
 	}
-	mark, err := neutron.NewMark(opts.clusterName)
+	mark, err := clusterMark(ctx, kubeClient, opts.clusterName)
 	if err != nil {
 		return err
 	}
+	klog.FromContext(ctx).Info("Ownership mark", "description", mark.Description(), "clusterUID", mark.ClusterUID())
 	reach := &reachability{}
 	// The cloud is read before anything is served: a clouds.yaml that
-	// cannot be read is a configuration error, reported at once.
-	var cloud *neutron.Cloud
-	if opts.neutronEndpoint == "" {
-		if cloud, err = neutron.ReadCloud(opts.osCloud); err != nil {
-			return fmt.Errorf("connecting to Neutron (set --os-cloud, or --neutron-endpoint for a noauth server): %w", err)
-		}
+	// cannot be read is a configuration error, reported at once. Whether
+	// its credentials work is found out, and reported on the Networks,
+	// once the controller runs.
+	neutronClient, authErr, err := newNeutronClient(opts, reach)
+	if err != nil {
+		return err
 	}
 
 	// /healthz fails when the leader could not renew its lease in time
 	// (the process is stuck: restart it); /readyz as readiness says.
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	ready := readiness{reach: reach}
+	ready := readiness{reach: reach, auth: authErr}
 	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling,
 		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
-		return err
-	}
-	neutronClient, err := newNeutronClient(ctx, opts, cloud, reach, &ready.auth)
-	if err != nil {
 		return err
 	}
 
@@ -200,11 +211,15 @@ func run(ctx context.Context, opts options) error {
 			informers.WithNamespace(opts.namespace))
 		controller, err := NewController(ctx, kubeClient, networkClient,
 			informerFactory.Samplecrd().V1().Networks(),
-			neutron.NewGophercloud(neutronClient), mark,
+			neutronClient, mark,
 			Options{
 				NeutronResyncPeriod: opts.neutronResyncPeriod,
 				MaxRetryDelay:       opts.maxRetryDelay,
 				Namespace:           opts.namespace,
+				AdoptionNamespaces:  opts.adoptionNamespaces,
+				CollectOrphans:      opts.orphanCollection,
+				OrphanGracePeriod:   opts.orphanGracePeriod,
+				MaxOrphansPerList:   opts.maxOrphansPerList,
 				// A request whose answer was lost to our own timeout may
 				// still be under way in Neutron; two timeouts cover it.
 				LateCompletionGrace: 2 * opts.neutronTimeout,
@@ -225,43 +240,54 @@ func run(ctx context.Context, opts options) error {
 	return runLeaderElected(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
 }
 
-func newNeutronClient(ctx context.Context, opts options, cloud *neutron.Cloud, reach *reachability, auth *authState) (*gophercloud.ServiceClient, error) {
-	if cloud == nil {
-		return neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
-	}
-	client, err := connect(ctx, cloud, opts, auth)
+// clusterMark is the ownership mark of this cluster: named by
+// clusterName, else by the UID of its kube-system namespace, read live
+// from the API server. Either way the mark records that UID in the name of
+// every resource (see pkg/neutron/ownership.go).
+func clusterMark(ctx context.Context, client kubernetes.Interface, clusterName string) (neutron.Mark, error) {
+	ns, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return neutron.Mark{}, fmt.Errorf("reading the kube-system namespace, whose UID identifies this cluster in Neutron: %w", err)
 	}
-	// Connect's client already has the --neutron-timeout; the copies keep it.
-	client.HTTPClient = *throttled(instrument(&client.HTTPClient, reach), opts)
-	return client, nil
+	return neutron.NewMark(clusterName, ns.UID)
 }
 
-// connect authenticates to the cloud until it succeeds or ctx ends. Keystone
-// unreachable, or refusing the credentials, is not fatal: a Secret may be
-// fixed, a Keystone may come back. Meanwhile /readyz fails with the reason,
-// and the attempts back off up to --max-retry-delay, so wrong credentials
-// cost Keystone one request per cap, not a loop.
-func connect(ctx context.Context, cloud *neutron.Cloud, opts options, auth *authState) (*gophercloud.ServiceClient, error) {
-	logger := klog.FromContext(ctx)
-	backoff := flowcontrol.NewBackOff(time.Second, opts.maxRetryDelay)
-	for {
-		client, err := cloud.Connect(ctx, opts.neutronTimeout)
-		auth.set(err)
-		if err == nil {
-			return client, nil
+// newNeutronClient returns the controller's Neutron client and what
+// readiness asks about authentication: for --neutron-endpoint a noauth
+// client, for a cloud a Session that authenticates lazily and follows
+// changes of clouds.yaml.
+func newNeutronClient(opts options, reach *reachability) (neutron.Interface, func() error, error) {
+	if opts.neutronEndpoint != "" {
+		client, err := neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
+		if err != nil {
+			return nil, nil, err
 		}
-		neutronAuthFailures.Inc()
-		backoff.Next("auth", backoff.Clock.Now())
-		delay := backoff.Get("auth")
-		logger.Error(err, "Cannot authenticate to the cloud; Networks wait until it succeeds", "cloud", opts.osCloud, "retryIn", delay)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
+		return neutron.NewGophercloud(client, ""), func() error { return nil }, nil
 	}
+	read := func() (*neutron.Cloud, error) { return neutron.ReadCloud(opts.osCloud) }
+	cloud, err := read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to Neutron (set --os-cloud, or --neutron-endpoint for a noauth server): %w", err)
+	}
+	session := neutron.NewSession(cloud, neutron.SessionOptions{
+		Read: read,
+		Connect: func(ctx context.Context, cloud *neutron.Cloud) (*gophercloud.ServiceClient, string, error) {
+			client, project, err := cloud.Connect(ctx, opts.neutronTimeout)
+			if err != nil {
+				return nil, "", err
+			}
+			// Connect's client already has the --neutron-timeout; the copies keep it.
+			client.HTTPClient = *throttled(instrument(&client.HTTPClient, reach), opts)
+			return client, project, nil
+		},
+		OnConnectFailure: func(err error) {
+			neutronAuthFailures.Inc()
+			klog.Background().Error(err, "Cannot authenticate to the cloud; Networks that need Neutron wait until it succeeds", "cloud", opts.osCloud)
+		},
+		ReloadInterval: opts.cloudReload,
+		MaxRetryDelay:  opts.maxRetryDelay,
+	})
+	return session, session.Err, nil
 }
 
 // throttled puts c's requests behind the --neutron-qps limit and Neutron's

@@ -36,7 +36,7 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 			return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
 		}})
 		lister := &staticLister{}
-		mark, err := neutron.NewMark("kubernetes")
+		mark, err := neutron.NewMark("kubernetes", testClusterUID)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 			if err := indexer.Add(net); err != nil {
 				b.Fatal(err)
 			}
-			name := neutron.ResourceName(ownerOf(net))
+			name := mark.ResourceName(ownerOf(net))
 			lister.nets = append(lister.nets, neutron.Network{ID: net.Status.NetworkID, Name: name, Description: mark.Description()})
 			lister.subs = append(lister.subs, neutron.Subnet{ID: net.Status.SubnetID, NetworkID: net.Status.NetworkID,
 				Name: name, Description: mark.Description(), CIDR: net.Spec.CIDR, GatewayIP: net.Spec.Gateway})

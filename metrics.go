@@ -56,7 +56,7 @@ var (
 	neutronAuthFailures = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_auth_failures_total",
-		Help:           "Failed attempts to authenticate to the cloud's Keystone at start-up (unreachable, or the credentials refused); retried with capped backoff.",
+		Help:           "Failed attempts to authenticate to the cloud's Keystone (unreachable, or the credentials refused); retried with capped backoff, and at once when clouds.yaml changes.",
 		StabilityLevel: metrics.ALPHA,
 	})
 	unrecognisedResources = metrics.NewGauge(&metrics.GaugeOpts{
@@ -71,6 +71,12 @@ var (
 		Help:           "Neutron resources deleted because their Network no longer exists, by resource (network or subnet).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"resource"})
+	orphansHeldBack = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "orphans_held_back_total",
+		Help:           "Looks at Neutron resources whose Network is not in the cache that deleted nothing, by reason: disabled (--orphan-collection=false), not-this-cluster (their name records another cluster, or none), owner-alive (the API server still has the Network), cap (--max-orphans-per-list reached).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"reason"})
 	duplicatesDeleted = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "network_controller",
 		Name:           "duplicate_networks_deleted_total",
@@ -105,7 +111,7 @@ const (
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, neutronRequestsTotal, neutronRequestDuration,
-			neutronRefreshesTotal, neutronAuthFailures, unrecognisedResources, orphansCollected, duplicatesDeleted, breakerOpen, neutronThrottled)
+			neutronRefreshesTotal, neutronAuthFailures, unrecognisedResources, orphansCollected, orphansHeldBack, duplicatesDeleted, breakerOpen, neutronThrottled)
 	})
 }
 

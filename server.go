@@ -21,30 +21,12 @@ import (
 type readiness struct {
 	// reach is whether the latest Neutron request was answered.
 	reach *reachability
-	// auth is why the controller could not authenticate to the cloud yet.
-	auth authState
+	// auth returns why the controller cannot authenticate to the cloud.
+	auth func() error
 
 	mu         sync.Mutex
 	standby    bool
 	controller *Controller
-}
-
-// authState is the latest failure to authenticate to the cloud, or nil.
-type authState struct {
-	mu      sync.Mutex
-	lastErr error
-}
-
-func (a *authState) set(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.lastErr = err
-}
-
-func (a *authState) err() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.lastErr
 }
 
 func (r *readiness) set(standby bool, c *Controller) {
@@ -70,7 +52,7 @@ func (r *readiness) checks() []healthz.HealthChecker {
 		})
 	}
 	return []healthz.HealthChecker{
-		healthz.NamedCheck("cloud-auth", func(*http.Request) error { return r.auth.err() }),
+		healthz.NamedCheck("cloud-auth", func(*http.Request) error { return r.auth() }),
 		leaderCheck("informer-sync", func(c *Controller) error {
 			if !c.networksSynced() {
 				return errors.New("the Network informer's cache has not synced yet")

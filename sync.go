@@ -10,7 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -27,6 +29,8 @@ const (
 	eventDeletionFailed = "DeletionFailed"
 	eventOrphaned       = "Orphaned"
 	eventAdopted        = "Adopted"
+	// eventOrphanCollectionCapped is recorded on a namespace.
+	eventOrphanCollectionCapped = "OrphanCollectionCapped"
 )
 
 // syncHandler makes Neutron equal to the Network named by key and records
@@ -50,6 +54,12 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 	if network.DeletionTimestamp != nil {
 		return c.finalize(ctx, network)
 	}
+	if network.Spec.Adopt != nil {
+		// Adoption records the network's own names in status before it
+		// marks anything, and the sync goes on with that record: on a
+		// copy, since the lister's object belongs to the cache.
+		network = network.DeepCopy()
+	}
 	// The spec in Neutron's terms, once per sync. What Neutron would
 	// refuse, and CEL cannot see, is refused here, before anything is asked
 	// of Neutron. (A range from a pool is known only once allocated: its
@@ -62,11 +72,7 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 		}
 	}
 	if st := c.inventory.Status(); !st.Synced {
-		if err := c.updateStatus(ctx, network, notReady(samplecrdv1.ReasonNeutronUnavailable,
-			"Neutron has not been listed yet: "+st.Healthy().Error()), lastObserved(network.Status)); err != nil {
-			return err
-		}
-		return neutron.ErrNotSynced
+		return c.waitForInventory(ctx, network, st)
 	}
 
 	// The finalizer goes on before anything exists in Neutron, so that no
@@ -79,10 +85,40 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 	}
 
 	obs, err := c.reconcile(ctx, network, want)
+	// What status says of an adoption stays, whatever the sync found: the
+	// record is the only copy of the names to give back.
+	obs = obs.keepAdopted(network.Status)
 	if err != nil {
 		return c.reportFailure(ctx, network, err, obs)
 	}
 	return c.updateStatus(ctx, network, ready(), obs)
+}
+
+// waitForInventory answers for a Network synced before the first
+// successful list of Neutron, when nothing is known of what Neutron holds.
+// A Network Ready for its generation stays so: nothing says it is not, and
+// a restart or a new leader during an outage must not flip every Network
+// (N status writes) only to flip them back. Any other says why it waits,
+// once, so that none is left without a reason.
+func (c *Controller) waitForInventory(ctx context.Context, network *samplecrdv1.Network, st neutron.Status) error {
+	if isReady(network) {
+		return neutron.ErrNotSynced
+	}
+	reason := samplecrdv1.ReasonNeutronUnavailable
+	if neutron.IsAuthError(st.Err) {
+		reason = samplecrdv1.ReasonAuthenticationFailed
+	}
+	cond := notReady(reason, "Neutron has not been listed yet: "+st.Healthy().Error())
+	if err := c.reportCondition(ctx, network, reason, cond, lastObserved(network.Status)); err != nil {
+		return err
+	}
+	return neutron.ErrNotSynced
+}
+
+// isReady reports whether network is Ready for its current generation.
+func isReady(network *samplecrdv1.Network) bool {
+	cond := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady)
+	return cond != nil && cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == network.Generation
 }
 
 // reconcile is the ladder: the network, then its subnet, then what may
@@ -132,7 +168,7 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 		return neutron.ErrNotSynced
 	}
 	owned := c.inventory.Get(network.UID)
-	if network.Spec.DeletionPolicy == samplecrdv1.DeletionPolicyOrphan {
+	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
 		return c.orphan(ctx, network, owned)
 	}
 	if err := c.deleteOwned(ctx, ownerOf(network), owned); err != nil {
@@ -141,8 +177,7 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 		if cond.Reason == samplecrdv1.ReasonDeletionBlocked {
 			reason = samplecrdv1.ReasonDeletionBlocked
 		}
-		c.recorder.Event(network, corev1.EventTypeWarning, reason, cond.Message)
-		if statusErr := c.updateStatus(ctx, network, cond, lastObserved(network.Status)); statusErr != nil {
+		if statusErr := c.reportCondition(ctx, network, reason, cond, lastObserved(network.Status)); statusErr != nil {
 			return errors.Join(err, statusErr)
 		}
 		// Retried with backoff, capped at --max-retry-delay: the ports of a
@@ -156,24 +191,53 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network)
 	return c.setFinalizer(ctx, network, false)
 }
 
-// orphan finalizes a Network whose deletionPolicy is Orphan: its network
-// and that network's subnets stay in Neutron without the mark; duplicates
-// (see ensureNetwork) are deleted as usual, since nobody asked to keep them.
-// Subnets are released before their network, so that a crash in between
-// leaves a marked network, which the next attempt finds and releases.
+// deletionPolicy is what deleting network does to its Neutron resources:
+// spec.deletionPolicy, else Orphan for an adopted network (it was someone
+// else's before; deleting it needs saying so) and Delete for what the
+// controller created.
+func deletionPolicy(network *samplecrdv1.Network) samplecrdv1.DeletionPolicy {
+	switch {
+	case network.Spec.DeletionPolicy != "":
+		return network.Spec.DeletionPolicy
+	case network.Spec.Adopt != nil:
+		return samplecrdv1.DeletionPolicyOrphan
+	}
+	return samplecrdv1.DeletionPolicyDelete
+}
+
+// orphan finalizes a Network whose deletionPolicy is Orphan: everything
+// of it that carries the mark stays in Neutron without the mark — its
+// network, and every subnet that is not on a duplicate, whatever state an
+// adoption left (a subnet marked on a network whose marking failed is
+// released too). Duplicates (see ensureNetwork) are deleted as usual, since
+// nobody asked to keep them. Subnets are released before their network, so
+// that a crash in between leaves a marked network, which the next attempt
+// finds and releases. What was adopted gets its own names back.
 func (c *Controller) orphan(ctx context.Context, network *samplecrdv1.Network, owned neutron.Owned) error {
 	owner := ownerOf(network)
 	keep, duplicates, found := chooseNetwork(owned, network.Status.NetworkID)
-	if found {
-		for _, s := range owned.Subnets {
-			if s.NetworkID != keep.ID {
-				continue
-			}
-			if err := c.releaseSubnet(ctx, owner, s.ID); err != nil {
-				return c.reportOrphanFailure(ctx, network, err)
-			}
+	onDuplicate := func(s neutron.Subnet) bool {
+		return slices.ContainsFunc(duplicates, func(d neutron.Network) bool { return d.ID == s.NetworkID })
+	}
+	adopted := network.Status.Adopted
+	for _, s := range owned.Subnets {
+		if onDuplicate(s) {
+			continue
 		}
-		if err := c.releaseNetwork(ctx, owner, keep.ID); err != nil {
+		var orig *restored
+		if adopted != nil && adopted.SubnetID == s.ID {
+			orig = &restored{adopted.SubnetName, adopted.SubnetDescription}
+		}
+		if err := c.releaseSubnet(ctx, owner, s.ID, orig); err != nil {
+			return c.reportOrphanFailure(ctx, network, err)
+		}
+	}
+	if found {
+		var orig *restored
+		if adopted != nil && adopted.NetworkID == keep.ID {
+			orig = &restored{adopted.NetworkName, adopted.NetworkDescription}
+		}
+		if err := c.releaseNetwork(ctx, owner, keep.ID, orig); err != nil {
 			return c.reportOrphanFailure(ctx, network, err)
 		}
 		c.recorder.Eventf(network, corev1.EventTypeNormal, eventOrphaned,
@@ -190,8 +254,7 @@ func (c *Controller) orphan(ctx context.Context, network *samplecrdv1.Network, o
 
 func (c *Controller) reportOrphanFailure(ctx context.Context, network *samplecrdv1.Network, err error) error {
 	cond := notReady(samplecrdv1.ReasonDeleting, "Waiting for Neutron to release the network (deletionPolicy: Orphan): "+err.Error())
-	c.recorder.Event(network, corev1.EventTypeWarning, eventDeletionFailed, cond.Message)
-	return errors.Join(err, c.updateStatus(ctx, network, cond, lastObserved(network.Status)))
+	return errors.Join(err, c.reportCondition(ctx, network, eventDeletionFailed, cond, lastObserved(network.Status)))
 }
 
 // deletionFailure is the Ready condition of a Network whose Neutron
@@ -216,7 +279,7 @@ func (c *Controller) deletionFailure(ctx context.Context, owned neutron.Owned, e
 	}
 	return notReady(samplecrdv1.ReasonDeletionBlocked, fmt.Sprintf(
 		"Neutron refuses to delete the network while ports use it; delete them to finish: %s (Neutron: %s)",
-		strings.Join(blocking, ", "), rejected.Message))
+		boundList(blocking), rejected.Message))
 }
 
 // ownedByNeutron reports whether a port is one Neutron makes and deletes
@@ -229,22 +292,98 @@ func ownedByNeutron(p neutron.Port) bool {
 // collectOrphans deletes what Neutron holds under our mark for uid, once
 // sure that no Network of that UID exists: its finalizer was removed by
 // hand, or a create completed in Neutron after its Network was deleted.
+// Sure means (see pkg/orphans): collection is on; the resources' names
+// record this very cluster; two lists of Neutron a grace period apart found
+// them orphaned; a live read of the API server, not the cache, finds no
+// Network of that UID; and the list's budget of deletions is not spent.
+// What fails a test is held back, counted, and looked at again at the next
+// list.
 func (c *Controller) collectOrphans(ctx context.Context, uid types.UID) error {
 	if _, ok := c.networkByUID(uid); ok {
+		c.orphans.Forget(uid)
 		return nil
 	}
 	owned := c.inventory.Get(uid)
 	if len(owned.Networks)+len(owned.Subnets) == 0 || !c.manages(owned.Owner) {
+		c.orphans.Forget(uid)
 		return nil
+	}
+	logger := klog.FromContext(ctx).WithValues("owner", owned.Owner.Key(), "ownerUID", uid)
+	switch {
+	case !c.opts.CollectOrphans:
+		return c.holdBack(ctx, owned, heldDisabled)
+	case !c.mark.Collectable(owned.Owner):
+		return c.holdBack(ctx, owned, heldNotThisCluster)
+	case !c.orphans.Due(uid):
+		if !c.orphans.Sighted(uid) {
+			// Queued by a delete event, before any list saw it orphaned:
+			// one list now makes the first sighting, and that list asks
+			// for the second, a grace period later.
+			c.requestRefreshAfter(0)
+		}
+		return nil
+	}
+	alive, err := c.ownerAlive(ctx, owned.Owner)
+	if err != nil {
+		return err
+	}
+	if alive {
+		return c.holdBack(ctx, owned, heldOwnerAlive)
+	}
+	if ok, first := c.orphans.Take(); !ok {
+		if first {
+			c.recorder.Eventf(namespaceRef(owned.Owner.Namespace), corev1.EventTypeWarning, eventOrphanCollectionCapped,
+				"More Neutron resources of deleted Networks are waiting to be collected than --max-orphans-per-list (%d) allows per list; the rest wait for the next list", c.opts.MaxOrphansPerList)
+		}
+		return c.holdBack(ctx, owned, heldCap)
 	}
 	if err := c.deleteOwned(ctx, owned.Owner, owned); err != nil {
 		return err
 	}
+	c.orphans.Forget(uid)
 	orphansCollected.WithLabelValues("network").Add(float64(len(owned.Networks)))
 	orphansCollected.WithLabelValues("subnet").Add(float64(len(owned.Subnets)))
-	klog.FromContext(ctx).Info("Deleted orphaned Neutron resources", "owner", owned.Owner.Key(),
+	logger.Info("Deleted orphaned Neutron resources", "networks", len(owned.Networks), "subnets", len(owned.Subnets))
+	return nil
+}
+
+// Why an orphan was not collected: the values of the "reason" label of
+// orphans_held_back_total.
+const (
+	heldDisabled       = "disabled"
+	heldNotThisCluster = "not-this-cluster"
+	heldOwnerAlive     = "owner-alive"
+	heldCap            = "cap"
+)
+
+// holdBack counts an orphan that stays, and says why in the log.
+func (c *Controller) holdBack(ctx context.Context, owned neutron.Owned, reason string) error {
+	orphansHeldBack.WithLabelValues(reason).Inc()
+	klog.FromContext(ctx).V(2).Info("Not collecting Neutron resources of a Network that is not in the cache",
+		"owner", owned.Owner.Key(), "ownerUID", owned.Owner.UID, "reason", reason,
 		"networks", len(owned.Networks), "subnets", len(owned.Subnets))
 	return nil
+}
+
+// ownerAlive asks the API server itself, not the cache, whether a Network
+// of owner's UID exists: by name when the resource's name holds it whole,
+// else among its namespace's Networks.
+func (c *Controller) ownerAlive(ctx context.Context, owner neutron.Owner) (bool, error) {
+	opts := metav1.ListOptions{}
+	if !owner.Truncated() {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", owner.Name).String()
+	}
+	list, err := c.networkclientset.SamplecrdV1().Networks(owner.Namespace).List(ctx, opts)
+	if err != nil {
+		return false, fmt.Errorf("confirming with the API server that Network %s is gone: %w", owner.Key(), err)
+	}
+	return slices.ContainsFunc(list.Items, func(n samplecrdv1.Network) bool { return n.UID == owner.UID }), nil
+}
+
+// namespaceRef is the object a Warning about a namespace's orphans is
+// recorded on: `kubectl describe namespace` shows it.
+func namespaceRef(namespace string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: namespace}
 }
 
 // deleteOwned deletes subnets before networks: Neutron refuses to delete a
@@ -285,6 +424,11 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 		// the Network again.
 		cond = notReady(samplecrdv1.ReasonInvalidSpec, invalid.msg)
 		result = nil
+	case neutron.IsAuthError(syncErr):
+		// Lasts until the credentials are fixed, which the Neutron
+		// session notices by itself; backoff keeps the retries cheap.
+		cond = notReady(samplecrdv1.ReasonAuthenticationFailed, syncErr.Error())
+		result = syncErr
 	case errors.As(syncErr, &rejected) && rejected.OverQuota():
 		// Not terminal: a quota is raised, a network freed. Backoff,
 		// capped, notices either without anyone touching the Network.
@@ -301,8 +445,7 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 		cond = notReady(samplecrdv1.ReasonNeutronUnavailable, syncErr.Error())
 		result = syncErr
 	}
-	c.recorder.Event(network, corev1.EventTypeWarning, cond.Reason, cond.Message)
-	if err := c.updateStatus(ctx, network, cond, obs); err != nil {
+	if err := c.reportCondition(ctx, network, cond.Reason, cond, obs); err != nil {
 		return errors.Join(syncErr, err)
 	}
 	return result

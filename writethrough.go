@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -26,7 +28,7 @@ func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner, mtu
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Network{}, err
 	}
-	n, err := c.neutron.CreateNetwork(ctx, neutron.ResourceName(owner), c.mark.Description(), mtu)
+	n, err := c.neutron.CreateNetwork(ctx, c.mark.ResourceName(owner), c.mark.Description(), mtu)
 	if err != nil {
 		return neutron.Network{}, c.afterFailedWrite(err)
 	}
@@ -44,7 +46,7 @@ func (c *Controller) createSubnetFrom(ctx context.Context, owner neutron.Owner, 
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Subnet{}, err
 	}
-	req.Name, req.Description = neutron.ResourceName(owner), c.mark.Description()
+	req.Name, req.Description = c.mark.ResourceName(owner), c.mark.Description()
 	s, err := c.neutron.CreateSubnet(ctx, req)
 	if err != nil {
 		return neutron.Subnet{}, c.afterFailedWrite(err)
@@ -114,24 +116,34 @@ func (c *Controller) deleteNetwork(ctx context.Context, owner neutron.Owner, id 
 // releaseSubnet and releaseNetwork give up a resource without deleting it
 // (deletionPolicy: Orphan): the description that carried the mark is
 // replaced, so no controller will ever recognise it again, and it leaves
-// the inventory.
-func (c *Controller) releaseSubnet(ctx context.Context, owner neutron.Owner, id string) error {
-	desc := c.mark.Released(owner)
-	if _, err := c.updateSubnet(ctx, owner, id, neutron.SubnetUpdate{Description: &desc}); err != nil {
+// the inventory. An adopted resource gets back the name and description
+// it had (orig); one the controller made says where it came from.
+func (c *Controller) releaseSubnet(ctx context.Context, owner neutron.Owner, id string, orig *restored) error {
+	u := neutron.SubnetUpdate{Description: ptr.To(c.mark.Released(owner))}
+	if orig != nil {
+		u.Name, u.Description = &orig.name, &orig.description
+	}
+	if _, err := c.updateSubnet(ctx, owner, id, u); err != nil {
 		return err
 	}
 	c.inventory.RemoveSubnet(owner, id)
 	return nil
 }
 
-func (c *Controller) releaseNetwork(ctx context.Context, owner neutron.Owner, id string) error {
-	desc := c.mark.Released(owner)
-	if _, err := c.updateNetwork(ctx, owner, id, neutron.NetworkUpdate{Description: &desc}); err != nil {
+func (c *Controller) releaseNetwork(ctx context.Context, owner neutron.Owner, id string, orig *restored) error {
+	u := neutron.NetworkUpdate{Description: ptr.To(c.mark.Released(owner))}
+	if orig != nil {
+		u.Name, u.Description = &orig.name, &orig.description
+	}
+	if _, err := c.updateNetwork(ctx, owner, id, u); err != nil {
 		return err
 	}
 	c.inventory.RemoveNetwork(owner, id)
 	return nil
 }
+
+// restored is the name and description an adopted resource gets back.
+type restored struct{ name, description string }
 
 // markSubnet and markNetwork take a resource under management
 // (adopt.go): its name and description become the owner's and the mark.
@@ -141,7 +153,7 @@ func (c *Controller) markSubnet(ctx context.Context, owner neutron.Owner, s neut
 	if c.ownsSubnet(owner, s.ID) {
 		return nil
 	}
-	name, desc := neutron.ResourceName(owner), c.mark.Description()
+	name, desc := c.mark.ResourceName(owner), c.mark.Description()
 	if err := c.neutronUp.allow(); err != nil {
 		return err
 	}
@@ -154,7 +166,7 @@ func (c *Controller) markSubnet(ctx context.Context, owner neutron.Owner, s neut
 }
 
 func (c *Controller) markNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
-	name, desc := neutron.ResourceName(owner), c.mark.Description()
+	name, desc := c.mark.ResourceName(owner), c.mark.Description()
 	if err := c.neutronUp.allow(); err != nil {
 		return neutron.Network{}, err
 	}

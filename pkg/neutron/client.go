@@ -16,6 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/config"
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 )
 
 // NewNoAuthServiceClient returns a network service client for a
@@ -73,16 +74,30 @@ func ReadCloud(name string) (*Cloud, error) {
 }
 
 // Connect authenticates to the cloud's Keystone, within timeout, and
-// returns its network service client.
-func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gophercloud.ServiceClient, error) {
+// returns its network service client and the project its token is scoped
+// to ("" when the token names none).
+func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gophercloud.ServiceClient, string, error) {
 	provider, err := config.NewProviderClient(ctx, c.auth, config.WithTLSConfig(c.tls),
 		config.WithHTTPClient(http.Client{Timeout: timeout}))
 	if err != nil {
-		return nil, fmt.Errorf("authenticating to the cloud at %s: %w", c.auth.IdentityEndpoint, err)
+		return nil, "", fmt.Errorf("authenticating to the cloud at %s: %w", c.auth.IdentityEndpoint, err)
 	}
 	client, err := openstack.NewNetworkV2(provider, c.endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("finding the network endpoint in the cloud's catalog: %w", err)
+		return nil, "", fmt.Errorf("finding the network endpoint in the cloud's catalog: %w", err)
 	}
-	return client, nil
+	return client, tokenProject(provider), nil
+}
+
+// tokenProject is the ID of the project provider's token is scoped to.
+func tokenProject(provider *gophercloud.ProviderClient) string {
+	result, ok := provider.GetAuthResult().(tokens.CreateResult)
+	if !ok {
+		return ""
+	}
+	project, err := result.ExtractProject()
+	if err != nil || project == nil {
+		return ""
+	}
+	return project.ID
 }

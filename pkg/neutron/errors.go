@@ -46,11 +46,36 @@ func (e *RejectedError) Overlap() bool {
 	return strings.Contains(strings.ToLower(e.Message), "overlap")
 }
 
+// AuthError is a request the cloud refused because the controller's
+// credentials are wrong (Keystone or Neutron answered 401): not a refusal
+// of the request itself, and not unavailability. It lasts until the
+// credentials are fixed, which the controller notices (see Session).
+type AuthError struct {
+	// Op says what was asked.
+	Op  string
+	Err error
+}
+
+func (e *AuthError) Error() string {
+	return e.Op + ": the cloud refused the credentials (401): " + e.Err.Error()
+}
+
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// IsAuthError reports whether err is, or wraps, an authentication failure.
+func IsAuthError(err error) bool {
+	var auth *AuthError
+	return errors.As(err, &auth) || gophercloud.ResponseCodeIs(err, http.StatusUnauthorized)
+}
+
 // classify wraps a gophercloud error with what was asked, and turns
-// Neutron's refusals (4xx other than 404, 408 and 429) into a RejectedError.
-// Everything else — connection errors, timeouts, 5xx — is unavailability
-// and worth retrying.
+// Neutron's refusals (4xx other than 401, 404, 408 and 429) into a
+// RejectedError and a 401 into an AuthError. Everything else — connection
+// errors, timeouts, 5xx — is unavailability and worth retrying.
 func classify(op string, err error) error {
+	if IsAuthError(err) {
+		return &AuthError{Op: op, Err: err}
+	}
 	var code gophercloud.ErrUnexpectedResponseCode
 	if errors.As(err, &code) {
 		switch c := code.Actual; {
@@ -95,7 +120,7 @@ func Unreachable(err error) bool {
 		return false
 	}
 	var rejected *RejectedError
-	if errors.As(err, &rejected) {
+	if errors.As(err, &rejected) || IsAuthError(err) {
 		return false
 	}
 	var code gophercloud.ErrUnexpectedResponseCode

@@ -139,10 +139,17 @@ func (inv *Inventory) index(nets []Network, subs []Subnet) (map[types.UID]*Owned
 	fresh := map[types.UID]*Owned{}
 	unrecognised := 0
 	get := func(o Owner) *Owned {
-		if fresh[o.UID] == nil {
-			fresh[o.UID] = &Owned{Owner: o}
+		e := fresh[o.UID]
+		if e == nil {
+			e = &Owned{Owner: o}
+			fresh[o.UID] = e
 		}
-		return fresh[o.UID]
+		if e.Owner.ClusterUID != o.ClusterUID {
+			// Resources of one Network that disagree on their cluster
+			// prove no cluster: none may collect them.
+			e.Owner.ClusterUID = ""
+		}
+		return e
 	}
 	for _, n := range nets {
 		if o, ok := inv.mark.OwnerOf(n.Name, n.Description); ok {
@@ -268,6 +275,8 @@ func (inv *Inventory) record(owner Owner, change func(o *Owned)) {
 	defer inv.mu.Unlock()
 	o := inv.byUID[owner.UID]
 	if o == nil {
+		// What the controller writes is named with its own cluster's UID.
+		owner.ClusterUID = inv.mark.ClusterUID()
 		o = &Owned{Owner: owner}
 	}
 	// Copy on write: a refresh may be comparing against the old entry.

@@ -18,8 +18,8 @@ var (
 
 // seed stores a network and subnet of owner, marked with m.
 func seed(f *fake.Neutron, m neutron.Mark, owner neutron.Owner, cidr string) (networkID, subnetID string) {
-	networkID = f.AddNetwork(neutron.ResourceName(owner), m.Description())
-	subnetID = f.AddSubnet(networkID, neutron.ResourceName(owner), m.Description(), cidr, "")
+	networkID = f.AddNetwork(m.ResourceName(owner), m.Description())
+	subnetID = f.AddSubnet(networkID, m.ResourceName(owner), m.Description(), cidr, "")
 	return networkID, subnetID
 }
 
@@ -37,7 +37,9 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	if !slices.Equal(changed, []types.UID{ownerA.UID}) || !inv.Status().Synced {
 		t.Fatalf("first refresh: changed %v, status %+v", changed, inv.Status())
 	}
-	if got := inv.Get(ownerA.UID); got.Owner != ownerA || len(got.Networks) != 1 || len(got.Subnets) != 1 {
+	wantOwner := ownerA
+	wantOwner.ClusterUID = clusterUID // parsed back from the names
+	if got := inv.Get(ownerA.UID); got.Owner != wantOwner || len(got.Networks) != 1 || len(got.Subnets) != 1 {
 		t.Fatalf("Get = %+v", got)
 	}
 	if changed, _ := inv.Refresh(ctx); len(changed) != 0 {
@@ -45,7 +47,7 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	}
 
 	// Our own writes are recorded at once and are not "changes".
-	n, err := f.CreateNetwork(ctx, neutron.ResourceName(ownerB), m.Description(), 0)
+	n, err := f.CreateNetwork(ctx, m.ResourceName(ownerB), m.Description(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func (i ignoringFilter) ListNetworks(ctx context.Context, _ string) ([]neutron.N
 func TestInventoryChecksTheMarkEvenIfNeutronDoesNotFilter(t *testing.T) {
 	f := fake.New()
 	other := mark(t, "staging")
-	f.AddNetwork(neutron.ResourceName(ownerB), "")
+	f.AddNetwork(other.ResourceName(ownerB), "")
 	seed(f, other, ownerA, "10.0.0.0/24")
 	inv := neutron.NewInventory(ignoringFilter{f}, mark(t, "prod"))
 	if _, err := inv.Refresh(context.Background()); err != nil {
@@ -140,7 +142,7 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 	// network: the refresh must not forget it, or the next sync would
 	// create a duplicate.
 	client.during = func() {
-		n, err := client.CreateNetwork(ctx, neutron.ResourceName(ownerA), m.Description(), 0)
+		n, err := client.CreateNetwork(ctx, m.ResourceName(ownerA), m.Description(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

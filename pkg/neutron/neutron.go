@@ -154,21 +154,27 @@ type Interface interface {
 // Gophercloud implements Interface with gophercloud against a real Neutron.
 type Gophercloud struct {
 	client *gophercloud.ServiceClient
+	// projectID, when set, narrows the lists of marked resources to the
+	// project the controller works in: an admin credential sees every
+	// project, and another project's resources are never ours to touch.
+	projectID string
 	// pageSize bounds the size of one list response.
 	pageSize int
 }
 
 var _ Interface = &Gophercloud{}
 
-// NewGophercloud returns an Interface over client.
-func NewGophercloud(client *gophercloud.ServiceClient) *Gophercloud {
-	return &Gophercloud{client: client, pageSize: 1000}
+// NewGophercloud returns an Interface over client, whose lists of marked
+// resources see only projectID's ("" for every project the credential
+// sees: a noauth server's single one).
+func NewGophercloud(client *gophercloud.ServiceClient, projectID string) *Gophercloud {
+	return &Gophercloud{client: client, projectID: projectID, pageSize: 1000}
 }
 
 // ListNetworks lists the networks whose description is exactly description.
 func (g *Gophercloud) ListNetworks(ctx context.Context, description string) ([]Network, error) {
 	var out []Network
-	err := networks.List(g.client, networks.ListOpts{Description: description, Limit: g.pageSize}).
+	err := networks.List(g.client, networks.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}).
 		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
 			var ns []networkWithMTU
 			if err := networks.ExtractNetworksInto(page, &ns); err != nil {
@@ -194,7 +200,7 @@ type networkWithMTU struct {
 
 // ListSubnets lists the subnets whose description is exactly description.
 func (g *Gophercloud) ListSubnets(ctx context.Context, description string) ([]Subnet, error) {
-	return g.listSubnets(ctx, "listing subnets", subnets.ListOpts{Description: description, Limit: g.pageSize})
+	return g.listSubnets(ctx, "listing subnets", subnets.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize})
 }
 
 // SubnetsOf lists every subnet of a network.

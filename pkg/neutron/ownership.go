@@ -19,9 +19,10 @@ import (
 //     cluster's controller, which makes "list what is ours" one filtered
 //     request per page, and leaves other tools' and other clusters'
 //     resources out of the controller's view entirely;
-//   - the name is the owning Network, "<namespace>/<name>/<uid>": readable
-//     in `openstack network list`, and parsed back strictly (a canonical
-//     UUID last) before the controller touches anything.
+//   - the name is the owning Network and the cluster it lives in,
+//     "<namespace>/<name>/<uid>/<cluster-uid>": readable in
+//     `openstack network list`, and parsed back strictly (canonical UUIDs)
+//     before the controller touches anything.
 //
 // A resource is the controller's only when both hold. Tags are not used at
 // all: they would cost a write per resource and could not close the window
@@ -42,25 +43,47 @@ type Owner struct {
 	// may be cut short (ending in "~"): only Namespace and UID identify.
 	Name string
 	UID  types.UID
+	// ClusterUID is the UID of the kube-system namespace of the cluster
+	// whose controller made the resource, as its name records it; empty
+	// for a name that records none (made before names recorded it). Only
+	// in an Owner parsed back from Neutron.
+	ClusterUID types.UID
 }
 
 // Key is the owner's namespace/name.
 func (o Owner) Key() string { return o.Namespace + "/" + o.Name }
 
-// Mark is one cluster's ownership mark: the description of every Neutron
-// resource its controller creates.
-type Mark struct{ description string }
+// Truncated reports whether Name was cut short to fit Neutron's limit, so
+// that it cannot be looked up by name.
+func (o Owner) Truncated() bool { return strings.HasSuffix(o.Name, truncatedSuffix) }
 
-// NewMark returns the mark of the cluster named cluster. The name must be a
-// DNS-1123 label: it is written into every description, and lowercase
-// letters, digits and '-' keep the mark readable and unambiguous (no
-// spaces, commas, '=' or quotes).
-func NewMark(cluster string) (Mark, error) {
+// Mark is one cluster's ownership mark: the description of every Neutron
+// resource its controller creates, and the cluster's UID, which the name of
+// each resource records.
+type Mark struct {
+	description string
+	clusterUID  types.UID
+}
+
+// NewMark returns the mark of the cluster whose kube-system namespace has
+// the UID clusterUID. Its identity in the description is cluster, or the
+// UID itself when cluster is empty: that default cannot collide by accident
+// between two clusters, as the name "kubernetes" that every cluster is
+// given did. A cluster name must be a DNS-1123 label: it is written into
+// every description, and lowercase letters, digits and '-' keep the mark
+// readable and unambiguous (no spaces, commas, '=' or quotes).
+func NewMark(cluster string, clusterUID types.UID) (Mark, error) {
+	if !isCanonicalUUID(string(clusterUID)) {
+		return Mark{}, fmt.Errorf("cluster UID %q is not a canonical UUID", clusterUID)
+	}
+	if cluster == "" {
+		cluster = string(clusterUID)
+	}
 	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
 		return Mark{}, fmt.Errorf("cluster name %q cannot be part of the ownership mark of Neutron resources: %s",
 			cluster, strings.Join(errs, "; "))
 	}
-	return Mark{description: markPrefix + "cluster=" + cluster}, nil
+	return Mark{description: markPrefix + "cluster=" + cluster, clusterUID: clusterUID}, nil
 }
 
 // markPrefix begins every cluster's mark.
@@ -72,6 +95,9 @@ func IsMark(description string) bool { return strings.HasPrefix(description, mar
 
 // Description is the exact description of the cluster's resources.
 func (m Mark) Description() string { return m.description }
+
+// ClusterUID is the UID of the cluster's kube-system namespace.
+func (m Mark) ClusterUID() types.UID { return m.clusterUID }
 
 // Released is the description of a resource that owner's controller left
 // in place on purpose (deletionPolicy: Orphan): not the mark, so never
@@ -86,24 +112,31 @@ func (m Mark) Released(owner Owner) string {
 }
 
 // ResourceName is the name of owner's Neutron network and subnet:
-// "<namespace>/<name>/<uid>". Namespaces (63) and UIDs (36) are kept whole;
-// the Network's name (up to 253) is cut, and marked so, when the whole
-// would pass Neutron's 255 characters.
-func ResourceName(owner Owner) string {
-	room := MaxNameLength - len(owner.Namespace) - len(owner.UID) - 2
+// "<namespace>/<name>/<uid>/<cluster-uid>". Namespaces (63) and UIDs (36)
+// are kept whole; the Network's name (up to 253) is cut, and marked so,
+// when the whole would pass Neutron's 255 characters. The cluster's UID is
+// what lets garbage collection prove that a resource whose Network is gone
+// was this cluster's, even where two clusters share a mark.
+func (m Mark) ResourceName(owner Owner) string {
+	suffix := "/" + string(owner.UID) + "/" + string(m.clusterUID)
+	room := MaxNameLength - len(owner.Namespace) - 1 - len(suffix)
 	name := owner.Name
 	if len(name) > room {
 		name = name[:room-len(truncatedSuffix)] + truncatedSuffix
 	}
-	return owner.Namespace + "/" + name + "/" + string(owner.UID)
+	return owner.Namespace + "/" + name + suffix
 }
 
 // OwnerOf returns the Network that owns a Neutron resource of the given
 // name and description, and whether the resource provably belongs to this
 // mark's controller: the description is exactly the mark, the namespace is
-// a valid namespace name, and the UID is a canonical UUID. Anything else —
+// a valid namespace name, and the UIDs are canonical UUIDs. Anything else —
 // another tool's, another cluster's, a person's, one whose name was edited
 // — is not ours, and is never changed or deleted.
+//
+// A Network UID is unique across clusters, so a live Network of that UID
+// proves a resource its own; where the Network is gone, only the recorded
+// cluster UID does (see Collectable).
 func (m Mark) OwnerOf(name, description string) (Owner, bool) {
 	if description != m.description {
 		return Owner{}, false
@@ -111,16 +144,33 @@ func (m Mark) OwnerOf(name, description string) (Owner, bool) {
 	return parseResourceName(name)
 }
 
+// Collectable reports whether a resource of owner (as OwnerOf parsed it)
+// may be deleted when no Network of its UID exists: only when its name
+// records this very cluster. A cluster that shares the mark by an explicit
+// --cluster-name, or a name written before cluster UIDs were recorded,
+// proves nothing, and its resources are left alone.
+func (m Mark) Collectable(owner Owner) bool {
+	return owner.ClusterUID != "" && owner.ClusterUID == m.clusterUID
+}
+
+// parseResourceName parses "<namespace>/<name>/<uid>[/<cluster-uid>]".
 func parseResourceName(s string) (Owner, bool) {
 	parts := strings.Split(s, "/")
-	if len(parts) != 3 || parts[1] == "" {
+	if (len(parts) != 3 && len(parts) != 4) || parts[1] == "" {
 		return Owner{}, false
 	}
 	ns, name, uid := parts[0], parts[1], parts[2]
 	if len(validation.IsDNS1123Label(ns)) > 0 || !isCanonicalUUID(uid) {
 		return Owner{}, false
 	}
-	return Owner{Namespace: ns, Name: name, UID: types.UID(uid)}, true
+	o := Owner{Namespace: ns, Name: name, UID: types.UID(uid)}
+	if len(parts) == 4 {
+		if !isCanonicalUUID(parts[3]) {
+			return Owner{}, false
+		}
+		o.ClusterUID = types.UID(parts[3])
+	}
+	return o, true
 }
 
 // isCanonicalUUID accepts only the form the API server gives UIDs in

@@ -225,13 +225,14 @@ func run(ctx context.Context, c config) error {
 // It deletes them again (untimed), so the controller starts from the same
 // Neutron.
 func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (float64, error) {
-	mark, err := neutron.NewMark("bench-raw")
+	// Named as a cluster of its own would name them; deleted again below.
+	mark, err := neutron.NewMark("bench-raw", uuid.NewUUID())
 	if err != nil {
 		return 0, err
 	}
 	created := make([]string, count)
 	elapsed, err := inParallel(count, parallel, func(i int) error {
-		name := neutron.ResourceName(neutron.Owner{Namespace: "bench-raw", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
+		name := mark.ResourceName(neutron.Owner{Namespace: "bench-raw", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
 		n, err := networks.Create(ctx, client, networks.CreateOpts{Name: name, Description: mark.Description()}).Extract()
 		if err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics/testutil"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -31,7 +32,10 @@ import (
 type controller struct {
 	*framework.Process
 	namespace, cluster string
-	args               []string
+	// clusterUID is the UID of the kube-system namespace of the cluster
+	// the controller runs against.
+	clusterUID types.UID
+	args       []string
 	// probeURL and metricsURL are the roots of its HTTP endpoints.
 	probeURL, metricsURL string
 }
@@ -48,11 +52,18 @@ func startController(t *testing.T, ns string, extraArgs ...string) *controller {
 // Keystone.
 func startControllerWithEnv(t *testing.T, ns string, env []string, extraArgs ...string) *controller {
 	t.Helper()
-	kubeconfig := filepath.Join(stack.Dir, ns+".kubeconfig")
-	if err := framework.WriteKubeconfig(stack.ControlPlane.AdminConfig, "admin", kubeconfig); err != nil {
+	return startControllerOn(t, stack.ControlPlane, ns, env, extraArgs...)
+}
+
+// startControllerOn is startControllerWithEnv against the cluster of cp:
+// the stack's, or another one that shares its Neutron.
+func startControllerOn(t *testing.T, cp *framework.ControlPlane, ns string, env []string, extraArgs ...string) *controller {
+	t.Helper()
+	kubeconfig := filepath.Join(stack.Dir, fmt.Sprintf("%s-%s.kubeconfig", ns, cp.ClusterUID))
+	if err := framework.WriteKubeconfig(cp.AdminConfig, "admin", kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	c := &controller{namespace: ns, cluster: "e2e-" + ns}
+	c := &controller{namespace: ns, cluster: "e2e-" + ns, clusterUID: cp.ClusterUID}
 	for _, arg := range extraArgs {
 		if name, ok := strings.CutPrefix(arg, "--cluster-name="); ok {
 			c.cluster = name
@@ -73,6 +84,8 @@ func startControllerWithEnv(t *testing.T, ns string, env []string, extraArgs ...
 		"--namespace=" + ns,
 		"--neutron-endpoint=" + stack.Neutron.Endpoint,
 		"--cluster-name=" + c.cluster, // extraArgs may repeat a flag: the last one wins
+		// Orphans go a second after a second sighting, not minutes.
+		"--orphan-grace-period=1s",
 		"-v=4",
 	}, extraArgs...)
 	c.Process = &framework.Process{
@@ -169,7 +182,7 @@ func (c *controller) waitReady(ctx context.Context, t *testing.T) {
 // mark is the ownership mark of the controller's cluster.
 func (c *controller) mark(t *testing.T) neutron.Mark {
 	t.Helper()
-	m, err := neutron.NewMark(c.cluster)
+	m, err := neutron.NewMark(c.cluster, c.clusterUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,10 +213,15 @@ func createNetwork(ctx context.Context, t *testing.T, ns, name, cidr, gateway st
 // cleanupNetworks deletes the namespace's Networks when the test ends and
 // waits until they are gone, while the test's controller still runs.
 func cleanupNetworks(t *testing.T, ns string) {
+	cleanupNetworksIn(t, networkClient(t), ns)
+}
+
+// cleanupNetworksIn is cleanupNetworks in the cluster of nc.
+func cleanupNetworksIn(t *testing.T, nc clientset.Interface, ns string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		client := networkClient(t).SamplecrdV1().Networks(ns)
+		client := nc.SamplecrdV1().Networks(ns)
 		if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			t.Errorf("cleanup: %v", err)
 			return
@@ -232,9 +250,15 @@ func waitForReady(ctx context.Context, t *testing.T, ns, name string, timeout ti
 
 func waitForCondition(ctx context.Context, t *testing.T, ns, name string, timeout time.Duration, status metav1.ConditionStatus, reason string) *samplecrdv1.Network {
 	t.Helper()
+	return waitForConditionIn(ctx, t, networkClient(t), ns, name, timeout, status, reason)
+}
+
+// waitForConditionIn is waitForCondition in the cluster of nc.
+func waitForConditionIn(ctx context.Context, t *testing.T, nc clientset.Interface, ns, name string, timeout time.Duration, status metav1.ConditionStatus, reason string) *samplecrdv1.Network {
+	t.Helper()
 	var got *samplecrdv1.Network
 	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
-		n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{})
+		n, err := nc.SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}

@@ -154,7 +154,7 @@ func TestForeignLookAlikesSurvive(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := &controller{cluster: "e2e-" + ns}
-	other, err := neutron.NewMark("e2e-other-" + ns[len(ns)-8:])
+	other, err := neutron.NewMark("e2e-other-"+ns[len(ns)-8:], uuid.NewUUID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +172,10 @@ func TestForeignLookAlikesSurvive(t *testing.T) {
 		"Cluster API's naming, unmarked": create("k8s-clusterapi-cluster-default-foo", ""),
 		"the old k8s-<uid> naming":       create("k8s-7d3c2a9e-0b1f-4c1e-9a55-2f0e1d9b8c77", ""),
 		"another cluster's mark, a name that parses, no Network here": create(
-			neutron.ResourceName(neutron.Owner{Namespace: ns, Name: "ghost", UID: uuid.NewUUID()}), other.Description()),
+			other.ResourceName(neutron.Owner{Namespace: ns, Name: "ghost", UID: uuid.NewUUID()}), other.Description()),
 		"our mark, an identity that is not a UUID": create(ns+"/handmade/clusterapi-cluster-default-foo", ours.Description()),
 	}
-	orphan := create(neutron.ResourceName(neutron.Owner{Namespace: ns, Name: "gone", UID: uuid.NewUUID()}), ours.Description())
+	orphan := create(ours.ResourceName(neutron.Owner{Namespace: ns, Name: "gone", UID: uuid.NewUUID()}), ours.Description())
 
 	c = startController(t, ns, "--neutron-resync-period=1s")
 	c.waitReady(ctx, t)

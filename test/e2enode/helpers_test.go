@@ -26,8 +26,6 @@ const (
 	controllerSelector  = "app.kubernetes.io/name=network-controller"
 	injectorNamespace   = "envoy-injector"
 	injectorSelector    = "app.kubernetes.io/name=envoy-injector"
-	// deployedCluster is the --cluster-name of artifacts/deploy.
-	deployedCluster = "kubernetes"
 )
 
 func testContext(t *testing.T, timeout time.Duration) context.Context {
@@ -146,7 +144,8 @@ func waitAllReady(ctx context.Context, t *testing.T, ns string, want int, timeou
 // Networks of ns, and their subnets.
 func neutronOf(ctx context.Context, t *testing.T, ns string) ([]networks.Network, []subnets.Subnet, error) {
 	t.Helper()
-	mark, err := neutron.NewMark(deployedCluster)
+	// artifacts/deploy sets no --cluster-name: the mark is the cluster's own.
+	mark, err := neutron.NewMark("", stack.ControlPlane.ClusterUID)
 	if err != nil {
 		return nil, nil, err
 	}

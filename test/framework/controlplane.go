@@ -21,6 +21,8 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -47,6 +49,9 @@ type ControlPlane struct {
 	SAKeyFile string
 	// Tokens are the static tokens of the node's components, by user.
 	Tokens map[string]string
+	// ClusterUID is the UID of the kube-system namespace: the cluster's
+	// identity in the controller's ownership mark.
+	ClusterUID types.UID
 
 	dir string
 }
@@ -202,7 +207,36 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string, opts con
 		cp.Stop()
 		return nil, err
 	}
+	if cp.ClusterUID, err = clusterUID(ctx, cp.AdminConfig); err != nil {
+		cp.Stop()
+		return nil, err
+	}
 	return cp, nil
+}
+
+// clusterUID waits for the API server to make the kube-system namespace
+// (its bootstrap controller does, just after it is ready) and returns its UID.
+func clusterUID(ctx context.Context, config *rest.Config) (types.UID, error) {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return "", err
+	}
+	var uid types.UID
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		ns, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		uid = ns.UID
+		return true, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for the kube-system namespace: %w", err)
+	}
+	return uid, nil
 }
 
 // StartAPIServer starts kube-apiserver, at first or again after

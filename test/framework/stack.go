@@ -53,7 +53,20 @@ type Stack struct {
 	// RepoRoot is the root of this repository.
 	RepoRoot string
 
+	binDir    string
 	removeDir bool
+}
+
+// StartOtherCluster starts a second control plane (etcd and
+// kube-apiserver on loopback, the CRDs installed) under dir: another
+// Kubernetes cluster, with a kube-system namespace of its own, sharing this
+// stack's Neutron as clusters share an OpenStack project. The caller stops
+// it.
+func (s *Stack) StartOtherCluster(ctx context.Context, dir string) (*ControlPlane, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return startControlPlane(ctx, dir, s.binDir, filepath.Join(s.RepoRoot, "artifacts", "crd"), loopbackControlPlane)
 }
 
 // Start starts a stack. The control plane and Neutron come up side by side.
@@ -79,6 +92,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if binDir == "" {
 		binDir = filepath.Join(root, "bin")
 	}
+	s.binDir = binDir
 
 	if err := os.MkdirAll(filepath.Join(s.Dir, "kube"), 0o700); err != nil {
 		return nil, err

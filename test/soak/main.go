@@ -329,7 +329,7 @@ func (s *soak) check(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	mark, err := neutron.NewMark(cluster)
+	mark, err := neutron.NewMark(cluster, s.stack.ControlPlane.ClusterUID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,232 @@
+package neutron
+
+import (
+	"context"
+	"crypto/tls"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
+)
+
+// Session is the controller's Interface to a cloud reached through
+// Keystone, whose credentials may be fixed while it runs. In a cluster they
+// come from a Secret mounted as clouds.yaml; when the Secret changes, the
+// kubelet swaps the file in place (a symlink swap) and nothing restarts
+// the Pod. So the Session:
+//
+//   - connects lazily, on the first request, and again after a failure,
+//     with capped exponential backoff: wrong credentials cost Keystone one
+//     attempt per backoff step, not a loop;
+//   - reads the cloud anew at most every ReloadInterval, and when it
+//     changed, drops the client made with the old one and connects with the
+//     new one at once, whatever the backoff;
+//   - drops its client when a request is refused with a 401 (gophercloud has
+//     already tried to re-authenticate by then), so the next one connects
+//     afresh.
+//
+// Meanwhile every request fails with the reason (an *AuthError for refused
+// credentials), which the controller reports on each Network that needed one.
+type Session struct {
+	opts SessionOptions
+
+	mu      sync.Mutex
+	cloud   *Cloud
+	current *Gophercloud
+	err     error
+	readAt  time.Time
+	backoff *flowcontrol.Backoff
+}
+
+// SessionOptions configure a Session.
+type SessionOptions struct {
+	// Read reads the cloud's configuration anew (ReadCloud).
+	Read func() (*Cloud, error)
+	// Connect authenticates with a cloud and returns its network client
+	// and the project its token is scoped to (Cloud.Connect).
+	Connect func(ctx context.Context, cloud *Cloud) (*gophercloud.ServiceClient, string, error)
+	// OnConnectFailure, if set, is told of every failed attempt.
+	OnConnectFailure func(error)
+	// ReloadInterval is how often, at most, the configuration is read.
+	ReloadInterval time.Duration
+	// MaxRetryDelay caps the backoff between attempts to connect.
+	MaxRetryDelay time.Duration
+	// Clock is the real clock when nil.
+	Clock clock.Clock
+}
+
+// NewSession returns a Session that has read its cloud once (first, the
+// configuration that was valid at start) and has not connected yet.
+func NewSession(first *Cloud, opts SessionOptions) *Session {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	backoff := flowcontrol.NewBackOff(time.Second, opts.MaxRetryDelay)
+	backoff.Clock = opts.Clock
+	return &Session{opts: opts, cloud: first, readAt: opts.Clock.Now(), backoff: backoff}
+}
+
+var _ Interface = &Session{}
+
+// backoffKey is the Session's one entry in its backoff.
+const backoffKey = "connect"
+
+// Err returns why the Session has no working client, or nil: what
+// readiness reports.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// client returns the client to send a request with, connecting first
+// when there is none and the backoff allows it.
+func (s *Session) client(ctx context.Context) (*Gophercloud, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Clock.Now()
+	s.reload(now)
+	if s.current != nil {
+		return s.current, nil
+	}
+	if s.err != nil && s.backoff.IsInBackOffSinceUpdate(backoffKey, now) {
+		return nil, s.err
+	}
+	client, project, err := s.opts.Connect(ctx, s.cloud)
+	if err != nil {
+		s.err = classify("connecting to the cloud", err)
+		s.backoff.Next(backoffKey, now)
+		if s.opts.OnConnectFailure != nil {
+			s.opts.OnConnectFailure(s.err)
+		}
+		return nil, s.err
+	}
+	s.current, s.err = NewGophercloud(client, project), nil
+	s.backoff.Reset(backoffKey)
+	return s.current, nil
+}
+
+// reload reads the configuration when it is due, and starts over with a
+// changed one. A configuration that cannot be read (a Secret half
+// written) keeps the one in use.
+func (s *Session) reload(now time.Time) {
+	if now.Sub(s.readAt) < s.opts.ReloadInterval {
+		return
+	}
+	s.readAt = now
+	cloud, err := s.opts.Read()
+	if err != nil || cloud.equal(s.cloud) {
+		return
+	}
+	s.cloud, s.current, s.err = cloud, nil, nil
+	s.backoff.Reset(backoffKey)
+}
+
+// done drops g, the client a request was sent with, when the cloud refused
+// its credentials: the next request connects anew, after the backoff.
+func (s *Session) done(g *Gophercloud, err error) error {
+	if !IsAuthError(err) {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == g {
+		s.current, s.err = nil, err
+		s.backoff.Next(backoffKey, s.opts.Clock.Now())
+	}
+	return err
+}
+
+// equal compares two readings of a cloud's configuration.
+func (c *Cloud) equal(o *Cloud) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	return reflect.DeepEqual(c.auth, o.auth) && reflect.DeepEqual(c.endpoint, o.endpoint) && sameTLS(c.tls, o.tls)
+}
+
+// sameTLS compares what clouds.yaml can set of a TLS configuration;
+// reflect.DeepEqual cannot, since a certificate pool holds functions.
+func sameTLS(a, b *tls.Config) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.InsecureSkipVerify == b.InsecureSkipVerify && reflect.DeepEqual(a.Certificates, b.Certificates) &&
+		(a.RootCAs == b.RootCAs || (a.RootCAs != nil && a.RootCAs.Equal(b.RootCAs)))
+}
+
+// call runs one request with the current client.
+func call[T any](ctx context.Context, s *Session, do func(g *Gophercloud) (T, error)) (T, error) {
+	g, err := s.client(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	out, err := do(g)
+	return out, s.done(g, err)
+}
+
+// ListNetworks implements Interface.
+func (s *Session) ListNetworks(ctx context.Context, description string) ([]Network, error) {
+	return call(ctx, s, func(g *Gophercloud) ([]Network, error) { return g.ListNetworks(ctx, description) })
+}
+
+// ListSubnets implements Interface.
+func (s *Session) ListSubnets(ctx context.Context, description string) ([]Subnet, error) {
+	return call(ctx, s, func(g *Gophercloud) ([]Subnet, error) { return g.ListSubnets(ctx, description) })
+}
+
+// FindSubnetPool implements Interface.
+func (s *Session) FindSubnetPool(ctx context.Context, nameOrID string) (SubnetPool, error) {
+	return call(ctx, s, func(g *Gophercloud) (SubnetPool, error) { return g.FindSubnetPool(ctx, nameOrID) })
+}
+
+// GetNetwork implements Interface.
+func (s *Session) GetNetwork(ctx context.Context, id string) (Network, error) {
+	return call(ctx, s, func(g *Gophercloud) (Network, error) { return g.GetNetwork(ctx, id) })
+}
+
+// SubnetsOf implements Interface.
+func (s *Session) SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error) {
+	return call(ctx, s, func(g *Gophercloud) ([]Subnet, error) { return g.SubnetsOf(ctx, networkID) })
+}
+
+// CreateNetwork implements Interface.
+func (s *Session) CreateNetwork(ctx context.Context, name, description string, mtu int) (Network, error) {
+	return call(ctx, s, func(g *Gophercloud) (Network, error) { return g.CreateNetwork(ctx, name, description, mtu) })
+}
+
+// CreateSubnet implements Interface.
+func (s *Session) CreateSubnet(ctx context.Context, req SubnetRequest) (Subnet, error) {
+	return call(ctx, s, func(g *Gophercloud) (Subnet, error) { return g.CreateSubnet(ctx, req) })
+}
+
+// UpdateNetwork implements Interface.
+func (s *Session) UpdateNetwork(ctx context.Context, id string, u NetworkUpdate) (Network, error) {
+	return call(ctx, s, func(g *Gophercloud) (Network, error) { return g.UpdateNetwork(ctx, id, u) })
+}
+
+// UpdateSubnet implements Interface.
+func (s *Session) UpdateSubnet(ctx context.Context, id string, u SubnetUpdate) (Subnet, error) {
+	return call(ctx, s, func(g *Gophercloud) (Subnet, error) { return g.UpdateSubnet(ctx, id, u) })
+}
+
+// DeleteSubnet implements Interface.
+func (s *Session) DeleteSubnet(ctx context.Context, id string) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteSubnet(ctx, id) })
+	return err
+}
+
+// DeleteNetwork implements Interface.
+func (s *Session) DeleteNetwork(ctx context.Context, id string) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteNetwork(ctx, id) })
+	return err
+}
+
+// PortsOf implements Interface.
+func (s *Session) PortsOf(ctx context.Context, networkID string) ([]Port, error) {
+	return call(ctx, s, func(g *Gophercloud) ([]Port, error) { return g.PortsOf(ctx, networkID) })
+}
