@@ -70,6 +70,9 @@ $(sed 's/^/          /' "${OS_CLIENT_CONFIG_FILE}")
       path: /spec/template/spec/containers/0/args/-
       value: --os-cloud=${OS_CLOUD}
 YAML
+# The CRD first and apart: the deploy kustomization never holds it, so
+# that removing the controller can never remove every Network.
+kubectl apply -k artifacts/crd
 kubectl apply -k "${overlay}"
 kubectl apply -k artifacts/injector
 hack/injector-certs.sh >/dev/null

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,6 +78,8 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: deployNamespace, Name: "someone-elses-lease"},
 		{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"},
 		{Verb: "list", Resource: "pods"},
+		{Verb: "get", Resource: "namespaces", Name: "default"},
+		{Verb: "list", Resource: "namespaces"},
 	} {
 		review, err := kubeClient(t).AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &denied},
@@ -87,6 +90,34 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 		if review.Status.Allowed {
 			t.Errorf("the ServiceAccount may %s %s %q in %q: more than it needs", denied.Verb, denied.Resource, denied.Name, denied.Namespace)
 		}
+	}
+
+	// Uninstall as README's "Uninstall" says not to, all at once: what
+	// kubectl delete -k artifacts/deploy removes is the controller alone.
+	kept := createNetwork(ctx, t, ns, "kept", "10.81.0.0/24", "10.81.0.1")
+	kept = waitForReady(ctx, t, ns, kept.Name, time.Minute)
+	out, err = exec.CommandContext(ctx, "kubectl", "--kubeconfig", stack.ControlPlane.AdminKubeconfig,
+		"delete", "-k", filepath.Join(stack.RepoRoot, "artifacts", "deploy"), "--wait=false").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl delete -k artifacts/deploy: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "customresourcedefinition") {
+		t.Errorf("kubectl delete -k artifacts/deploy deleted the CRD:\n%s", out)
+	}
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, kept.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the Network did not survive the controller's uninstall: %v", err)
+	}
+	if _, err := networks.Get(ctx, stack.Neutron.Client, kept.Status.NetworkID).Extract(); err != nil {
+		t.Errorf("its Neutron network did not survive the controller's uninstall: %v", err)
+	}
+	// With no controller left, what it would have done is done by hand, as
+	// README's "Uninstall" tells an operator who got here.
+	if err := networks.Delete(ctx, stack.Neutron.Client, kept.Status.NetworkID).ExtractErr(); err != nil {
+		t.Errorf("deleting the Neutron network by hand: %v", err)
+	}
+	unfinalize := []byte(`{"metadata":{"finalizers":null}}`)
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, kept.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{}); err != nil {
+		t.Errorf("removing the finalizer by hand: %v", err)
 	}
 }
 
