@@ -84,6 +84,13 @@ func (p *FaultProxy) Refuse(method, path string, n, code int, retryAfter string)
 	p.refusals = append(p.refusals, &refusal{method: method, path: path, left: n, code: code, retryAfter: retryAfter})
 }
 
+// ClearRefusals ends every refusal: the outage is over.
+func (p *FaultProxy) ClearRefusals() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refusals = nil
+}
+
 // HoldUntilClientGone holds the nth request (counted from now, from 1)
 // of method to path until its client gives up — its timeout fires, or the
 // process dies — and then sends it on to the server, which carries it

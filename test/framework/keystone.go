@@ -288,6 +288,14 @@ func (k *Keystone) writeCloudsYAML(ctx context.Context, userID string) error {
 
 // passwordCloud is a clouds.yaml cloud that authenticates as user with
 // password, scoped to project, and takes endpoints from regionID.
+// PasswordCloudsYAML is a clouds.yaml with one cloud, PasswordCloud, for
+// the controller's user in its project with the given password: the right
+// one (Keystone.Password) or a wrong one, as a Secret holds either.
+func (k *Keystone) PasswordCloudsYAML(password string) ([]byte, error) {
+	return yaml.Marshal(map[string]any{"clouds": map[string]any{
+		PasswordCloud: k.passwordCloud(ControllerUser, password, ControllerProject, region)}})
+}
+
 func (k *Keystone) passwordCloud(user, password, project, regionID string) map[string]any {
 	return map[string]any{"region_name": regionID, "identity_api_version": 3,
 		"auth": map[string]any{"auth_url": k.URL, "username": user, "password": password,
