@@ -139,7 +139,7 @@ func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Du
 		}
 	}
 	converged, convergeErr := s.converge(ctx, 3*time.Minute)
-	violations, err := s.check(ctx)
+	violations, err := s.checkAfterCollection(ctx)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,8 @@ func (s *soak) setUp(ctx context.Context) error {
 			Args: []string{"--kubeconfig=" + kubeconfig, "--namespace=" + namespace, "--cluster-name=" + cluster,
 				"--os-cloud=" + framework.PasswordCloud, "--leader-elect-resource-namespace=default",
 				"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
-				"--health-probe-bind-address=0", "--metrics-bind-address=0", "--max-retry-delay=10s", "--neutron-resync-period=20s"},
+				"--health-probe-bind-address=0", "--metrics-bind-address=0", "--max-retry-delay=10s",
+				"--neutron-resync-period=" + neutronResync.String(), "--orphan-grace-period=" + orphanGrace.String()},
 			Env:     append(os.Environ(), "OS_CLIENT_CONFIG_FILE="+s.stack.Keystone.CloudsYAML),
 			Dir:     s.stack.Dir,
 			LogPath: filepath.Join(s.stack.Dir, fmt.Sprintf("controller-%d.log", i)),
@@ -322,6 +323,32 @@ func (s *soak) converge(ctx context.Context, timeout time.Duration) (time.Time, 
 	}
 	return time.Now(), nil
 }
+
+// orphanGrace is the controllers' --orphan-grace-period: a resource left
+// without its Network (a create that completed after its Network went) is
+// collected only after two lists this far apart, so a leak is a leak only
+// once that has had time to happen.
+const orphanGrace = 2 * time.Second
+
+// checkAfterCollection runs check until it finds nothing, for at most the
+// time garbage collection may take (the grace period, and the resync
+// period for the list that sights it first), and returns what the last
+// check found.
+func (s *soak) checkAfterCollection(ctx context.Context) ([]string, error) {
+	var violations []string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, orphanGrace+neutronResync+5*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		violations, err = s.check(ctx)
+		return err == nil && len(violations) == 0, err
+	})
+	if err != nil && !wait.Interrupted(err) {
+		return nil, err
+	}
+	return violations, nil
+}
+
+// neutronResync is the controllers' --neutron-resync-period.
+const neutronResync = 20 * time.Second
 
 // check compares Neutron with the Networks, and returns what differs.
 func (s *soak) check(ctx context.Context) ([]string, error) {
