@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -33,12 +34,17 @@ import (
 type Session struct {
 	opts SessionOptions
 
+	// mu serialises connecting: one attempt at a time, whatever the number
+	// of workers waiting for a client.
 	mu      sync.Mutex
 	cloud   *Cloud
 	current *Gophercloud
 	err     error
 	readAt  time.Time
 	backoff *flowcontrol.Backoff
+	// lastErr is err, readable without mu, which a connect holds for up to
+	// the request timeout: a readiness probe must not wait for it.
+	lastErr atomic.Pointer[error]
 }
 
 // SessionOptions configure a Session.
@@ -77,9 +83,16 @@ const backoffKey = "connect"
 // Err returns why the Session has no working client, or nil: what
 // readiness reports.
 func (s *Session) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
+	if err := s.lastErr.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// setErr records why there is no working client (nil: there is one).
+func (s *Session) setErr(err error) {
+	s.err = err
+	s.lastErr.Store(&err)
 }
 
 // client returns the client to send a request with, connecting first
@@ -97,14 +110,15 @@ func (s *Session) client(ctx context.Context) (*Gophercloud, error) {
 	}
 	client, project, err := s.opts.Connect(ctx, s.cloud)
 	if err != nil {
-		s.err = classify("connecting to the cloud", err)
+		s.setErr(classify("connecting to the cloud", err))
 		s.backoff.Next(backoffKey, now)
 		if s.opts.OnConnectFailure != nil {
 			s.opts.OnConnectFailure(s.err)
 		}
 		return nil, s.err
 	}
-	s.current, s.err = NewGophercloud(client, project), nil
+	s.current = NewGophercloud(client, project)
+	s.setErr(nil)
 	s.backoff.Reset(backoffKey)
 	return s.current, nil
 }
@@ -121,7 +135,8 @@ func (s *Session) reload(now time.Time) {
 	if err != nil || cloud.equal(s.cloud) {
 		return
 	}
-	s.cloud, s.current, s.err = cloud, nil, nil
+	s.cloud, s.current = cloud, nil
+	s.setErr(nil)
 	s.backoff.Reset(backoffKey)
 }
 
@@ -134,7 +149,8 @@ func (s *Session) done(g *Gophercloud, err error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.current == g {
-		s.current, s.err = nil, err
+		s.current = nil
+		s.setErr(err)
 		s.backoff.Next(backoffKey, s.opts.Clock.Now())
 	}
 	return err
