@@ -165,8 +165,21 @@ func scrapeMetric(ctx context.Context, t *testing.T, client *http.Client, url, n
 // waitReady waits until the controller's /readyz passes.
 func (c *controller) waitReady(ctx context.Context, t *testing.T) {
 	t.Helper()
+	c.waitProbe(ctx, t, "/readyz")
+}
+
+// waitServing waits until the controller answers /healthz: it runs, whether
+// or not it is ready.
+func (c *controller) waitServing(ctx context.Context, t *testing.T) {
+	t.Helper()
+	c.waitProbe(ctx, t, "/healthz")
+}
+
+// waitProbe waits until the probe at path answers 200.
+func (c *controller) waitProbe(ctx context.Context, t *testing.T, path string) {
+	t.Helper()
 	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
-		req, err := httpRequest(ctx, c.probeURL+"/readyz")
+		req, err := httpRequest(ctx, c.probeURL+path)
 		if err != nil {
 			return false, "", err
 		}
@@ -175,7 +188,7 @@ func (c *controller) waitReady(ctx context.Context, t *testing.T) {
 			return false, err.Error(), nil
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, "readyz: " + resp.Status, nil
+		return resp.StatusCode == http.StatusOK, path + ": " + resp.Status, nil
 	})
 }
 

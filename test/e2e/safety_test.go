@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,10 +16,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
@@ -132,16 +135,10 @@ func TestClusterIdentitiesDoNotCollide(t *testing.T) {
 		t.Errorf("two clusters at their default identity share the mark %q", a)
 	}
 
-	// Those of one name see each other's network as an orphan, and hold it.
-	notOurs := map[string]string{"reason": "not-this-cluster"}
-	for _, c := range []*controller{oursShared, theirsShared} {
-		eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
-			n := c.metric(ctx, t, "network_controller_orphans_held_back_total", notOurs)
-			return n >= 1, fmt.Sprintf("%v looks at the other cluster's network held back", n), nil
-		})
-	}
+	// Four lists each: enough for two sightings a grace period apart, and
+	// the collection that would follow them.
 	for _, c := range []*controller{ours, theirs, oursShared, theirsShared} {
-		c.waitForLists(ctx, t, 3)
+		c.waitForLists(ctx, t, 4)
 	}
 	for _, n := range made {
 		if !neutronNetworkExists(ctx, t, n.Status.NetworkID) {
@@ -151,6 +148,13 @@ func TestClusterIdentitiesDoNotCollide(t *testing.T) {
 	for _, c := range []*controller{ours, theirs, oursShared, theirsShared} {
 		if n := c.metric(ctx, t, "network_controller_orphans_collected_total", nil); n != 0 {
 			t.Errorf("a controller of %s collected %v resources", c.namespace, n)
+		}
+	}
+	// Those of one name did see each other's network, as an orphan, and
+	// held it back for what it is.
+	for _, c := range []*controller{oursShared, theirsShared} {
+		if n := c.metric(ctx, t, "network_controller_orphans_held_back_total", map[string]string{"reason": "not-this-cluster"}); n < 1 {
+			t.Errorf("a controller named %s never looked at the other cluster's network (%v held back)", name, n)
 		}
 	}
 }
@@ -386,5 +390,87 @@ func TestAnOutageNamesNoOtherNamespacesNetwork(t *testing.T) {
 	proxy.ClearRefusals()
 	for _, key := range []types.NamespacedName{{Namespace: teamA, Name: "secret-project"}, {Namespace: teamB, Name: "new"}} {
 		waitForConditionIn(ctx, t, other.nc, key.Namespace, key.Name, time.Minute, metav1.ConditionTrue, samplecrdv1.ReasonProvisioned)
+	}
+}
+
+// TestAnAdminCredentialTouchesOnlyItsProject: the controller is given the
+// cloud admin's credential, which lists every project's networks. In
+// another project lies a network with this cluster's mark, named for a
+// Network that does not exist: an orphan in every respect but its project.
+// The controller lists only its token's project, makes its own Network
+// Ready there, and never collects the other.
+func TestAnAdminCredentialTouchesOnlyItsProject(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	admin, err := stack.Keystone.AdminCloudsYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloudsYAML := filepath.Join(stack.Dir, ns+"-admin-clouds.yaml")
+	if err := os.WriteFile(cloudsYAML, admin, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := withCloud(t, ns, cloudsYAML, framework.AdminCloud, "--neutron-resync-period=1s")
+	cleanupNetworks(t, ns)
+
+	// The noauth server works in a project of its own, not Keystone's admin one.
+	lookAlike := c.mark(t).ResourceName(neutron.Owner{Namespace: ns, Name: "gone", UID: uuid.NewUUID()})
+	elsewhere, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{Name: lookAlike, Description: c.mark(t).Description()}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, elsewhere.ID).ExtractErr() })
+
+	createNetwork(ctx, t, ns, "net", "10.72.0.0/24", "10.72.0.1")
+	ours := waitForReady(ctx, t, ns, "net", time.Minute)
+	mine, err := networks.Get(ctx, stack.Neutron.Client, ours.Status.NetworkID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.ProjectID == elsewhere.ProjectID {
+		t.Fatalf("both networks are in project %s: the test needs two", mine.ProjectID)
+	}
+	c.waitForLists(ctx, t, 3)
+	if !neutronNetworkExists(ctx, t, elsewhere.ID) {
+		t.Errorf("the look-alike in project %s was collected by a controller of project %s", elsewhere.ProjectID, mine.ProjectID)
+	}
+}
+
+// TestARestartDuringAnOutageLeavesReadyNetworksAlone: a controller starts
+// (or becomes the leader) while every list of Neutron fails. The Network
+// that was Ready before stays Ready, untouched (the same resourceVersion),
+// list after failed list; once Neutron answers, nothing changes either.
+func TestARestartDuringAnOutageLeavesReadyNetworksAlone(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	proxy := faultProxy(t)
+	first := startController(t, ns, "--neutron-endpoint="+proxy.URL)
+	createNetwork(ctx, t, ns, "net", "10.73.0.0/24", "10.73.0.1")
+	before := waitForReady(ctx, t, ns, "net", time.Minute)
+	if err := first.Stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Refuse("GET", "/v2.0/networks", 1<<30, 503, "")
+	c := startController(t, ns, "--neutron-endpoint="+proxy.URL)
+	cleanupNetworks(t, ns) // before c stops: cleanups run last-in, first-out
+	c.waitServing(ctx, t)
+	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		n := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "error"})
+		return n >= 3, fmt.Sprintf("%v failed lists of Neutron", n), nil
+	})
+	during, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "net", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the Ready Network was written during the outage: %+v", readyCondition(during))
+	}
+
+	proxy.ClearRefusals()
+	c.waitReady(ctx, t)
+	after := waitForReady(ctx, t, ns, "net", time.Minute)
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the Network was written after the outage, though nothing changed: %+v", readyCondition(after))
 	}
 }

@@ -296,6 +296,17 @@ func (k *Keystone) PasswordCloudsYAML(password string) ([]byte, error) {
 		PasswordCloud: k.passwordCloud(ControllerUser, password, ControllerProject, region)}})
 }
 
+// AdminCloud names the cloud of AdminCloudsYAML.
+const AdminCloud = "cloud-admin"
+
+// AdminCloudsYAML is a clouds.yaml with one cloud, AdminCloud: Keystone's
+// bootstrap admin in the admin project, a credential that sees every
+// project's resources, as an operator may (wrongly) give a controller.
+func (k *Keystone) AdminCloudsYAML() ([]byte, error) {
+	return yaml.Marshal(map[string]any{"clouds": map[string]any{
+		AdminCloud: k.passwordCloud("admin", k.adminPassword, "admin", region)}})
+}
+
 func (k *Keystone) passwordCloud(user, password, project, regionID string) map[string]any {
 	return map[string]any{"region_name": regionID, "identity_api_version": 3,
 		"auth": map[string]any{"auth_url": k.URL, "username": user, "password": password,
