@@ -361,3 +361,27 @@ func TestAnOrphanWithinItsGracePeriodCostsNoList(t *testing.T) {
 		t.Errorf("%d refreshes pending after syncing the orphan within its grace period, want still 1", n)
 	}
 }
+
+// TestAnAdoptionWhoseRecordIsNotCachedYetWaits: the subnet already carries
+// this Network's mark (an earlier attempt marked it) but the cache has not
+// yet brought the record of its names back. Nothing is recorded from the
+// marked subnet, whose names are ours now, not its own: the sync waits,
+// Provisioning, and writes nothing to Neutron.
+func TestAnAdoptionWhoseRecordIsNotCachedYetWaits(t *testing.T) {
+	f := newFixture(t, adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), func(f *neutronfake.Neutron) {
+		id := f.AddNetwork("handmade", "made by a person")
+		f.AddSubnet(id, ours.ResourceName(owner), ours.Description(), "192.168.0.0/16", "192.168.0.1")
+	})
+	if err := f.sync("net"); !errors.Is(err, errAdoptionRecordPending) {
+		t.Fatalf("sync returned %v, want errAdoptionRecordPending", err)
+	}
+	for _, r := range f.neutron.Requests() {
+		if r == neutronfake.UpdateNetwork || r == neutronfake.UpdateSubnet {
+			t.Errorf("Neutron request %s while the record is pending", r)
+		}
+	}
+	cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+	if cond == nil || cond.Reason != samplecrdv1.ReasonProvisioning || f.network("net").Status.Adopted != nil {
+		t.Errorf("Ready = %+v, adopted = %+v; want Provisioning and no record taken from a marked subnet", cond, f.network("net").Status.Adopted)
+	}
+}

@@ -424,6 +424,10 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 		// the Network again.
 		cond = notReady(samplecrdv1.ReasonInvalidSpec, invalid.msg)
 		result = nil
+	case errors.Is(syncErr, errAdoptionRecordPending):
+		// The cache catches up in moments: retried with backoff.
+		cond = notReady(samplecrdv1.ReasonProvisioning, "Adopting Neutron network "+network.Spec.Adopt.NetworkID+": "+syncErr.Error())
+		result = syncErr
 	case neutron.IsAuthError(syncErr):
 		// Lasts until the credentials are fixed, which the Neutron
 		// session notices by itself; backoff keeps the retries cheap.

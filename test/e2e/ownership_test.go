@@ -153,7 +153,7 @@ func TestControllerKilledWithACreateInFlight(t *testing.T) {
 func TestForeignLookAlikesSurvive(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
-	c := &controller{cluster: "e2e-" + ns}
+	c := &controller{cluster: "e2e-" + ns, clusterUID: stack.ControlPlane.ClusterUID}
 	other, err := neutron.NewMark("e2e-other-"+ns[len(ns)-8:], uuid.NewUUID())
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,8 @@ func TestLongestNamesBecomeReadyAndAreDeleted(t *testing.T) {
 		t.Fatalf("%d networks and %d subnets", len(nets), len(subs))
 	}
 	for _, got := range []string{nets[0].Name, subs[0].Name} {
-		if len(got) > neutron.MaxNameLength || !strings.HasPrefix(got, ns+"/nnnn") || !strings.HasSuffix(got, "~/"+string(n.UID)) {
+		suffix := "~/" + string(n.UID) + "/" + string(stack.ControlPlane.ClusterUID)
+		if len(got) > neutron.MaxNameLength || !strings.HasPrefix(got, ns+"/nnnn") || !strings.HasSuffix(got, suffix) {
 			t.Errorf("Neutron name %q (%d characters)", got, len(got))
 		}
 	}
