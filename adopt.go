@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -57,7 +58,7 @@ func adoptionRefused(format string, args ...any) error {
 // adoptNetwork adopts the network spec.adopt names, and its subnet of
 // want's cidr, and returns the network. network is the sync's own copy:
 // the adoption record goes into its status.
-func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (neutron.Network, error) {
+func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Network, want desired.Subnet) (neutron.Network, error) {
 	owner, id := ownerOf(network), network.Spec.Adopt.NetworkID
 	if !c.opts.adoptionAllowed(network.Namespace) {
 		return neutron.Network{}, adoptionRefused(
@@ -81,10 +82,10 @@ func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Netw
 	if err != nil {
 		return neutron.Network{}, c.afterFailedRead(err)
 	}
-	i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return sameCIDR(s.CIDR, want.cidr.String()) })
+	i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return desired.SameCIDR(s.CIDR, want.CIDR.String()) })
 	if i < 0 {
 		return neutron.Network{}, &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
-			"Neutron network %s has no subnet of %s; nothing was changed", id, want.cidr)}
+			"Neutron network %s has no subnet of %s; nothing was changed", id, want.CIDR)}
 	}
 	subnet := subs[i]
 	if other := c.otherOwner(owner, subnet.Name, subnet.Description); other != "" {
@@ -174,12 +175,12 @@ func (c *Controller) otherOwner(owner neutron.Owner, name, description string) s
 // adoptionDiff names the fields in which Neutron's subnet and network
 // differ from the spec; never their values, which are not the Network
 // author's to read before the adoption succeeds.
-func adoptionDiff(want desiredSubnet, mtu int, net neutron.Network, subnet neutron.Subnet) []string {
-	_, diffs := want.update(subnet)
-	if subnet.IPv6AddressMode != want.ipv6AddressMode {
+func adoptionDiff(want desired.Subnet, mtu int, net neutron.Network, subnet neutron.Subnet) []string {
+	_, diffs := want.Update(subnet)
+	if subnet.IPv6AddressMode != want.IPv6AddressMode {
 		diffs = append(diffs, "ipv6AddressMode")
 	}
-	if subnet.IPv6RAMode != want.ipv6RAMode {
+	if subnet.IPv6RAMode != want.IPv6RAMode {
 		diffs = append(diffs, "ipv6RAMode")
 	}
 	if mtu != 0 && net.MTU != mtu {

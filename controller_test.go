@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	"github.com/samplecrd/network-controller/pkg/neutron"
@@ -216,20 +217,20 @@ func everyOption(s *samplecrdv1.NetworkSpec) {
 // provisioned is a Network the controller has finished with.
 func provisioned(n *samplecrdv1.Network, networkID, subnetID string) *samplecrdv1.Network {
 	n.Finalizers = []string{samplecrdv1.NetworkFinalizer}
-	want, err := desiredSubnetOf(n.Spec, n.Spec.CIDR)
+	want, err := desired.SubnetOf(n.Spec, n.Spec.CIDR)
 	if err != nil {
 		panic(err)
 	}
 	var pools []samplecrdv1.AllocationPool
-	for _, p := range want.allocationPools {
+	for _, p := range want.AllocationPools {
 		pools = append(pools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
 	}
 	n.Status = samplecrdv1.NetworkStatus{
 		ObservedGeneration: n.Generation,
 		NetworkID:          networkID,
 		SubnetID:           subnetID,
-		CIDR:               want.cidr.String(),
-		Gateway:            addrString(want.gateway),
+		CIDR:               want.CIDR.String(),
+		Gateway:            desired.AddrString(want.Gateway),
 		AllocationPools:    pools,
 		MTU:                neutronfake.MaxMTU,
 		NeutronStatus:      "ACTIVE",

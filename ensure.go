@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -24,7 +26,7 @@ import (
 // created it because there was none. Duplicates — a create that completed
 // after its sender gave up, or died, while a retry made another — are
 // deleted.
-func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, owned neutron.Owned) (_ neutron.Network, created bool, _ error) {
+func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Network, want desired.Subnet, owned neutron.Owned) (_ neutron.Network, created bool, _ error) {
 	owner := ownerOf(network)
 	keep, duplicates, found := chooseNetwork(owned, network.Status.NetworkID)
 	for _, d := range duplicates {
@@ -88,7 +90,7 @@ func boolInt(b bool) int {
 // created it because there was none. Subnets of ours on net with another
 // range were changed behind our back (cidr is immutable in the API): they
 // are deleted.
-func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
+func (c *Controller) ensureSubnet(ctx context.Context, network *samplecrdv1.Network, want desired.Subnet, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
 	if network.Spec.SubnetPool != "" {
 		return c.ensurePoolSubnet(ctx, network, net, owned)
 	}
@@ -143,7 +145,7 @@ func chooseSubnet(subnets []neutron.Subnet, networkID, cidr string) (keep neutro
 		switch {
 		case s.NetworkID != networkID:
 			// On a duplicate network: it goes with it.
-		case !found && sameCIDR(s.CIDR, cidr):
+		case !found && desired.SameCIDR(s.CIDR, cidr):
 			keep, found = s, true
 		default:
 			stale = append(stale, s)
@@ -163,7 +165,7 @@ func (c *Controller) findLateSubnet(ctx context.Context, owner neutron.Owner, ne
 		return neutron.Subnet{}, false, err
 	}
 	for _, s := range subs {
-		if o, ok := c.mark.OwnerOf(s.Name, s.Description); ok && o.UID == owner.UID && sameCIDR(s.CIDR, cidr) {
+		if o, ok := c.mark.OwnerOf(s.Name, s.Description); ok && o.UID == owner.UID && desired.SameCIDR(s.CIDR, cidr) {
 			c.inventory.AddSubnet(owner, s)
 			klog.FromContext(ctx).Info("Found our subnet, created late, on an overlap refusal", "subnetID", s.ID)
 			return s, true, nil
@@ -175,8 +177,8 @@ func (c *Controller) findLateSubnet(ctx context.Context, owner neutron.Owner, ne
 // ensureSubnetOptions makes the subnet's mutable options (gateway, DNS,
 // routes, pools, DHCP) those of want, in one update request when any
 // differs, and returns the subnet as Neutron then holds it.
-func (c *Controller) ensureSubnetOptions(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet, subnet neutron.Subnet) (neutron.Subnet, error) {
-	u, changed := want.update(subnet)
+func (c *Controller) ensureSubnetOptions(ctx context.Context, network *samplecrdv1.Network, want desired.Subnet, subnet neutron.Subnet) (neutron.Subnet, error) {
+	u, changed := want.Update(subnet)
 	if len(changed) == 0 {
 		return subnet, nil
 	}
@@ -218,9 +220,8 @@ func specMTU(network *samplecrdv1.Network) int {
 	return int(*network.Spec.MTU)
 }
 
-// sameIP compares two addresses as addresses, not as text: Neutron answers
-// in canonical form whatever form the user wrote.
-func sameIP(a, b string) bool { return canonicalIP(a) == canonicalIP(b) }
+// describeGateway is a gateway for an Event: its address, or "none".
+func describeGateway(gw string) string { return cmp.Or(gw, "none") }
 
-// sameCIDR compares two ranges as ranges.
-func sameCIDR(a, b string) bool { return canonicalCIDR(a) == canonicalCIDR(b) }
+// joinFields lists changed fields for an Event.
+func joinFields(fields []string) string { return strings.Join(fields, ", ") }

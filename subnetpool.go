@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -70,7 +71,7 @@ func choosePoolSubnet(subnets []neutron.Subnet, networkID, statusID string) (kee
 // inside it (the API refuses a gateway and pools with a pool), which
 // Neutron chooses as it would for a fixed range.
 func poolRequest(spec samplecrdv1.NetworkSpec, networkID string, pool neutron.SubnetPool) neutron.SubnetRequest {
-	req := subnetOptionsOf(spec).request(networkID, "", "")
+	req := desired.OptionsOf(spec).Request(networkID, "", "")
 	req.SubnetPoolID, req.IPVersion = pool.ID, pool.IPVersion
 	req.Gateway = nil // Neutron's choice: the first host of the range
 	if spec.NoGateway {

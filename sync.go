@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -65,9 +66,9 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) error {
 	// of Neutron. (A range from a pool is known only once allocated: its
 	// subnet is spelled out in reconcile, and the API refuses what would
 	// need it earlier.)
-	var want desiredSubnet
+	var want desired.Subnet
 	if network.Spec.CIDR != "" {
-		if want, err = desiredSubnetOf(network.Spec, network.Spec.CIDR); err != nil {
+		if want, err = desired.SubnetOf(network.Spec, network.Spec.CIDR); err != nil {
 			return c.reportFailure(ctx, network, err, lastObserved(network.Status))
 		}
 	}
@@ -127,7 +128,7 @@ func isReady(network *samplecrdv1.Network) bool {
 // differs from the spec. It returns what Neutron holds, as far as it knows.
 // want is the desired subnet; zero for a range from a pool, which is
 // spelled out once the pool has allocated it.
-func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network, want desiredSubnet) (observed, error) {
+func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network, want desired.Subnet) (observed, error) {
 	obs := lastObserved(network.Status)
 	owned := c.inventory.Get(network.UID)
 	net, netCreated, err := c.ensureNetwork(ctx, network, want, owned)
@@ -144,7 +145,7 @@ func (c *Controller) reconcile(ctx context.Context, network *samplecrdv1.Network
 	}
 	obs = observedOf(net, subnet)
 	if network.Spec.SubnetPool != "" {
-		if want, err = desiredSubnetOf(network.Spec, subnet.CIDR); err != nil {
+		if want, err = desired.SubnetOf(network.Spec, subnet.CIDR); err != nil {
 			return obs, err
 		}
 	}
@@ -410,7 +411,7 @@ func (c *Controller) deleteOwned(ctx context.Context, owner neutron.Owner, owned
 func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Network, syncErr error, obs observed) error {
 	var (
 		rejected *neutron.RejectedError
-		invalid  *invalidSpecError
+		invalid  *desired.InvalidSpecError
 		adoption *adoptionError
 		cond     metav1.Condition
 		result   error
@@ -422,7 +423,7 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 	case errors.As(syncErr, &invalid):
 		// Nothing to retry: the spec must change, and its change queues
 		// the Network again.
-		cond = notReady(samplecrdv1.ReasonInvalidSpec, invalid.msg)
+		cond = notReady(samplecrdv1.ReasonInvalidSpec, invalid.Message)
 		result = nil
 	case errors.Is(syncErr, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.

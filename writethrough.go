@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -36,8 +37,8 @@ func (c *Controller) createNetwork(ctx context.Context, owner neutron.Owner, mtu
 	return n, nil
 }
 
-func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, networkID string, want desiredSubnet) (neutron.Subnet, error) {
-	return c.createSubnetFrom(ctx, owner, want.request(networkID, "", ""))
+func (c *Controller) createSubnet(ctx context.Context, owner neutron.Owner, networkID string, want desired.Subnet) (neutron.Subnet, error) {
+	return c.createSubnetFrom(ctx, owner, want.Request(networkID, "", ""))
 }
 
 // createSubnetFrom creates the subnet req asks for, with owner's name and

@@ -1,4 +1,4 @@
-package main
+package desired
 
 import (
 	"slices"
@@ -38,18 +38,18 @@ func TestDesiredSubnetSpellsOutTheDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := desiredSubnetOf(tc.spec, tc.spec.CIDR)
+			d, err := SubnetOf(tc.spec, tc.spec.CIDR)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := addrString(d.gateway); got != tc.wantGateway {
+			if got := AddrString(d.Gateway); got != tc.wantGateway {
 				t.Errorf("gateway = %q, want %q", got, tc.wantGateway)
 			}
-			if !slices.Equal(d.allocationPools, tc.wantPools) {
-				t.Errorf("pools = %v, want %v", d.allocationPools, tc.wantPools)
+			if !slices.Equal(d.AllocationPools, tc.wantPools) {
+				t.Errorf("pools = %v, want %v", d.AllocationPools, tc.wantPools)
 			}
-			if d.enableDHCP != tc.wantDHCP {
-				t.Errorf("enableDHCP = %v, want %v", d.enableDHCP, tc.wantDHCP)
+			if d.EnableDHCP != tc.wantDHCP {
+				t.Errorf("enableDHCP = %v, want %v", d.EnableDHCP, tc.wantDHCP)
 			}
 		})
 	}
@@ -87,7 +87,7 @@ func TestPoolsNeutronWouldRefuseAreRefusedFirst(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := desiredSubnetOf(samplecrdv1.NetworkSpec{CIDR: tc.cidr, Gateway: tc.gateway, AllocationPools: tc.pools}, tc.cidr)
+			_, err := SubnetOf(samplecrdv1.NetworkSpec{CIDR: tc.cidr, Gateway: tc.gateway, AllocationPools: tc.pools}, tc.cidr)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -100,8 +100,8 @@ func TestPoolsNeutronWouldRefuseAreRefusedFirst(t *testing.T) {
 
 func TestUpdateChangesOnlyWhatDiffers(t *testing.T) {
 	seed := samplecrdv1.NetworkSpec{CIDR: "192.168.0.0/16", Gateway: "192.168.0.1"}
-	actual := func(d desiredSubnet) neutron.Subnet {
-		r := d.request("net-1", "n", "d")
+	actual := func(d Subnet) neutron.Subnet {
+		r := d.Request("net-1", "n", "d")
 		return neutron.Subnet{CIDR: r.CIDR, GatewayIP: *r.Gateway, DNSNameservers: slices.Clone(r.DNSNameservers), HostRoutes: slices.Clone(r.HostRoutes),
 			AllocationPools: slices.Clone(r.AllocationPools), EnableDHCP: r.EnableDHCP}
 	}
@@ -139,7 +139,7 @@ func TestUpdateChangesOnlyWhatDiffers(t *testing.T) {
 			if tc.change != nil {
 				tc.change(&spec)
 			}
-			want, err := desiredSubnetOf(spec, spec.CIDR)
+			want, err := SubnetOf(spec, spec.CIDR)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestUpdateChangesOnlyWhatDiffers(t *testing.T) {
 			if tc.neutron != nil {
 				tc.neutron(&a)
 			}
-			u, changed := want.update(a)
+			u, changed := want.Update(a)
 			if !slices.Equal(changed, tc.want) {
 				t.Errorf("changed %q, want %q", changed, tc.want)
 			}

@@ -1,11 +1,13 @@
-package main
+// Package desired turns a Network's spec into the subnet Neutron must hold
+// (with every default spelled out, so that "left out" means one thing) and
+// compares it with what Neutron holds. It is pure: no client, no clock,
+// tested by tables alone.
+package desired
 
 import (
-	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 
 	"k8s.io/utils/ptr"
 
@@ -13,80 +15,79 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// The spec says what a Network's subnet must be; Neutron says what it is.
-// This file turns the first into Neutron's terms (with the defaults spelled
-// out, so that "left out" means one thing) and compares it with the second.
-// It is pure: no client, no clock, tested by tables alone.
-
-// desiredSubnet is a Network's subnet as Neutron must hold it.
-type desiredSubnet struct {
-	cidr netip.Prefix
-	// gateway is invalid (the zero Addr) when the subnet has none.
-	gateway         netip.Addr
-	dnsNameservers  []string
-	hostRoutes      []neutron.HostRoute
-	allocationPools []neutron.AllocationPool
-	enableDHCP      bool
-	ipv6AddressMode string
-	ipv6RAMode      string
+// Subnet is a Network's subnet as Neutron must hold it.
+type Subnet struct {
+	// CIDR is the range; invalid for a range a pool has not allocated yet.
+	CIDR netip.Prefix
+	// Gateway is invalid (the zero Addr) when the subnet has none.
+	Gateway         netip.Addr
+	DNSNameservers  []string
+	HostRoutes      []neutron.HostRoute
+	AllocationPools []neutron.AllocationPool
+	EnableDHCP      bool
+	IPv6AddressMode string
+	IPv6RAMode      string
 }
 
-// invalidSpecError is a spec that the API server accepted but Neutron would
+// InvalidSpecError is a spec that the API server accepted but Neutron would
 // refuse, for what CEL cannot check (the order of addresses). It is found
 // before any request, and is terminal until the spec changes.
-type invalidSpecError struct{ msg string }
-
-func (e *invalidSpecError) Error() string { return e.msg }
-
-func invalidSpec(format string, args ...any) error {
-	return &invalidSpecError{msg: fmt.Sprintf(format, args...)}
+type InvalidSpecError struct {
+	// Message says what to fix.
+	Message string
 }
 
-// desiredSubnetOf spells out spec's subnet, whose range is cidr (spec.cidr,
+func (e *InvalidSpecError) Error() string { return e.Message }
+
+func invalidSpec(format string, args ...any) error {
+	return &InvalidSpecError{Message: fmt.Sprintf(format, args...)}
+}
+
+// SubnetOf spells out spec's subnet, whose range is cidr (spec.cidr,
 // or the range a subnet pool allocated): a left-out gateway is the first
 // host address, left-out pools are Neutron's defaults around the gateway,
 // DHCP is on unless turned off.
-func desiredSubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (desiredSubnet, error) {
+func SubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (Subnet, error) {
 	prefix, err := netip.ParsePrefix(cidr)
 	if err != nil {
-		return desiredSubnet{}, invalidSpec("cidr %q: %v", cidr, err)
+		return Subnet{}, invalidSpec("cidr %q: %v", cidr, err)
 	}
 	prefix = prefix.Masked()
-	d := subnetOptionsOf(spec)
-	d.cidr = prefix
+	d := OptionsOf(spec)
+	d.CIDR = prefix
 	switch {
 	case spec.NoGateway:
 	case spec.Gateway != "":
-		if d.gateway, err = netip.ParseAddr(spec.Gateway); err != nil {
-			return desiredSubnet{}, invalidSpec("gateway %q: %v", spec.Gateway, err)
+		if d.Gateway, err = netip.ParseAddr(spec.Gateway); err != nil {
+			return Subnet{}, invalidSpec("gateway %q: %v", spec.Gateway, err)
 		}
 	default:
 		if first := prefix.Addr().Next(); prefix.Contains(first) {
-			d.gateway = first
+			d.Gateway = first
 		}
 	}
 	if len(spec.AllocationPools) == 0 {
-		d.allocationPools = neutron.DefaultAllocationPools(prefix, d.gateway)
+		d.AllocationPools = neutron.DefaultAllocationPools(prefix, d.Gateway)
 		return d, nil
 	}
-	if d.allocationPools, err = checkPools(prefix, d.gateway, spec.AllocationPools); err != nil {
-		return desiredSubnet{}, err
+	if d.AllocationPools, err = checkPools(prefix, d.Gateway, spec.AllocationPools); err != nil {
+		return Subnet{}, err
 	}
 	return d, nil
 }
 
-// subnetOptionsOf is the part of spec's subnet that does not depend on its
+// OptionsOf is the part of spec's subnet that does not depend on its
 // range: what a subnet from a pool can be asked for before the range is
 // known.
-func subnetOptionsOf(spec samplecrdv1.NetworkSpec) desiredSubnet {
-	d := desiredSubnet{
-		dnsNameservers:  slices.Clone(spec.DNSNameservers),
-		enableDHCP:      spec.EnableDHCP == nil || *spec.EnableDHCP,
-		ipv6AddressMode: string(spec.IPv6AddressMode),
-		ipv6RAMode:      string(spec.IPv6RAMode),
+func OptionsOf(spec samplecrdv1.NetworkSpec) Subnet {
+	d := Subnet{
+		DNSNameservers:  slices.Clone(spec.DNSNameservers),
+		EnableDHCP:      spec.EnableDHCP == nil || *spec.EnableDHCP,
+		IPv6AddressMode: string(spec.IPv6AddressMode),
+		IPv6RAMode:      string(spec.IPv6RAMode),
 	}
 	for _, r := range spec.HostRoutes {
-		d.hostRoutes = append(d.hostRoutes, neutron.HostRoute{Destination: r.Destination, NextHop: r.NextHop})
+		d.HostRoutes = append(d.HostRoutes, neutron.HostRoute{Destination: r.Destination, NextHop: r.NextHop})
 	}
 	return d
 }
@@ -128,48 +129,48 @@ func checkPools(prefix netip.Prefix, gateway netip.Addr, pools []samplecrdv1.All
 	return out, nil
 }
 
-// request is the create request of the subnet.
-func (d desiredSubnet) request(networkID, name, description string) neutron.SubnetRequest {
+// Request is the create request of the subnet.
+func (d Subnet) Request(networkID, name, description string) neutron.SubnetRequest {
 	return neutron.SubnetRequest{
 		NetworkID:       networkID,
 		Name:            name,
 		Description:     description,
-		CIDR:            prefixString(d.cidr),
-		Gateway:         ptr.To(addrString(d.gateway)),
-		DNSNameservers:  d.dnsNameservers,
-		HostRoutes:      d.hostRoutes,
-		AllocationPools: d.allocationPools,
-		EnableDHCP:      d.enableDHCP,
-		IPv6AddressMode: d.ipv6AddressMode,
-		IPv6RAMode:      d.ipv6RAMode,
+		CIDR:            prefixString(d.CIDR),
+		Gateway:         ptr.To(AddrString(d.Gateway)),
+		DNSNameservers:  d.DNSNameservers,
+		HostRoutes:      d.HostRoutes,
+		AllocationPools: d.AllocationPools,
+		EnableDHCP:      d.EnableDHCP,
+		IPv6AddressMode: d.IPv6AddressMode,
+		IPv6RAMode:      d.IPv6RAMode,
 	}
 }
 
-// update is the one request that makes actual equal to d, and the names of
+// Update is the one request that makes actual equal to d, and the names of
 // the fields it changes; a zero update when they are equal. The IPv6 modes
 // are not in it: Neutron cannot change them, and the API refuses to.
-func (d desiredSubnet) update(actual neutron.Subnet) (u neutron.SubnetUpdate, changed []string) {
-	if !sameIP(actual.GatewayIP, addrString(d.gateway)) {
-		gw := addrString(d.gateway)
+func (d Subnet) Update(actual neutron.Subnet) (u neutron.SubnetUpdate, changed []string) {
+	if !SameIP(actual.GatewayIP, AddrString(d.Gateway)) {
+		gw := AddrString(d.Gateway)
 		u.Gateway, changed = &gw, append(changed, "gateway")
 	}
-	if !slices.EqualFunc(actual.DNSNameservers, d.dnsNameservers, sameIP) {
-		dns := slices.Clone(d.dnsNameservers)
+	if !slices.EqualFunc(actual.DNSNameservers, d.DNSNameservers, SameIP) {
+		dns := slices.Clone(d.DNSNameservers)
 		if dns == nil {
 			dns = []string{}
 		}
 		u.DNSNameservers, changed = &dns, append(changed, "dnsNameservers")
 	}
-	if !sameRoutes(actual.HostRoutes, d.hostRoutes) {
-		routes := slices.Clone(d.hostRoutes)
+	if !sameRoutes(actual.HostRoutes, d.HostRoutes) {
+		routes := slices.Clone(d.HostRoutes)
 		u.HostRoutes, changed = &routes, append(changed, "hostRoutes")
 	}
-	if len(d.allocationPools) > 0 && !samePools(actual.AllocationPools, d.allocationPools) {
-		pools := slices.Clone(d.allocationPools)
+	if len(d.AllocationPools) > 0 && !samePools(actual.AllocationPools, d.AllocationPools) {
+		pools := slices.Clone(d.AllocationPools)
 		u.AllocationPools, changed = &pools, append(changed, "allocationPools")
 	}
-	if actual.EnableDHCP != d.enableDHCP {
-		dhcp := d.enableDHCP
+	if actual.EnableDHCP != d.EnableDHCP {
+		dhcp := d.EnableDHCP
 		u.EnableDHCP, changed = &dhcp, append(changed, "enableDHCP")
 	}
 	return u, changed
@@ -214,8 +215,8 @@ func canonicalCIDR(s string) string {
 	return s
 }
 
-// addrString is a's text; "" for the invalid Addr, which stands for none.
-func addrString(a netip.Addr) string {
+// AddrString is a's text; "" for the invalid Addr, which stands for none.
+func AddrString(a netip.Addr) string {
 	if !a.IsValid() {
 		return ""
 	}
@@ -231,8 +232,9 @@ func prefixString(p netip.Prefix) string {
 	return p.String()
 }
 
-// describeGateway is a gateway for an Event: its address, or "none".
-func describeGateway(gw string) string { return cmp.Or(gw, "none") }
+// SameIP compares two addresses as addresses, not as text: Neutron answers
+// in canonical form whatever form the user wrote.
+func SameIP(a, b string) bool { return canonicalIP(a) == canonicalIP(b) }
 
-// joinFields lists changed fields for an Event.
-func joinFields(fields []string) string { return strings.Join(fields, ", ") }
+// SameCIDR compares two ranges as ranges.
+func SameCIDR(a, b string) bool { return canonicalCIDR(a) == canonicalCIDR(b) }
