@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/samplecrd/network-controller/pkg/metrics"
 )
 
 // breaker is the controller's circuit breaker on Neutron. When a request
@@ -36,7 +38,7 @@ func (b *breaker) trip(cause error) {
 		b.since = b.last
 	}
 	b.cause = cause
-	breakerOpen.Set(1)
+	metrics.BreakerOpen.Set(1)
 }
 
 // resetAfter closes the breaker on the evidence of a list of Neutron that
@@ -50,7 +52,7 @@ func (b *breaker) resetAfter(listStarted time.Time) bool {
 		return false
 	}
 	b.cause = nil
-	breakerOpen.Set(0)
+	metrics.BreakerOpen.Set(0)
 	return true
 }
 

@@ -28,6 +28,7 @@ import (
 	networkscheme "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/orphans"
 )
@@ -331,7 +332,7 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 func (c *Controller) refreshNeutron(ctx context.Context) {
 	started := c.clock.Now()
 	changed, err := c.inventory.Refresh(ctx)
-	observeRefresh(c.inventory.Status(), err)
+	metrics.ObserveRefresh(err, c.inventory.Status().Unrecognised)
 	if err != nil {
 		if neutron.Unreachable(err) {
 			c.neutronUp.trip(err)
@@ -427,15 +428,15 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	retry, after := retryPolicy(err)
 	switch retry {
 	case noRetry:
-		observeSync(resultSuccess, time.Since(start))
+		metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
 		c.workqueue.Forget(key)
 	case retryAfterDelay:
-		observeSync(resultRejected, time.Since(start))
+		metrics.ObserveSync(metrics.ResultRejected, time.Since(start))
 		c.workqueue.Forget(key)
 		c.workqueue.AddAfter(key, after)
 		logger.V(2).Info("Will retry later", "reason", err, "after", after)
 	case retryWithBackoff:
-		observeSync(resultError, time.Since(start))
+		metrics.ObserveSync(metrics.ResultError, time.Since(start))
 		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing for later retry", "key", key)
 		c.workqueue.AddRateLimited(key)
 	}

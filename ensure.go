@@ -12,6 +12,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/desired"
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -33,7 +34,7 @@ func (c *Controller) ensureNetwork(ctx context.Context, network *samplecrdv1.Net
 		if err := c.deleteNetwork(ctx, owner, d.ID); err != nil {
 			return neutron.Network{}, false, err
 		}
-		duplicatesDeleted.Inc()
+		metrics.DuplicatesDeleted.Inc()
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
 			"Deleted duplicate Neutron network %s (kept %s)", d.ID, keep.ID)
 	}

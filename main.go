@@ -9,13 +9,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -38,7 +42,10 @@ import (
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	"github.com/samplecrd/network-controller/pkg/incluster"
+	"github.com/samplecrd/network-controller/pkg/leader"
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/serving"
 )
 
 // options are the command line.
@@ -128,7 +135,7 @@ func (o *options) validate() error {
 	if errs := validation.IsDNS1123Label(o.clusterName); o.clusterName != "" && len(errs) > 0 {
 		return fmt.Errorf("--cluster-name %q cannot be part of the ownership mark of Neutron resources: %s", o.clusterName, strings.Join(errs, "; "))
 	}
-	return validateLeaderElection(o.leaderElection)
+	return leader.Validate(o.leaderElection)
 }
 
 func main() {
@@ -166,7 +173,7 @@ func main() {
 }
 
 func run(ctx context.Context, opts options) error {
-	registerMetrics()
+	metrics.RegisterController()
 	cfg, err := clientcmd.BuildConfigFromFlags(opts.masterURL, opts.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("building the API server client configuration: %w", err)
@@ -187,7 +194,7 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	klog.FromContext(ctx).Info("Ownership mark", "description", mark.Description(), "clusterUID", mark.ClusterUID())
-	reach := &reachability{}
+	reach := &neutron.Reachability{}
 	// The cloud is read before anything is served: a clouds.yaml that
 	// cannot be read is a configuration error, reported at once. Whether
 	// its credentials work is found out, and reported on the Networks,
@@ -237,7 +244,7 @@ func run(ctx context.Context, opts options) error {
 	if !opts.leaderElection.LeaderElect {
 		return work(ctx)
 	}
-	return runLeaderElected(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
+	return leader.Run(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
 }
 
 // clusterMark is the ownership mark of this cluster: named by
@@ -256,9 +263,9 @@ func clusterMark(ctx context.Context, client kubernetes.Interface, clusterName s
 // readiness asks about authentication: for --neutron-endpoint a noauth
 // client, for a cloud a Session that authenticates lazily and follows
 // changes of clouds.yaml.
-func newNeutronClient(opts options, reach *reachability) (neutron.Interface, func() error, error) {
+func newNeutronClient(opts options, reach *neutron.Reachability) (neutron.Interface, func() error, error) {
 	if opts.neutronEndpoint != "" {
-		client, err := neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
+		client, err := neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(neutron.Instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -277,11 +284,11 @@ func newNeutronClient(opts options, reach *reachability) (neutron.Interface, fun
 				return nil, "", err
 			}
 			// Connect's client already has the --neutron-timeout; the copies keep it.
-			client.HTTPClient = *throttled(instrument(&client.HTTPClient, reach), opts)
+			client.HTTPClient = *throttled(neutron.Instrument(&client.HTTPClient, reach), opts)
 			return client, project, nil
 		},
 		OnConnectFailure: func(err error) {
-			neutronAuthFailures.Inc()
+			metrics.NeutronAuthFailures.Inc()
 			klog.Background().Error(err, "Cannot authenticate to the cloud; Networks that need Neutron wait until it succeeds", "cloud", opts.osCloud)
 		},
 		ReloadInterval: opts.cloudReload,
@@ -295,8 +302,95 @@ func newNeutronClient(opts options, reach *reachability) (neutron.Interface, fun
 // so that every attempt, a refused one too, is counted.
 func throttled(c *http.Client, opts options) *http.Client {
 	t := neutron.NewThrottle(c.Transport, float32(opts.neutronQPS), opts.neutronBurst)
-	t.OnThrottled = func(code int) { neutronThrottled.WithLabelValues(strconv.Itoa(code)).Inc() }
+	t.OnThrottled = func(code int) { metrics.NeutronThrottled.WithLabelValues(strconv.Itoa(code)).Inc() }
 	out := *c
 	out.Transport = t
 	return &out
+}
+
+// readiness is what /readyz reports: a replica that leads is ready once its
+// informer cache has synced and Neutron answers; a standby replica is ready
+// as it is (it is healthy and waiting to take over).
+type readiness struct {
+	// reach is whether the latest Neutron request was answered.
+	reach *neutron.Reachability
+	// auth returns why the controller cannot authenticate to the cloud.
+	auth func() error
+
+	mu         sync.Mutex
+	standby    bool
+	controller *Controller
+}
+
+func (r *readiness) set(standby bool, c *Controller) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.standby, r.controller = standby, c
+}
+
+func (r *readiness) checks() []healthz.HealthChecker {
+	// leaderCheck runs check on the working controller; a standby passes.
+	leaderCheck := func(name string, check func(c *Controller) error) healthz.HealthChecker {
+		return healthz.NamedCheck(name, func(*http.Request) error {
+			r.mu.Lock()
+			standby, c := r.standby, r.controller
+			r.mu.Unlock()
+			switch {
+			case standby:
+				return nil
+			case c == nil:
+				return errors.New("the controller is starting")
+			}
+			return check(c)
+		})
+	}
+	return []healthz.HealthChecker{
+		healthz.NamedCheck("cloud-auth", func(*http.Request) error { return r.auth() }),
+		leaderCheck("informer-sync", func(c *Controller) error {
+			if !c.networksSynced() {
+				return errors.New("the Network informer's cache has not synced yet")
+			}
+			return nil
+		}),
+		leaderCheck("neutron", func(c *Controller) error {
+			if err := c.inventory.Status().Healthy(); err != nil {
+				return err
+			}
+			return r.reach.Err()
+		}),
+	}
+}
+
+// serve serves /healthz and /readyz on probeAddr and /metrics on
+// metricsAddr (the same server when they are equal; "0" turns one off)
+// until ctx ends.
+func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, health, ready []healthz.HealthChecker) error {
+	muxes := map[string]*mux.PathRecorderMux{}
+	muxFor := func(addr string) *mux.PathRecorderMux {
+		if muxes[addr] == nil {
+			muxes[addr] = serving.NewMux(controllerAgentName)
+		}
+		return muxes[addr]
+	}
+	if probeAddr != "0" {
+		serving.InstallProbes(muxFor(probeAddr), health, ready)
+	}
+	if metricsAddr != "0" {
+		serving.InstallMetrics(muxFor(metricsAddr), profiling)
+	}
+	logger := klog.FromContext(ctx)
+	for addr, m := range muxes {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", addr, err)
+		}
+		srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := serving.Run(ctx, srv, ln); err != nil {
+				logger.Error(err, "HTTP server failed", "address", addr)
+			}
+		}()
+		logger.Info("Serving", "address", ln.Addr().String())
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 )
@@ -31,8 +32,8 @@ var orphanKey = queueKey{OrphanUID: otherUID}
 // heldBack reads orphans_held_back_total{reason}.
 func heldBack(t *testing.T, reason string) float64 {
 	t.Helper()
-	registerMetrics()
-	v, err := testutil.GetCounterMetricValue(orphansHeldBack.WithLabelValues(reason))
+	metrics.RegisterController()
+	v, err := testutil.GetCounterMetricValue(metrics.OrphansHeldBack.WithLabelValues(reason))
 	if err != nil {
 		t.Fatal(err)
 	}

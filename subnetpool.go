@@ -11,6 +11,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/desired"
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -31,7 +32,7 @@ func (c *Controller) ensurePoolSubnet(ctx context.Context, network *samplecrdv1.
 		if err := c.deleteSubnet(ctx, owner, d.ID); err != nil {
 			return neutron.Subnet{}, false, err
 		}
-		duplicatesDeleted.Inc()
+		metrics.DuplicatesDeleted.Inc()
 		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
 			"Deleted duplicate Neutron subnet %s (%s; kept %s)", d.ID, d.CIDR, keep.ID)
 	}

@@ -18,6 +18,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/desired"
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -342,8 +343,8 @@ func (c *Controller) collectOrphans(ctx context.Context, uid types.UID) error {
 		return err
 	}
 	c.orphans.Forget(uid)
-	orphansCollected.WithLabelValues("network").Add(float64(len(owned.Networks)))
-	orphansCollected.WithLabelValues("subnet").Add(float64(len(owned.Subnets)))
+	metrics.OrphansCollected.WithLabelValues("network").Add(float64(len(owned.Networks)))
+	metrics.OrphansCollected.WithLabelValues("subnet").Add(float64(len(owned.Subnets)))
 	logger.Info("Deleted orphaned Neutron resources", "networks", len(owned.Networks), "subnets", len(owned.Subnets))
 	return nil
 }
@@ -359,7 +360,7 @@ const (
 
 // holdBack counts an orphan that stays, and says why in the log.
 func (c *Controller) holdBack(ctx context.Context, owned neutron.Owned, reason string) error {
-	orphansHeldBack.WithLabelValues(reason).Inc()
+	metrics.OrphansHeldBack.WithLabelValues(reason).Inc()
 	klog.FromContext(ctx).V(2).Info("Not collecting Neutron resources of a Network that is not in the cache",
 		"owner", owned.Owner.Key(), "ownerUID", owned.Owner.UID, "reason", reason,
 		"networks", len(owned.Networks), "subnets", len(owned.Subnets))

@@ -30,11 +30,12 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
+	"github.com/samplecrd/network-controller/pkg/metrics"
+	"github.com/samplecrd/network-controller/pkg/serving"
 )
 
 type options struct {
@@ -104,45 +105,39 @@ func run(ctx context.Context, o options) error {
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 
-	mux := http.NewServeMux()
-	registerMetrics()
-	mux.Handle("/mutate", &injector.Webhook{Template: func() (*injector.Template, error) {
+	m := serving.NewMux("envoy-injector")
+	metrics.RegisterInjector()
+	m.Handle("/mutate", &injector.Webhook{Template: func() (*injector.Template, error) {
 		if !synced() {
 			return nil, errors.New("the template ConfigMap has not been read yet")
 		}
 		return source.Template()
-	}, Observe: observeAdmission})
-	mux.Handle("/metrics", legacyregistry.Handler())
-	healthz.InstallHandler(mux, healthz.PingHealthz)
-	healthz.InstallReadyzHandler(mux, healthz.NamedCheck("configmap-informer", func(*http.Request) error {
-		if !synced() {
-			return errors.New("the ConfigMap informer has not synced")
-		}
-		return nil
-	}))
+	}, Observe: metrics.ObserveAdmission})
+	serving.InstallMetrics(m, false)
+	serving.InstallProbes(m, []healthz.HealthChecker{healthz.PingHealthz}, []healthz.HealthChecker{
+		healthz.NamedCheck("configmap-informer", func(*http.Request) error {
+			if !synced() {
+				return errors.New("the ConfigMap informer has not synced")
+			}
+			return nil
+		})})
 
 	tlsConfig, err := servingTLS(ctx, o.certFile, o.keyFile)
 	if err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", o.bindAddress)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.bindAddress, err)
+	}
 	srv := &http.Server{
-		Addr:              o.bindAddress,
-		Handler:           mux,
+		Handler:           m,
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig:         tlsConfig,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	go func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
-	}()
-	logger.Info("Serving", "address", o.bindAddress, "configMap", o.configMapNamespace+"/"+o.configMapName)
-	if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	logger.Info("Serving", "address", ln.Addr().String(), "configMap", o.configMapNamespace+"/"+o.configMapName)
+	return serving.Run(ctx, srv, ln)
 }
 
 // servingTLS serves the certificate and key in certFile and keyFile, and

@@ -1,4 +1,7 @@
-package main
+// Package leader runs a controller's work only while its process holds a
+// Lease, with client-go's leaderelection configured and checked the way
+// kube-controller-manager's --leader-elect* flags are.
+package leader
 
 import (
 	"context"
@@ -18,11 +21,11 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// validateLeaderElection checks the --leader-elect* flags with
+// Validate checks the --leader-elect* flags with
 // component-base's validation, as kube-controller-manager does, and with
 // the one rule it leaves to client-go's panic: a retry period short enough
 // for a renewal to be tried (with jitter) before the renew deadline.
-func validateLeaderElection(c componentbaseconfig.LeaderElectionConfiguration) error {
+func Validate(c componentbaseconfig.LeaderElectionConfiguration) error {
 	errs := componentbasevalidation.ValidateLeaderElectionConfiguration(&c, field.NewPath("leaderElection"))
 	if c.LeaderElect && c.RenewDeadline.Duration <= time.Duration(leaderelection.JitterFactor*float64(c.RetryPeriod.Duration)) {
 		errs = append(errs, field.Invalid(field.NewPath("leaderElection", "renewDeadline"), c.RenewDeadline.Duration.String(),
@@ -34,14 +37,14 @@ func validateLeaderElection(c componentbaseconfig.LeaderElectionConfiguration) e
 	return errs.ToAggregate()
 }
 
-// errLostLease ends the process when another replica took the lease: the
+// ErrLostLease ends the process when another replica took the lease: the
 // work stopped at once, and the kubelet restarts a fresh candidate.
-var errLostLease = errors.New("lost the leader lease")
+var ErrLostLease = errors.New("lost the leader lease")
 
-// runLeaderElected runs work while this process holds the Lease, and
+// Run runs work while this process holds the Lease, and
 // returns when ctx ends (releasing the Lease, so a standby takes over at
 // once rather than after the lease duration) or the Lease is lost.
-func runLeaderElected(ctx context.Context, client kubernetes.Interface, opts componentbaseconfig.LeaderElectionConfiguration,
+func Run(ctx context.Context, client kubernetes.Interface, opts componentbaseconfig.LeaderElectionConfiguration,
 	watchdog *leaderelection.HealthzAdaptor, work func(ctx context.Context) error, onStandby func()) error {
 	logger := klog.FromContext(ctx)
 	hostname, err := os.Hostname()
@@ -90,7 +93,7 @@ func runLeaderElected(ctx context.Context, client kubernetes.Interface, opts com
 	// cancelled by then: wait for the workers to finish.
 	err = <-workDone
 	if ctx.Err() == nil {
-		return errors.Join(errLostLease, err)
+		return errors.Join(ErrLostLease, err)
 	}
 	return err
 }

@@ -1,0 +1,171 @@
+// Package metrics holds the metrics of both programs, network-controller
+// and envoy-injector, in one place: like every Kubernetes component's they
+// are component-base metrics, registered once in its legacy registry, which
+// /metrics serves (pkg/serving). Their names are API for dashboards and
+// alerts: they only ever gain members.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	// Registers client-go's metrics providers: workqueue_* for the named
+	// queue, rest_client_* for API server requests, leader_election_*.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+)
+
+// The controller's own metrics, beside client-go's.
+var (
+	SyncsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "syncs_total",
+		Help:           "Network syncs by result: success, error (retried with backoff), or rejected (Neutron refused; retried later).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	SyncDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      "network_controller",
+		Name:           "sync_duration_seconds",
+		Help:           "Duration of Network syncs by result.",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	NeutronRequestsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_requests_total",
+		Help:           "HTTP requests to Neutron by method and status code (\"<error>\" when no response came).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"method", "code"})
+	NeutronRequestDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_request_duration_seconds",
+		Help:           "Latency of HTTP requests to Neutron by method.",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"method"})
+
+	NeutronRefreshesTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_refreshes_total",
+		Help:           "Lists of the Neutron resources that carry this cluster's mark, by result (success or error).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	NeutronAuthFailures = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_auth_failures_total",
+		Help:           "Failed attempts to authenticate to the cloud's Keystone (unreachable, or the credentials refused); retried with capped backoff, and at once when clouds.yaml changes.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	UnrecognisedResources = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_unrecognised_resources",
+		Help:           "Neutron networks and subnets that carry this cluster's mark but whose name does not parse as a Network's: never touched; an operator should look at them.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	OrphansCollected = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "orphans_collected_total",
+		Help:           "Neutron resources deleted because their Network no longer exists, by resource (network or subnet).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"resource"})
+	OrphansHeldBack = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "orphans_held_back_total",
+		Help:           "Looks at Neutron resources whose Network is not in the cache that deleted nothing, by reason: disabled (--orphan-collection=false), not-this-cluster (their name records another cluster, or none), owner-alive (the API server still has the Network), cap (--max-orphans-per-list reached).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"reason"})
+	DuplicatesDeleted = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "duplicate_networks_deleted_total",
+		Help:           "Duplicate Neutron networks of one Network deleted: creates that completed after their answer was lost while a retry made another.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
+	NeutronThrottled = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_throttled_total",
+		Help:           "Neutron's answers that asked the controller to slow down (429, or 503 with Retry-After), by status code: each paused all requests and was sent again.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"code"})
+
+	BreakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_breaker_open",
+		Help:           "1 while Neutron is known to be down and syncs fail fast without asking it, else 0.",
+		StabilityLevel: metrics.ALPHA,
+	})
+)
+
+// Sync and list results, the values of the "result" label.
+const (
+	ResultSuccess  = "success"
+	ResultError    = "error"
+	ResultRejected = "rejected"
+)
+
+// The webhook's metrics.
+var (
+	AdmissionsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "envoy_injector",
+		Name:           "admissions_total",
+		Help:           "Pod admissions by result: injected, unchanged (injected already: reinvocation or a copy), skipped (did not ask, or hostNetwork), denied.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	AdmissionDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      "envoy_injector",
+		Name:           "admission_duration_seconds",
+		Help:           "Time to decide one admission, by result, from the decoded request to the encoded answer.",
+		Buckets:        metrics.ExponentialBuckets(0.0001, 2, 16),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+)
+
+var registerController, registerInjector sync.Once
+
+// RegisterController registers the controller's metrics; called once more,
+// it does nothing.
+func RegisterController() {
+	registerController.Do(func() {
+		legacyregistry.MustRegister(SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
+			NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
+			DuplicatesDeleted, BreakerOpen, NeutronThrottled)
+	})
+}
+
+// RegisterInjector registers the webhook's metrics; called once more, it
+// does nothing.
+func RegisterInjector() {
+	registerInjector.Do(func() { legacyregistry.MustRegister(AdmissionsTotal, AdmissionDuration) })
+}
+
+// ObserveSync records one sync's result and duration.
+func ObserveSync(result string, d time.Duration) {
+	SyncsTotal.WithLabelValues(result).Inc()
+	SyncDuration.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// ObserveRefresh records the outcome of one list of Neutron and, when it
+// succeeded, how many marked resources it could not attribute.
+func ObserveRefresh(err error, unrecognised int) {
+	if err != nil {
+		NeutronRefreshesTotal.WithLabelValues(ResultError).Inc()
+		return
+	}
+	NeutronRefreshesTotal.WithLabelValues(ResultSuccess).Inc()
+	UnrecognisedResources.Set(float64(unrecognised))
+}
+
+// ObserveNeutronRequest records one HTTP request to Neutron; code is
+// "<error>" when no response came.
+func ObserveNeutronRequest(method, code string, d time.Duration) {
+	NeutronRequestsTotal.WithLabelValues(method, code).Inc()
+	NeutronRequestDuration.WithLabelValues(method).Observe(d.Seconds())
+}
+
+// ObserveAdmission records one admission's result and the time it took;
+// it is the webhook's Observe.
+func ObserveAdmission(result string, elapsed time.Duration) {
+	AdmissionsTotal.WithLabelValues(result).Inc()
+	AdmissionDuration.WithLabelValues(result).Observe(elapsed.Seconds())
+}
