@@ -178,7 +178,7 @@ func (c *controller) waitServing(ctx context.Context, t *testing.T) {
 // waitProbe waits until the probe at path answers 200.
 func (c *controller) waitProbe(ctx context.Context, t *testing.T, path string) {
 	t.Helper()
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		req, err := httpRequest(ctx, c.probeURL+path)
 		if err != nil {
 			return false, "", err
@@ -202,14 +202,7 @@ func (c *controller) mark(t *testing.T) neutron.Mark {
 	return m
 }
 
-func networkClient(t *testing.T) clientset.Interface {
-	t.Helper()
-	c, err := clientset.NewForConfig(stack.ControlPlane.AdminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func networkClient(t *testing.T) clientset.Interface { return stack.ControlPlane.NetworkClient(t) }
 
 func createNetwork(ctx context.Context, t *testing.T, ns, name, cidr, gateway string) *samplecrdv1.Network {
 	t.Helper()
@@ -239,7 +232,7 @@ func cleanupNetworksIn(t *testing.T, nc clientset.Interface, ns string) {
 			t.Errorf("cleanup: %v", err)
 			return
 		}
-		eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		framework.Eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
 			list, err := client.List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, "", err
@@ -270,7 +263,7 @@ func waitForCondition(ctx context.Context, t *testing.T, ns, name string, timeou
 func waitForConditionIn(ctx context.Context, t *testing.T, nc clientset.Interface, ns, name string, timeout time.Duration, status metav1.ConditionStatus, reason string) *samplecrdv1.Network {
 	t.Helper()
 	var got *samplecrdv1.Network
-	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
 		n, err := nc.SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -288,7 +281,7 @@ func waitForConditionIn(ctx context.Context, t *testing.T, nc clientset.Interfac
 
 func waitForGone(ctx context.Context, t *testing.T, ns, name string, timeout time.Duration) {
 	t.Helper()
-	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
 		_, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprintf("%s still exists (%v)", name, err), nil
 	})

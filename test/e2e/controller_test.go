@@ -24,7 +24,7 @@ import (
 // TestNetworkLifecycle follows one Network from create to delete and checks
 // each step where a user would: status, Neutron, and OVN.
 func TestNetworkLifecycle(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := startController(t, ns)
 	cleanupNetworks(t, ns)
@@ -48,7 +48,7 @@ func TestNetworkLifecycle(t *testing.T) {
 		t.Errorf("subnet %q (%q) does not name its Network %s/example-network (uid %s)", subnet.Name, subnet.Description, ns, n.UID)
 	}
 	switchName := "neutron-" + n.Status.NetworkID
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch", "name="+switchName)
 		return strings.TrimSpace(out) == switchName, "OVN logical switch " + switchName + ": " + out, err
 	})
@@ -58,7 +58,7 @@ func TestNetworkLifecycle(t *testing.T) {
 			return strings.Contains(out, "router="+want), "OVN DHCP_Options of 192.168.0.0/16: " + out, err
 		}
 	}
-	eventually(ctx, t, 30*time.Second, dhcpRouter("192.168.0.1"))
+	framework.Eventually(ctx, t, 30*time.Second, dhcpRouter("192.168.0.1"))
 
 	// The gateway may change; Neutron and OVN follow.
 	patch := []byte(`{"spec":{"gateway":"192.168.0.254"}}`)
@@ -69,14 +69,14 @@ func TestNetworkLifecycle(t *testing.T) {
 	if n.Status.ObservedGeneration != 2 {
 		t.Errorf("observedGeneration = %d after the update, want 2", n.Status.ObservedGeneration)
 	}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		s, err := subnets.Get(ctx, stack.Neutron.Client, n.Status.SubnetID).Extract()
 		if err != nil {
 			return false, "", err
 		}
 		return s.GatewayIP == "192.168.0.254", "Neutron gateway " + s.GatewayIP, nil
 	})
-	eventually(ctx, t, 30*time.Second, dhcpRouter("192.168.0.254"))
+	framework.Eventually(ctx, t, 30*time.Second, dhcpRouter("192.168.0.254"))
 
 	// Delete: Neutron first, then the object.
 	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "example-network", metav1.DeleteOptions{}); err != nil {
@@ -86,7 +86,7 @@ func TestNetworkLifecycle(t *testing.T) {
 	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
 		t.Errorf("the Neutron network outlived its Network: %v", err)
 	}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch", "name="+switchName)
 		return strings.TrimSpace(out) == "", "OVN still has " + out, err
 	})
@@ -100,7 +100,7 @@ func TestNetworkLifecycle(t *testing.T) {
 // deleted one waits, and both finish by themselves once neutron-server is
 // back.
 func TestNeutronOutage(t *testing.T) {
-	ctx := testContext(t, 4*time.Minute)
+	ctx := framework.TestContext(t, 4*time.Minute)
 	ns := newNamespace(ctx, t)
 	throughKeystone(t, ns, framework.PasswordCloud)
 	cleanupNetworks(t, ns)
@@ -133,7 +133,7 @@ func TestNeutronOutage(t *testing.T) {
 
 // TestFiftyNetworksAtOnce creates 50 Networks in one go; all become Ready.
 func TestFiftyNetworksAtOnce(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.TestContext(t, 5*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := startController(t, ns)
 	cleanupNetworks(t, ns)
@@ -143,7 +143,7 @@ func TestFiftyNetworksAtOnce(t *testing.T) {
 	for i := range count {
 		createNetwork(ctx, t, ns, fmt.Sprintf("bulk-%02d", i), fmt.Sprintf("10.%d.%d.0/24", 150+i/200, i%200), fmt.Sprintf("10.%d.%d.1", 150+i/200, i%200))
 	}
-	eventually(ctx, t, 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 4*time.Minute, func(ctx context.Context) (bool, string, error) {
 		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
@@ -166,7 +166,7 @@ func TestFiftyNetworksAtOnce(t *testing.T) {
 // and Neutron lists pass over Ready Networks and counts the writes they
 // cause: none to the API server, none to Neutron.
 func TestResyncOfAnInSyncClusterWritesNothing(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := startController(t, ns, "--resync-period=2s", "--neutron-resync-period=2s")
 	cleanupNetworks(t, ns)
@@ -207,7 +207,7 @@ func TestResyncOfAnInSyncClusterWritesNothing(t *testing.T) {
 	}
 	apiWrites, writes, reads, syncs0, lists0 := networkWrites(ctx, t), neutronWrites(), neutronReads(), syncs(), lists()
 	// Wait for three informer resyncs of every Network and three Neutron lists.
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		s, l := syncs()-syncs0, lists()-lists0
 		return s >= 3*float64(count) && l >= 3, fmt.Sprintf("%.0f syncs and %.0f Neutron lists since Ready", s, l), nil
 	})
@@ -273,7 +273,7 @@ func networkWrites(ctx context.Context, t *testing.T) int {
 // by themselves after the thaw.
 func TestFrozenNeutronFailsFast(t *testing.T) {
 	const workers, before, during = 2, 3, 10
-	ctx := testContext(t, 4*time.Minute)
+	ctx := framework.TestContext(t, 4*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := throughKeystone(t, ns, framework.PasswordCloud, "--neutron-timeout=3s", fmt.Sprintf("--workers=%d", workers))
 	cleanupNetworks(t, ns)

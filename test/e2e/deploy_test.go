@@ -27,7 +27,7 @@ const deployNamespace = "network-controller-system"
 // Network through create, update and delete, and it must be able to do
 // nothing it does not need.
 func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", stack.ControlPlane.AdminKubeconfig,
 		"apply", "-k", filepath.Join(stack.RepoRoot, "artifacts", "deploy")).CombinedOutput()
 	if err != nil {
@@ -125,18 +125,18 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 // exactly one works; killed, the other takes over within the lease
 // duration and finishes the work, with no duplicate in Neutron.
 func TestLeaderElectionFailsOver(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	// Short, but with room for a loaded CI machine: a missed renewal would
 	// hand the lease over early and fail the test for the wrong reason.
 	fast := []string{"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"}
 	first := startController(t, ns, fast...)
-	eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
 		return first.logCount("Became the leader") == 1, "the first controller is not leading yet", nil
 	})
 	second := startController(t, ns, fast...)
 	cleanupNetworks(t, ns)
-	eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
 		return second.logCount("Another replica leads") >= 1, "the second controller has not seen the leader", nil
 	})
 
@@ -163,12 +163,12 @@ func TestLeaderElectionFailsOver(t *testing.T) {
 // TestMetricsAndReadiness reads /metrics and /readyz as Prometheus and the
 // kubelet would.
 func TestMetricsAndReadiness(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := throughKeystone(t, ns, framework.PasswordCloud, "--neutron-resync-period=1s")
 	cleanupNetworks(t, ns)
 
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		code, body := get(ctx, c.probeURL+"/readyz")
 		return code == http.StatusOK, fmt.Sprintf("/readyz %d: %s", code, body), nil
 	})
@@ -194,14 +194,14 @@ func TestMetricsAndReadiness(t *testing.T) {
 	}
 
 	startNeutronServer := stopNeutronServer(t)
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		code, body := get(ctx, c.probeURL+"/readyz")
 		return code != http.StatusOK && strings.Contains(body, "neutron"), fmt.Sprintf("/readyz %d with neutron-server down: %s", code, body), nil
 	})
 	if err := startNeutronServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		code, body := get(ctx, c.probeURL+"/readyz")
 		return code == http.StatusOK, fmt.Sprintf("/readyz %d after neutron-server came back: %s", code, body), nil
 	})

@@ -18,13 +18,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/samplecrd/network-controller/test/cases"
+	"github.com/samplecrd/network-controller/test/framework"
 )
 
 // TestAPIServerEnforcesTheNetworkSchema sends the shared table of valid and
 // invalid specs (test/cases) through the real kube-apiserver: what the CRD's
 // unit test proves with the apiextensions validators, the server must do too.
 func TestAPIServerEnforcesTheNetworkSchema(t *testing.T) {
-	ctx := testContext(t, time.Minute)
+	ctx := framework.TestContext(t, time.Minute)
 	ns := newNamespace(ctx, t)
 	networksClient := dynamicClient(t).Resource(networksResource).Namespace(ns)
 
@@ -86,7 +87,7 @@ func TestAPIServerEnforcesTheNetworkSchema(t *testing.T) {
 // network and subnet made through the real neutron-server become a logical
 // switch and DHCP options in OVN's Northbound database, and go away again.
 func TestNeutronNetworkAppearsInOVN(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	client := stack.Neutron.Client
 
 	network, err := networks.Create(ctx, client, networks.CreateOpts{Name: "harness-network"}).Extract()
@@ -108,11 +109,11 @@ func TestNeutronNetworkAppearsInOVN(t *testing.T) {
 	}
 
 	switchName := "neutron-" + network.ID
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch", "name="+switchName)
 		return strings.TrimSpace(out) == switchName, "logical switch " + switchName + " in NB: " + out, err
 	})
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=options", "find", "DHCP_Options", `cidr="10.77.0.0/24"`)
 		return strings.Contains(out, "router=10.77.0.1"), "DHCP_Options for 10.77.0.0/24 with router=10.77.0.1: " + out, err
 	})
@@ -123,7 +124,7 @@ func TestNeutronNetworkAppearsInOVN(t *testing.T) {
 	if err := networks.Delete(ctx, client, network.ID).ExtractErr(); err != nil {
 		t.Fatalf("deleting the network: %v", err)
 	}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		ls, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch", "name="+switchName)
 		if err != nil {
 			return false, "", err
@@ -137,7 +138,7 @@ func TestNeutronNetworkAppearsInOVN(t *testing.T) {
 // again on the same port and database: what existed before is still there
 // and new requests work (the outage tests restart the Keystone one alike).
 func TestNeutronServerRestartIsSurvived(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	client := stack.Neutron.Client
 
 	before, err := networks.Create(ctx, client, networks.CreateOpts{Name: "before-restart"}).Extract()
@@ -172,7 +173,7 @@ func TestNeutronServerRestartIsSurvived(t *testing.T) {
 // ServiceAccount through the TokenRequest API and checks that the API
 // server authenticates it and, with RBAC on and no role bound, refuses it.
 func TestServiceAccountIdentityIsSubjectToRBAC(t *testing.T) {
-	ctx := testContext(t, time.Minute)
+	ctx := framework.TestContext(t, time.Minute)
 	ns := newNamespace(ctx, t)
 	config, err := stack.ControlPlane.ServiceAccountConfig(ctx, ns, "nobody")
 	if err != nil {

@@ -2,54 +2,26 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/samplecrd/network-controller/test/framework"
 )
 
 var networksResource = schema.GroupVersionResource{Group: "samplecrd.k8s.io", Version: "v1", Resource: "networks"}
 
-// testContext is a context that ends with the test or after timeout.
-func testContext(t *testing.T, timeout time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // newNamespace creates a namespace of its own for the test, named after it.
 func newNamespace(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = fmt.Sprintf("%s-%d", strings.Trim(name, "-"), time.Now().UnixNano()%100000)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := kubeClient(t).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	return name
+	return framework.NewNamespace(ctx, t, kubeClient(t), nil)
 }
 
-func kubeClient(t *testing.T) kubernetes.Interface {
-	t.Helper()
-	c, err := kubernetes.NewForConfig(stack.ControlPlane.AdminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func kubeClient(t *testing.T) kubernetes.Interface { return stack.ControlPlane.KubeClient(t) }
 
 func dynamicClient(t *testing.T) dynamic.Interface {
 	t.Helper()
@@ -58,21 +30,6 @@ func dynamicClient(t *testing.T) dynamic.Interface {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// eventually polls condition every 200ms until it returns true or timeout
-// passes; the test fails with the last message condition gave.
-func eventually(ctx context.Context, t *testing.T, timeout time.Duration, condition func(ctx context.Context) (done bool, msg string, err error)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		done, msg, err := condition(ctx)
-		last = msg
-		return done, err
-	})
-	if err != nil {
-		t.Fatalf("not true within %s: %s (%v)", timeout, last, err)
-	}
 }
 
 func httpRequest(ctx context.Context, url string) (*http.Request, error) {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samplecrd/network-controller/pkg/injector"
+	"github.com/samplecrd/network-controller/test/framework"
 )
 
 // podTemplate is a template that sees the Pod: a label picks Envoy's
@@ -33,7 +34,7 @@ containers:
 // sidecar, a copy of an injected Pod, and a second invocation of the
 // webhook after another webhook changed the Pod.
 func TestInjectionFollowsThePod(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	f := newInjectorFixture(ctx, t, podTemplate)
 	sidecar := func(t *testing.T, p *corev1.Pod, name string) corev1.Container {
 		t.Helper()
@@ -132,7 +133,7 @@ func TestInjectionFollowsThePod(t *testing.T) {
 	t.Run("a second invocation after another webhook changed the Pod changes nothing", func(t *testing.T) {
 		f.startLabeller(ctx, t)
 		var p *corev1.Pod
-		eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 			var err error
 			if p, err = f.create(ctx, f.pod(nil)); err != nil {
 				return false, err.Error(), nil

@@ -70,9 +70,9 @@ func newInjectorFixture(ctx context.Context, t *testing.T, config string) *injec
 		t.Fatal(err)
 	}
 	f.addr, f.certs, _ = startInjector(ctx, t, f.ns)
-	eventually(ctx, t, 30*time.Second, servedBy(f.addr, "/readyz", f.certs.CAPEM))
+	framework.Eventually(ctx, t, 30*time.Second, servedBy(f.addr, "/readyz", f.certs.CAPEM))
 	f.register(ctx, t, "envoy-injector-"+f.ns, "https://"+f.addr+"/mutate", f.certs.CAPEM, admissionregistrationv1.IfNeededReinvocationPolicy)
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		p, err := f.create(ctx, f.pod(nil))
 		if err != nil {
 			return false, err.Error(), nil
@@ -134,7 +134,7 @@ func (f *injectorFixture) setConfig(ctx context.Context, t *testing.T, config st
 	if f.cm, err = f.kube.CoreV1().ConfigMaps(f.ns).Update(ctx, f.cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		p, err := f.create(ctx, f.pod(annotations))
 		return check(p, err), fmt.Sprintf("the new template is not in use yet (%v)", err), nil
 	})

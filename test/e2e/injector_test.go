@@ -25,7 +25,7 @@ import (
 // TestEnvoySidecarInjection registers envoy-injector with the real API
 // server as a mutating webhook and creates Pods through the API.
 func TestEnvoySidecarInjection(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	f := newInjectorFixture(ctx, t, designConfig(t))
 	envoyImage := func(p *corev1.Pod) string {
 		for _, c := range p.Spec.Containers {
@@ -90,7 +90,7 @@ func TestEnvoySidecarInjection(t *testing.T) {
 // runs hack/injector-certs.sh as its README says: the objects are accepted
 // by the API server, the TLS Secret exists and the webhook trusts its CA.
 func TestInjectorManifestsApply(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	kube := kubeClient(t)
 	t.Cleanup(func() {
 		// Nothing serves it here; it must not outlive the test.
@@ -137,7 +137,7 @@ func TestInjectorManifestsApply(t *testing.T) {
 // cert-manager does: new connections are served with the new pair, without
 // a restart, and the process is the same one.
 func TestInjectorFollowsARotatedCertificate(t *testing.T) {
-	ctx := testContext(t, time.Minute)
+	ctx := framework.TestContext(t, time.Minute)
 	ns := newNamespace(ctx, t)
 	addr, first, webhook := startInjector(ctx, t, ns)
 
@@ -145,7 +145,7 @@ func TestInjectorFollowsARotatedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, 30*time.Second, servedBy(addr, "/healthz", second.CAPEM))
+	framework.Eventually(ctx, t, 30*time.Second, servedBy(addr, "/healthz", second.CAPEM))
 	if ok, _, _ := servedBy(addr, "/healthz", first.CAPEM)(ctx); ok {
 		t.Error("the old certificate is still served after the rotation")
 	}
@@ -160,7 +160,7 @@ func TestInjectorFollowsARotatedCertificate(t *testing.T) {
 // server: it is accepted as is, and the Deployment's pod template has the
 // sidecar, as the webhook would have given its Pods.
 func TestOfflineInjectionIsAppliedAsIs(t *testing.T) {
-	ctx := testContext(t, time.Minute)
+	ctx := framework.TestContext(t, time.Minute)
 	ns := newNamespace(ctx, t)
 	templateFile := filepath.Join(stack.RepoRoot, "artifacts", "injector", "envoy-initializer.yaml")
 	data, err := os.ReadFile(templateFile)
@@ -263,7 +263,7 @@ func startInjector(ctx context.Context, t *testing.T, ns string) (addr string, c
 			t.Logf("envoy-injector log:\n%s", webhook.Tail(4000))
 		}
 	})
-	eventually(ctx, t, 30*time.Second, servedBy(addr, "/healthz", certs.CAPEM))
+	framework.Eventually(ctx, t, 30*time.Second, servedBy(addr, "/healthz", certs.CAPEM))
 	return addr, certs, webhook
 }
 

@@ -58,7 +58,7 @@ func asTenant(t *testing.T, ns string, tenant *framework.Tenant, extraArgs ...st
 func TestKeystoneAuthentication(t *testing.T) {
 	for i, cloud := range []string{framework.PasswordCloud, framework.AppCredentialCloud} {
 		t.Run(cloud, func(t *testing.T) {
-			ctx := testContext(t, 2*time.Minute)
+			ctx := framework.TestContext(t, 2*time.Minute)
 			ns := newNamespace(ctx, t)
 			c := throughKeystone(t, ns, cloud)
 			cleanupNetworks(t, ns)
@@ -89,7 +89,7 @@ func TestKeystoneAuthentication(t *testing.T) {
 func TestTokenExpiryIsSurvived(t *testing.T) {
 	t.Parallel()
 	lifetimes := 3
-	ctx := testContext(t, time.Duration(lifetimes+2)*framework.TokenLifetime)
+	ctx := framework.TestContext(t, time.Duration(lifetimes+2)*framework.TokenLifetime)
 	ns := newNamespace(ctx, t)
 	c := startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
 		"--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud, "--neutron-resync-period=10s")
@@ -100,7 +100,7 @@ func TestTokenExpiryIsSurvived(t *testing.T) {
 	}
 	for i := range lifetimes + 1 {
 		if i > 0 {
-			eventually(ctx, t, framework.TokenLifetime+30*time.Second, func(context.Context) (bool, string, error) {
+			framework.Eventually(ctx, t, framework.TokenLifetime+30*time.Second, func(context.Context) (bool, string, error) {
 				n := expired()
 				return n >= float64(i), fmt.Sprintf("%v expired tokens refused, waiting for expiry %d", n, i), nil
 			})
@@ -120,7 +120,7 @@ func TestTokenExpiryIsSurvived(t *testing.T) {
 // the 1+2+4 s of backoff between the first four, where a loop would make
 // hundreds.
 func TestWrongCredentialsAreReportedWithoutAHotLoop(t *testing.T) {
-	ctx := testContext(t, time.Minute)
+	ctx := framework.TestContext(t, time.Minute)
 	ns := newNamespace(ctx, t)
 	data, err := os.ReadFile(stack.Keystone.CloudsYAML)
 	if err != nil {
@@ -133,11 +133,11 @@ func TestWrongCredentialsAreReportedWithoutAHotLoop(t *testing.T) {
 	start := time.Now()
 	c := startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + wrong}, "--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud)
 	failures := func() float64 { return c.metric(ctx, t, "network_controller_neutron_auth_failures_total", nil) }
-	eventually(ctx, t, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 20*time.Second, func(ctx context.Context) (bool, string, error) {
 		code, _ := get(ctx, c.probeURL+"/healthz")
 		return code == http.StatusOK, fmt.Sprintf("/healthz: %d", code), nil
 	})
-	eventually(ctx, t, 40*time.Second, func(context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 40*time.Second, func(context.Context) (bool, string, error) {
 		n := failures()
 		return n >= 5, fmt.Sprintf("%v failed attempts", n), nil
 	})

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/test/framework"
 )
 
 // Neutron as a limited, shared service, reached as every user reaches it:
@@ -35,7 +36,7 @@ func setNetworkQuota(ctx context.Context, t *testing.T, project string, limit in
 // a Warning Event; once the quota is raised it becomes Ready by itself,
 // within the backoff cap.
 func TestQuotaExceededUntilRaised(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	tenant := newTenant(ctx, t, ns, "")
 	setNetworkQuota(ctx, t, tenant.ProjectID, 5)
@@ -57,7 +58,7 @@ func TestQuotaExceededUntilRaised(t *testing.T) {
 	if msg := readyCondition(exceeded).Message; !strings.Contains(msg, "Quota exceeded for resources: ['network']") {
 		t.Errorf("the message does not carry Neutron's words: %s", msg)
 	}
-	eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
 		events, err := kubeClient(t).CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + over})
 		if err != nil {
 			return false, "", err
@@ -84,7 +85,7 @@ func TestQuotaExceededUntilRaised(t *testing.T) {
 // blocks it, and retries with capped backoff, not in a hot loop; once the
 // port is gone the delete completes by itself.
 func TestDeleteBlockedByAPort(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	tenant := newTenant(ctx, t, ns, "")
 	c := asTenant(t, ns, tenant, "--max-retry-delay=2s")
@@ -120,7 +121,7 @@ func TestDeleteBlockedByAPort(t *testing.T) {
 		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "DELETE"})
 	}
 	start, before := time.Now(), deletes()
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		return time.Since(start) >= 8*time.Second, "refusals continue", nil
 	})
 	if attempts := deletes() - before; attempts < 2 || attempts > 20 {
@@ -145,7 +146,7 @@ func TestDeleteBlockedByAPort(t *testing.T) {
 // network and subnet per Network: a refused create was not carried out,
 // and resending it made no duplicate.
 func TestThrottlingIsHonoured(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	proxy := faultProxyTo(t, stack.Neutron.KeystoneEndpoint)
 	proxy.Refuse(http.MethodPost, "/v2.0/networks", 4, http.StatusTooManyRequests, "1")

@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,48 +24,21 @@ var stack *framework.Stack
 var controllerBinary, injectorBinary string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(framework.Main(m, "e2e", framework.Options{Neutron: true, Keystone: true}, 3*time.Minute, buildBinaries))
 }
 
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	start := time.Now()
-	var err error
-	stack, err = framework.Start(ctx, framework.Options{Neutron: true, Keystone: true})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		return 1
-	}
-	fmt.Printf("e2e: stack up in %s (%s)\n", time.Since(start).Round(time.Millisecond), stack.Dir)
-
-	// The controller under test is the binary a user runs, built from this tree.
+// buildBinaries builds the programs under test from this tree: the
+// controller is the binary a user runs.
+func buildBinaries(ctx context.Context, s *framework.Stack) error {
+	stack = s
 	controllerBinary = filepath.Join(stack.Dir, "network-controller")
 	injectorBinary = filepath.Join(stack.Dir, "envoy-injector")
 	for binary, pkg := range map[string]string{controllerBinary: ".", injectorBinary: "./cmd/envoy-injector"} {
 		build := exec.CommandContext(ctx, "go", "build", "-o", binary, pkg)
 		build.Dir = stack.RepoRoot
 		if out, err := build.CombinedOutput(); err != nil {
-			stack.Stop()
-			fmt.Fprintf(os.Stderr, "e2e: building %s: %v\n%s", pkg, err, out)
-			return 1
+			return fmt.Errorf("building %s: %w\n%s", pkg, err, out)
 		}
 	}
-
-	// An interrupted run (Ctrl-C, go test's own timeout signal) still stops
-	// the daemons; a killed one relies on their parent-death signal.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-sig
-		stack.Stop()
-		os.Exit(1)
-	}()
-	defer stack.Stop()
-
-	code := m.Run()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "e2e: failed; component logs follow\n%s", stack.Logs())
-	}
-	return code
+	return nil
 }

@@ -21,13 +21,14 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/test/framework"
 )
 
 // TestSubnetOptionsEndToEnd sets every subnet and network option, then
 // changes each mutable one in place, and checks each step where a user
 // would: status and the printer columns, Neutron, and OVN's DHCP_Options.
 func TestSubnetOptionsEndToEnd(t *testing.T) {
-	ctx := testContext(t, 4*time.Minute)
+	ctx := framework.TestContext(t, 4*time.Minute)
 	ns := newNamespace(ctx, t)
 	startController(t, ns)
 	cleanupNetworks(t, ns)
@@ -64,7 +65,7 @@ func TestSubnetOptionsEndToEnd(t *testing.T) {
 		t.Errorf("Neutron MTU = %d, want 1400", got)
 	}
 	dhcp := dhcpOptions(cidr)
-	eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.1", "dns_server={10.61.0.53}", "10.62.0.0/16,10.61.0.254", "mtu=1400"))
+	framework.Eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.1", "dns_server={10.61.0.53}", "10.62.0.0/16,10.61.0.254", "mtu=1400"))
 
 	// Every mutable option changes at once: one subnet update, one MTU
 	// update, the same Neutron IDs.
@@ -83,7 +84,7 @@ func TestSubnetOptionsEndToEnd(t *testing.T) {
 	if !slices.Equal(s.DNSNameservers, []string{"10.61.0.53", "10.61.0.54"}) || len(s.HostRoutes) != 1 || s.HostRoutes[0].DestinationCIDR != "10.63.0.0/16" {
 		t.Errorf("Neutron subnet after the update: %+v", s)
 	}
-	eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.254", "dns_server={10.61.0.53, 10.61.0.54}", "10.63.0.0/16,10.61.0.1", "mtu=1300"))
+	framework.Eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.254", "dns_server={10.61.0.53, 10.61.0.54}", "10.63.0.0/16,10.61.0.1", "mtu=1300"))
 
 	// DHCP off and on again: OVN drops the subnet's DHCP_Options row, then
 	// makes it again.
@@ -92,10 +93,10 @@ func TestSubnetOptionsEndToEnd(t *testing.T) {
 	if neutronSubnet(ctx, t, n.Status.SubnetID).EnableDHCP {
 		t.Error("Neutron still serves DHCP")
 	}
-	eventually(ctx, t, 30*time.Second, dhcp.gone())
+	framework.Eventually(ctx, t, 30*time.Second, dhcp.gone())
 	patch(ctx, t, ns, "options", `{"spec":{"enableDHCP":null}}`)
 	waitForReady(ctx, t, ns, "options", time.Minute)
-	eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.254"))
+	framework.Eventually(ctx, t, 30*time.Second, dhcp.has("router=10.61.0.254"))
 
 	// No gateway: Neutron's gateway_ip becomes null. OVN's driver serves
 	// DHCP only from a gateway or a metadata port (the local stack has no
@@ -105,7 +106,7 @@ func TestSubnetOptionsEndToEnd(t *testing.T) {
 	if n.Status.Gateway != "" || neutronSubnet(ctx, t, n.Status.SubnetID).GatewayIP != "" {
 		t.Errorf("a gateway is left: status %q", n.Status.Gateway)
 	}
-	eventually(ctx, t, 30*time.Second, dhcp.gone())
+	framework.Eventually(ctx, t, 30*time.Second, dhcp.gone())
 	if got := [2]string{n.Status.NetworkID, n.Status.SubnetID}; got != ids {
 		t.Errorf("Neutron IDs changed: %v, then %v", ids, got)
 	}
@@ -114,7 +115,7 @@ func TestSubnetOptionsEndToEnd(t *testing.T) {
 // TestIPv6ModesReachNeutron creates an IPv6 Network with both modes and a
 // DNS server, and finds them in Neutron and in OVN.
 func TestIPv6ModesReachNeutron(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	startController(t, ns)
 	cleanupNetworks(t, ns)
@@ -133,7 +134,7 @@ func TestIPv6ModesReachNeutron(t *testing.T) {
 	if s.IPv6AddressMode != "dhcpv6-stateful" || s.IPv6RAMode != "dhcpv6-stateful" || s.GatewayIP != "fd00:61::1" {
 		t.Errorf("Neutron subnet: %+v", s)
 	}
-	eventually(ctx, t, 30*time.Second, dhcpOptions(cidr).has(`dns_server={fd00:61::53}`))
+	framework.Eventually(ctx, t, 30*time.Second, dhcpOptions(cidr).has(`dns_server={fd00:61::53}`))
 }
 
 // patch merge-patches a Network's spec.
@@ -217,7 +218,7 @@ func (cidr dhcpOptions) gone() func(context.Context) (bool, string, error) {
 // the mark, and several lists of Neutron later the controller has still
 // not touched them.
 func TestOrphanLeavesTheNetworkUnmarked(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := startController(t, ns, "--neutron-resync-period=1s")
 	cleanupNetworks(t, ns)
@@ -239,7 +240,7 @@ func TestOrphanLeavesTheNetworkUnmarked(t *testing.T) {
 	}
 	waitForGone(ctx, t, ns, "kept", time.Minute)
 	lists := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "success"})
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		now := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "success"})
 		return now >= lists+3, fmt.Sprintf("%.0f lists of Neutron since the delete", now-lists), nil
 	})
@@ -271,7 +272,7 @@ func TestOrphanLeavesTheNetworkUnmarked(t *testing.T) {
 // values; another cluster's network is refused; Neutron is left exactly as
 // it was by each refusal.
 func TestAdoptionIsAPrivilege(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	handMade := func(name, cidr, gateway string) (networkID, subnetID string) {
 		t.Helper()
@@ -377,7 +378,7 @@ func TestAdoptionIsAPrivilege(t *testing.T) {
 // range of the pool, shown in status and by kubectl get, and keeps it
 // through an update.
 func TestRangesFromASubnetPool(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	pool, err := subnetpools.Create(ctx, stack.Neutron.Client, subnetpools.CreateOpts{
 		Name: "e2e-" + ns, Prefixes: []string{"10.200.0.0/16"}, DefaultPrefixLen: 24,

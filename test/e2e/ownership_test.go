@@ -46,28 +46,14 @@ func faultProxyTo(t *testing.T, target string) *framework.FaultProxy {
 // and they are the ones status names.
 func waitForExactlyOnePerNetwork(ctx context.Context, t *testing.T, c *controller, ns string, timeout time.Duration) {
 	t.Helper()
-	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
 		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
 		}
 		nets, subs := c.neutronNetworks(ctx, t)
-		if len(nets) != len(list.Items) || len(subs) != len(list.Items) {
-			return false, fmt.Sprintf("%d networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), len(list.Items)), nil
-		}
-		byID := map[string]bool{}
-		for _, n := range nets {
-			byID[n.ID] = true
-		}
-		for _, s := range subs {
-			byID[s.ID] = true
-		}
-		for _, n := range list.Items {
-			if !byID[n.Status.NetworkID] || !byID[n.Status.SubnetID] {
-				return false, fmt.Sprintf("%s: status names %s/%s, not in Neutron", n.Name, n.Status.NetworkID, n.Status.SubnetID), nil
-			}
-		}
-		return true, "", nil
+		ok, msg := framework.OnePerNetwork(list.Items, nets, subs)
+		return ok, msg, nil
 	})
 }
 
@@ -77,7 +63,7 @@ func waitForExactlyOnePerNetwork(ctx context.Context, t *testing.T, c *controlle
 // write is retried before a list that began afterwards shows what Neutron
 // did: the late network and subnet are used, and nothing is made twice.
 func TestLostCreateAnswersLeaveNoDuplicates(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	proxy := faultProxy(t)
 	lostNetwork := proxy.HoldUntilClientGone(http.MethodPost, "/v2.0/networks", 1)
@@ -115,7 +101,7 @@ func TestLostCreateAnswersLeaveNoDuplicates(t *testing.T) {
 // Neutron carry the dead controller's request out. The successor made its
 // own network meanwhile; the late one must go, and nothing else.
 func TestControllerKilledWithACreateInFlight(t *testing.T) {
-	ctx := testContext(t, 4*time.Minute)
+	ctx := framework.TestContext(t, 4*time.Minute)
 	ns := newNamespace(ctx, t)
 	proxy := faultProxy(t)
 	held := proxy.HoldUntilReleased(http.MethodPost, "/v2.0/networks", 3)
@@ -151,7 +137,7 @@ func TestControllerKilledWithACreateInFlight(t *testing.T) {
 // once fooled the controller, and one real orphan of its own as a control:
 // the orphan goes, everything else stays, through several lists.
 func TestForeignLookAlikesSurvive(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := &controller{cluster: "e2e-" + ns, clusterUID: stack.ControlPlane.ClusterUID}
 	other, err := neutron.NewMark("e2e-other-"+ns[len(ns)-8:], uuid.NewUUID())
@@ -179,7 +165,7 @@ func TestForeignLookAlikesSurvive(t *testing.T) {
 
 	c = startController(t, ns, "--neutron-resync-period=1s")
 	c.waitReady(ctx, t)
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		lists := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "success"})
 		return lists >= 5, fmt.Sprintf("%.0f lists of Neutron", lists), nil
 	})
@@ -203,7 +189,7 @@ func TestForeignLookAlikesSurvive(t *testing.T) {
 // valid name, in a namespace with the longest valid name, becomes Ready,
 // its Neutron resources still name it, and it is deleted cleanly.
 func TestLongestNamesBecomeReadyAndAreDeleted(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := "e2e-long-" + strings.Repeat("x", 63-len("e2e-long-")-8) + string(uuid.NewUUID())[:8]
 	if _, err := kubeClient(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func (c *controller) refreshes(ctx context.Context, t *testing.T) float64 {
 func (c *controller) waitForLists(ctx context.Context, t *testing.T, n float64) {
 	t.Helper()
 	start := c.refreshes(ctx, t)
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		got := c.refreshes(ctx, t)
 		return got >= start+n, fmt.Sprintf("%v of %v lists of Neutron", got-start, n), nil
 	})
@@ -108,7 +108,7 @@ func neutronNetworkExists(ctx context.Context, t *testing.T, id string) bool {
 // controller deletes another cluster's network. Those sharing a name see
 // each other's resources, and hold them back as not this cluster's.
 func TestClusterIdentitiesDoNotCollide(t *testing.T) {
-	ctx := testContext(t, 4*time.Minute)
+	ctx := framework.TestContext(t, 4*time.Minute)
 	other := startOtherCluster(ctx, t)
 	derived, shared := newNamespace(ctx, t), newNamespace(ctx, t)
 	other.namespace(ctx, t, derived)
@@ -165,7 +165,7 @@ func TestClusterIdentitiesDoNotCollide(t *testing.T) {
 // with deletionPolicy Orphan: the subnet comes back under its own name and
 // description, and no later list of Neutron collects it.
 func TestAPartialAdoptionDeletedWithOrphanKeepsTheSubnet(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	proxy := faultProxy(t)
 	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--adoption-namespaces="+ns,
@@ -194,7 +194,7 @@ func TestAPartialAdoptionDeletedWithOrphanKeepsTheSubnet(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		s := neutronSubnet(ctx, t, sub.ID)
 		_, marked := c.mark(t).OwnerOf(s.Name, s.Description)
 		return marked, fmt.Sprintf("subnet %q / %q", s.Name, s.Description), nil
@@ -227,7 +227,7 @@ func TestAPartialAdoptionDeletedWithOrphanKeepsTheSubnet(t *testing.T) {
 // list; a controller with a short one collects them, after the API server
 // confirmed that no Network has their UID, and leaves the new ones.
 func TestAReCreatedNetworkWaitsForTheGracePeriodAndALiveRead(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	fast := "--neutron-resync-period=1s"
 	c := startController(t, ns, "--orphan-grace-period=1h", fast)
@@ -260,7 +260,7 @@ func TestAReCreatedNetworkWaitsForTheGracePeriodAndALiveRead(t *testing.T) {
 	prompt := startController(t, ns, "--orphan-grace-period=2s", fast)
 	cleanupNetworks(t, ns) // before prompt stops: cleanups run last-in, first-out
 	prompt.waitReady(ctx, t)
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		n := prompt.metric(ctx, t, "network_controller_orphans_collected_total", map[string]string{"resource": "network"})
 		return n == 1, fmt.Sprintf("%v networks collected", n), nil
 	})
@@ -279,7 +279,7 @@ func TestAReCreatedNetworkWaitsForTheGracePeriodAndALiveRead(t *testing.T) {
 // by a symlink, and the same process authenticates and makes the Network
 // Ready.
 func TestFixedCredentialsAreUsedWithoutARestart(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	volume := filepath.Join(stack.Dir, ns+"-cloud-secret")
 	writeCloud := func(password string) {
@@ -301,7 +301,7 @@ func TestFixedCredentialsAreUsedWithoutARestart(t *testing.T) {
 	waitForCondition(ctx, t, ns, "net", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonAuthenticationFailed)
 	failures := func() float64 { return c.metric(ctx, t, "network_controller_neutron_auth_failures_total", nil) }
 	before := failures()
-	eventually(ctx, t, time.Minute, func(context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(context.Context) (bool, string, error) {
 		return failures() >= before+2, fmt.Sprintf("%v failed attempts", failures()), nil
 	})
 	warnings := warningsFor(ctx, t, ns, "net", samplecrdv1.ReasonAuthenticationFailed)
@@ -338,7 +338,7 @@ func warningsFor(ctx context.Context, t *testing.T, ns, name, reason string) []c
 // is refused by the breaker: its condition and Events say Neutron is down,
 // and nothing of team-a's. The Network team-b had before stays Ready.
 func TestAnOutageNamesNoOtherNamespacesNetwork(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	other := startOtherCluster(ctx, t)
 	teamA, teamB := "team-a", "team-b"
 	other.namespace(ctx, t, teamA)
@@ -400,7 +400,7 @@ func TestAnOutageNamesNoOtherNamespacesNetwork(t *testing.T) {
 // The controller lists only its token's project, makes its own Network
 // Ready there, and never collects the other.
 func TestAnAdminCredentialTouchesOnlyItsProject(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	admin, err := stack.Keystone.AdminCloudsYAML()
 	if err != nil {
@@ -441,7 +441,7 @@ func TestAnAdminCredentialTouchesOnlyItsProject(t *testing.T) {
 // that was Ready before stays Ready, untouched (the same resourceVersion),
 // list after failed list; once Neutron answers, nothing changes either.
 func TestARestartDuringAnOutageLeavesReadyNetworksAlone(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	proxy := faultProxy(t)
 	first := startController(t, ns, "--neutron-endpoint="+proxy.URL)
@@ -455,7 +455,7 @@ func TestARestartDuringAnOutageLeavesReadyNetworksAlone(t *testing.T) {
 	c := startController(t, ns, "--neutron-endpoint="+proxy.URL)
 	cleanupNetworks(t, ns) // before c stops: cleanups run last-in, first-out
 	c.waitServing(ctx, t)
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		n := c.metric(ctx, t, "network_controller_neutron_refreshes_total", map[string]string{"result": "error"})
 		return n >= 3, fmt.Sprintf("%v failed lists of Neutron", n), nil
 	})

@@ -13,12 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/test/framework"
 )
 
 const (
@@ -28,55 +28,14 @@ const (
 	injectorSelector    = "app.kubernetes.io/name=envoy-injector"
 )
 
-func testContext(t *testing.T, timeout time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	return ctx
-}
+func kubeClient(t *testing.T) kubernetes.Interface { return stack.ControlPlane.KubeClient(t) }
 
-func kubeClient(t *testing.T) kubernetes.Interface {
-	t.Helper()
-	c, err := kubernetes.NewForConfig(stack.ControlPlane.AdminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func networkClient(t *testing.T) clientset.Interface {
-	t.Helper()
-	c, err := clientset.NewForConfig(stack.ControlPlane.AdminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// eventually polls condition until it is true or timeout passes; the test
-// fails with the last message it gave.
-func eventually(ctx context.Context, t *testing.T, timeout time.Duration, condition func(ctx context.Context) (bool, string, error)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		done, msg, err := condition(ctx)
-		last = msg
-		return done, err
-	})
-	if err != nil {
-		t.Fatalf("not true within %s: %s (%v)", timeout, last, err)
-	}
-}
+func networkClient(t *testing.T) clientset.Interface { return stack.ControlPlane.NetworkClient(t) }
 
 // newNamespace creates a namespace for the test, with labels.
 func newNamespace(ctx context.Context, t *testing.T, labels map[string]string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%d", strings.ToLower(t.Name()), time.Now().UnixNano()%100000)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	if _, err := kubeClient(t).CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return framework.NewNamespace(ctx, t, kubeClient(t), labels)
 }
 
 func kubectl(ctx context.Context, t *testing.T, args ...string) string {
@@ -109,7 +68,7 @@ func createNetworks(ctx context.Context, t *testing.T, ns, prefix string, octet,
 			t.Error(err)
 			return
 		}
-		eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		framework.Eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
 			list, err := client.List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err.Error(), nil
@@ -123,7 +82,7 @@ func createNetworks(ctx context.Context, t *testing.T, ns, prefix string, octet,
 func waitAllReady(ctx context.Context, t *testing.T, ns string, want int, timeout time.Duration) []samplecrdv1.Network {
 	t.Helper()
 	var items []samplecrdv1.Network
-	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
 		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -182,7 +141,7 @@ func neutronOf(ctx context.Context, t *testing.T, ns string) ([]networks.Network
 func waitExactlyOneEach(ctx context.Context, t *testing.T, ns string, timeout time.Duration) {
 	t.Helper()
 	seen := "Neutron not read yet"
-	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
 		list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -193,23 +152,9 @@ func waitExactlyOneEach(ctx context.Context, t *testing.T, ns string, timeout ti
 			// last one saw.
 			return false, seen + "; then reading Neutron: " + err.Error(), nil
 		}
-		if len(nets) != len(list.Items) || len(subs) != len(list.Items) {
-			seen = fmt.Sprintf("%d networks and %d subnets in Neutron for %d Networks", len(nets), len(subs), len(list.Items))
-			return false, seen, nil
-		}
-		ids := map[string]bool{}
-		for _, n := range nets {
-			ids[n.ID] = true
-		}
-		for _, s := range subs {
-			ids[s.ID] = true
-		}
-		for _, n := range list.Items {
-			if !ids[n.Status.NetworkID] || !ids[n.Status.SubnetID] {
-				return false, fmt.Sprintf("%s names %s/%s, not in Neutron", n.Name, n.Status.NetworkID, n.Status.SubnetID), nil
-			}
-		}
-		return true, "", nil
+		ok, msg := framework.OnePerNetwork(list.Items, nets, subs)
+		seen = msg
+		return ok, msg, nil
 	})
 }
 
@@ -237,7 +182,7 @@ func podReady(p corev1.Pod) bool {
 func waitPodsReady(ctx context.Context, t *testing.T, ns, selector string, want int, ready bool, timeout time.Duration) []corev1.Pod {
 	t.Helper()
 	var got []corev1.Pod
-	eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {
 		got = nil
 		matching := 0
 		for _, p := range pods(ctx, t, ns, selector) {

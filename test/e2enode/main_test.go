@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,41 +22,14 @@ import (
 var stack *framework.Stack
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	var err error
-	stack, err = framework.Start(ctx, framework.Options{Neutron: true, Keystone: true, Node: true})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2enode: %v\n", err)
-		return 1
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-sig
-		stack.Stop()
-		os.Exit(1)
-	}()
-	defer stack.Stop()
-	fmt.Printf("e2enode: stack and node up in %s\n", time.Since(start).Round(time.Millisecond))
-
-	start = time.Now()
-	if out, err := deploy(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "e2enode: hack/deploy.sh: %v\n%s\n%s", err, out, stack.Logs())
-		return 1
-	}
-	fmt.Printf("e2enode: deployed in %s\n", time.Since(start).Round(time.Millisecond))
-
-	code := m.Run()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "e2enode: failed; component logs follow\n%s", stack.Logs())
-	}
-	return code
+	os.Exit(framework.Main(m, "e2enode", framework.Options{Neutron: true, Keystone: true, Node: true}, 5*time.Minute,
+		func(ctx context.Context, s *framework.Stack) error {
+			stack = s
+			if out, err := deploy(ctx); err != nil {
+				return fmt.Errorf("hack/deploy.sh: %w\n%s", err, out)
+			}
+			return nil
+		}))
 }
 
 // deploy runs hack/deploy.sh, exactly what `make deploy` runs, against this

@@ -27,7 +27,7 @@ import (
 // the project of its Secret's application credential: the Pods
 // authenticated to Keystone, and neutron-server accepted their tokens.
 func TestDeployedControllerReconciles(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t, nil)
 	createNetworks(ctx, t, ns, "web", 150, 1)
 	before := waitAllReady(ctx, t, ns, 1, time.Minute)[0]
@@ -54,7 +54,7 @@ func TestDeployedControllerReconciles(t *testing.T) {
 	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		_, err := networks.Get(ctx, stack.Neutron.Client, after.Status.NetworkID).Extract()
 		return gophercloud.ResponseCodeIs(err, 404), fmt.Sprintf("Neutron network %s still there (%v)", after.Status.NetworkID, err), nil
 	})
@@ -64,7 +64,7 @@ func TestDeployedControllerReconciles(t *testing.T) {
 // Networks are being made: the other replica takes over within the lease
 // duration, finishes the work, and Neutron holds no duplicate.
 func TestLeaderPodDeletionHandsOver(t *testing.T) {
-	ctx := testContext(t, 4*time.Minute)
+	ctx := framework.TestContext(t, 4*time.Minute)
 	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
 	ns := newNamespace(ctx, t, nil)
 	holder := leaseHolder(ctx, t)
@@ -74,7 +74,7 @@ func TestLeaderPodDeletionHandsOver(t *testing.T) {
 		t.Fatalf("deleting the leader Pod %q: %v", leader, err)
 	}
 	const leaseDuration = 15 * time.Second // artifacts/deploy's default
-	eventually(ctx, t, leaseDuration, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, leaseDuration, func(ctx context.Context) (bool, string, error) {
 		h := leaseHolder(ctx, t)
 		return h != "" && h != holder, "the Lease is still held by " + h, nil
 	})
@@ -94,7 +94,7 @@ const lateCompletionWait = 2 * time.Minute
 // TestRolloutRestartLosesNothing restarts the Deployment while Networks are
 // created before and during the rollout: every one becomes Ready, once.
 func TestRolloutRestartLosesNothing(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.TestContext(t, 5*time.Minute)
 	ns := newNamespace(ctx, t, nil)
 	createNetworks(ctx, t, ns, "before", 152, 10)
 	kubectl(ctx, t, "-n", controllerNamespace, "rollout", "restart", "deployment/network-controller")
@@ -110,7 +110,7 @@ func TestRolloutRestartLosesNothing(t *testing.T) {
 // idle controller notices at its next list, --neutron-resync-period), and
 // true again after, with the Network Ready.
 func TestReadinessFollowsNeutron(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.TestContext(t, 5*time.Minute)
 	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
 	leader, _, _ := strings.Cut(leaseHolder(ctx, t), "_")
 	ns := newNamespace(ctx, t, nil)
@@ -129,7 +129,7 @@ func TestReadinessFollowsNeutron(t *testing.T) {
 	leaderReady := func(want bool) {
 		t.Helper()
 		// periodSeconds 10, failureThreshold 3: at most ~40 s either way.
-		eventually(ctx, t, 90*time.Second, func(ctx context.Context) (bool, string, error) {
+		framework.Eventually(ctx, t, 90*time.Second, func(ctx context.Context) (bool, string, error) {
 			p, err := kubeClient(t).CoreV1().Pods(controllerNamespace).Get(ctx, leader, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error(), nil
@@ -150,7 +150,7 @@ func TestReadinessFollowsNeutron(t *testing.T) {
 // what the kernel says of each container of ours: its user and its root
 // mount. The Pod spec asks; this checks what the image and runtime did.
 func TestContainersRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.TestContext(t, 2*time.Minute)
 	all := append(waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute),
 		waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)...)
 	for _, p := range all {
@@ -208,7 +208,7 @@ func rootMountOptions(t *testing.T, pid int) string {
 // their Service (failurePolicy: Fail), and a Pod that opts in comes back
 // with the sidecar and actually starts, sidecar included.
 func TestInjectorInjectsThroughItsService(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)
 	ns := newNamespace(ctx, t, map[string]string{"envoy-injection": "enabled"})
 	// The sidecar mounts the user's Envoy configuration, ConfigMap "envoy".
@@ -233,7 +233,7 @@ func TestInjectorInjectsThroughItsService(t *testing.T) {
 	if len(names) != 2 || names[1] != "envoy" {
 		t.Fatalf("containers after admission = %v, want [web envoy]", names)
 	}
-	eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
 		p, err := kubeClient(t).CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -266,7 +266,7 @@ func TestInjectorInjectsThroughItsService(t *testing.T) {
 // container has exited, which a plain sidecar container never allows
 // (Istio #11045).
 func TestNativeSidecarLetsAJobComplete(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 3*time.Minute)
 	waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)
 	ns := newNamespace(ctx, t, map[string]string{"envoy-injection": "enabled"})
 	kube := kubeClient(t)
@@ -298,7 +298,7 @@ func TestNativeSidecarLetsAJobComplete(t *testing.T) {
 	if _, err := kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
 		j, err := kube.BatchV1().Jobs(ns).Get(ctx, "report", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
