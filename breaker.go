@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/samplecrd/network-controller/pkg/metrics"
 )
 
@@ -20,6 +22,9 @@ import (
 // controller lists Neutron every few seconds, and the first list that
 // succeeds closes it and queues every Network again.
 type breaker struct {
+	// clock tells the time of trips; the controller's, a fake in tests.
+	clock clock.PassiveClock
+
 	mu    sync.Mutex
 	cause error     // the latest error that showed Neutron down; nil when closed
 	since time.Time // when the breaker opened
@@ -33,7 +38,7 @@ var errNeutronDown = errors.New("Neutron is not answering")
 func (b *breaker) trip(cause error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.last = time.Now()
+	b.last = b.clock.Now()
 	if b.cause == nil {
 		b.since = b.last
 	}

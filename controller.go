@@ -187,6 +187,7 @@ func NewController(
 		recorder: recorder,
 		opts:     opts,
 	}
+	c.neutronUp.clock = c.clock
 
 	// The cache keeps only what the controller reads: managedFields (often
 	// larger than the rest of a Network) and kubectl's last-applied copy are
@@ -430,6 +431,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	case noRetry:
 		metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
 		c.workqueue.Forget(key)
+	case noRetryUntilChanged:
+		metrics.ObserveSync(metrics.ResultInvalid, time.Since(start))
+		c.workqueue.Forget(key)
+		logger.V(2).Info("Waiting for the spec to change", "reason", err)
 	case retryAfterDelay:
 		metrics.ObserveSync(metrics.ResultRejected, time.Since(start))
 		c.workqueue.Forget(key)
@@ -449,6 +454,9 @@ type retry int
 const (
 	// noRetry: the sync succeeded; the key's backoff is reset.
 	noRetry retry = iota
+	// noRetryUntilChanged: the spec is one Neutron would refuse; only a
+	// change to it, which queues the key again, can help.
+	noRetryUntilChanged
 	// retryAfterDelay: nothing will change by retrying soon (Neutron
 	// refused the request); the key comes back after a fixed delay, or
 	// at once when the Network changes.
@@ -464,6 +472,8 @@ func retryPolicy(err error) (retry, time.Duration) {
 	switch {
 	case err == nil:
 		return noRetry, 0
+	case errors.Is(err, errSpecMustChange):
+		return noRetryUntilChanged, 0
 	case errors.As(err, &after):
 		return retryAfterDelay, after.after
 	default:
@@ -511,6 +521,10 @@ func deletedNetwork(obj any) (*samplecrdv1.Network, bool) {
 	n, ok := obj.(*samplecrdv1.Network)
 	return n, ok
 }
+
+// errSpecMustChange ends a sync that stopped at a spec Neutron would
+// refuse: the key is not retried, and the sync is counted as invalid.
+var errSpecMustChange = errors.New("the spec must change")
 
 // retryAfterError asks for the key to be synced again after a fixed delay
 // rather than with backoff.

@@ -304,7 +304,8 @@ func TestSyncHandler(t *testing.T) {
 		failOn  map[string]error
 		// key is what is synced; the Network default/net by default.
 		key *queueKey
-		// wantErr: "" none, "retry-after" a fixed delay, "backoff" an error.
+		// wantErr: "" none, "retry-after" a fixed delay, "backoff" an error,
+		// "invalid" no retry until the spec changes.
 		wantErr     string
 		wantWrites  []string
 		wantNeutron []string
@@ -429,6 +430,7 @@ func TestSyncHandler(t *testing.T) {
 			network: withSpec(newNetwork("10.0.0.0/24", ""), func(s *samplecrdv1.NetworkSpec) {
 				s.AllocationPools = []samplecrdv1.AllocationPool{{Start: "10.0.0.10", End: "10.0.0.20"}, {Start: "10.0.0.20", End: "10.0.0.30"}}
 			}),
+			wantErr:    "invalid",
 			wantWrites: []string{"apply networks/status"},
 			wantReady:  "False/InvalidSpec",
 			wantEvents: []string{"Warning InvalidSpec allocationPools: 10.0.0.10-10.0.0.20 and 10.0.0.20-10.0.0.30 overlap"},
@@ -875,6 +877,8 @@ func TestSyncHandler(t *testing.T) {
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("sync failed: %v", err)
+			case tc.wantErr == "invalid" && !errors.Is(err, errSpecMustChange):
+				t.Fatalf("sync returned %v, want no retry until the spec changes", err)
 			case tc.wantErr == "retry-after" && !errors.As(err, &retry):
 				t.Fatalf("sync returned %v, want a retry after a fixed delay", err)
 			case tc.wantErr == "backoff" && (err == nil || errors.As(err, &retry)):
@@ -1050,6 +1054,7 @@ func TestRetryPolicy(t *testing.T) {
 		wantAfter time.Duration
 	}{
 		{"success", nil, noRetry, 0},
+		{"a spec Neutron would refuse waits for a change", fmt.Errorf("%w: pools overlap", errSpecMustChange), noRetryUntilChanged, 0},
 		{"a refusal comes back after a fixed delay", retryAfterError{err: errors.New("refused"), after: time.Minute}, retryAfterDelay, time.Minute},
 		{"a wrapped refusal too", fmt.Errorf("x: %w", retryAfterError{err: errors.New("refused"), after: time.Second}), retryAfterDelay, time.Second},
 		{"anything else backs off", errUnavailable, retryWithBackoff, 0},

@@ -10,8 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -270,7 +272,7 @@ func TestWhileNeutronIsUnknownReadyNetworksAreNotWritten(t *testing.T) {
 // was another Network's, maybe in another namespace; the refusal every
 // other Network reports says only since when Neutron is down.
 func TestTheBreakerNamesNoOtherNetwork(t *testing.T) {
-	var b breaker
+	b := breaker{clock: clock.RealClock{}}
 	b.trip(fmt.Errorf("creating network team-a/secret-project/%s: connection refused", otherUID))
 	err := b.allow()
 	if err == nil || strings.Contains(err.Error(), "team-a") || strings.Contains(err.Error(), "secret-project") {
@@ -324,7 +326,7 @@ func TestAHalfDoneAdoptionKeepsItsRecord(t *testing.T) {
 	}
 
 	f.neutron.FailOn(neutronfake.UpdateNetwork, nil)
-	f.controller.neutronUp = breaker{}
+	f.controller.neutronUp = breaker{clock: f.controller.clock}
 	if err := f.controller.networksByUID.Update(f.network("net")); err != nil {
 		t.Fatal(err)
 	}
@@ -384,5 +386,36 @@ func TestAnAdoptionWhoseRecordIsNotCachedYetWaits(t *testing.T) {
 	cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
 	if cond == nil || cond.Reason != samplecrdv1.ReasonProvisioning || f.network("net").Status.Adopted != nil {
 		t.Errorf("Ready = %+v, adopted = %+v; want Provisioning and no record taken from a marked subnet", cond, f.network("net").Status.Adopted)
+	}
+}
+
+// TestAnInvalidSpecIsCountedAsInvalidAndNotRetried: a spec Neutron would
+// refuse ends its sync without a retry and is counted as
+// syncs_total{result="invalid"}, not as a success.
+func TestAnInvalidSpecIsCountedAsInvalidAndNotRetried(t *testing.T) {
+	metrics.RegisterController()
+	count := func(result string) float64 {
+		v, err := testutil.GetCounterMetricValue(metrics.SyncsTotal.WithLabelValues(result))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	f := newFixture(t, withSpec(newNetwork("10.0.0.0/24", ""), func(s *samplecrdv1.NetworkSpec) {
+		s.AllocationPools = []samplecrdv1.AllocationPool{{Start: "10.0.0.10", End: "10.0.0.20"}, {Start: "10.0.0.20", End: "10.0.0.30"}}
+	}), nil)
+	invalid, success := count(metrics.ResultInvalid), count(metrics.ResultSuccess)
+	key := queueKey{ObjectName: cache.ObjectName{Namespace: "default", Name: "net"}}
+	_, ctx := ktesting.NewTestContext(t)
+	f.controller.workqueue.Add(key)
+	f.controller.processNextWorkItem(ctx)
+	if got := count(metrics.ResultInvalid) - invalid; got != 1 {
+		t.Errorf("syncs_total{result=invalid} rose by %v, want 1", got)
+	}
+	if got := count(metrics.ResultSuccess) - success; got != 0 {
+		t.Errorf("syncs_total{result=success} rose by %v, want 0", got)
+	}
+	if f.controller.workqueue.Len() != 0 || f.controller.workqueue.NumRequeues(key) != 0 {
+		t.Error("the key of an invalid spec was queued again")
 	}
 }

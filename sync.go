@@ -425,7 +425,7 @@ func (c *Controller) reportFailure(ctx context.Context, network *samplecrdv1.Net
 		// Nothing to retry: the spec must change, and its change queues
 		// the Network again.
 		cond = notReady(samplecrdv1.ReasonInvalidSpec, invalid.Message)
-		result = nil
+		result = fmt.Errorf("%w: %w", errSpecMustChange, syncErr)
 	case errors.Is(syncErr, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.
 		cond = notReady(samplecrdv1.ReasonProvisioning, "Adopting Neutron network "+network.Spec.Adopt.NetworkID+": "+syncErr.Error())

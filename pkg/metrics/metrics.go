@@ -21,7 +21,7 @@ var (
 	SyncsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "network_controller",
 		Name:           "syncs_total",
-		Help:           "Network syncs by result: success, error (retried with backoff), or rejected (Neutron refused; retried later).",
+		Help:           "Network syncs by result: success, error (retried with backoff), rejected (Neutron refused; retried later), or invalid (a spec Neutron would refuse; not retried until it changes).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
 	SyncDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
@@ -102,6 +102,7 @@ const (
 	ResultSuccess  = "success"
 	ResultError    = "error"
 	ResultRejected = "rejected"
+	ResultInvalid  = "invalid"
 )
 
 // The webhook's metrics.
