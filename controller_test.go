@@ -153,6 +153,17 @@ func (f *fixture) writes() []string {
 	return out
 }
 
+// eventKinds is each Event as "Type Reason", what tests assert on: an
+// Event's words are for people and may be improved without breaking a test.
+func eventKinds(events []string) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		fields := strings.Fields(e)
+		out[i] = strings.Join(fields[:min(2, len(fields))], " ")
+	}
+	return out
+}
+
 func (f *fixture) events() []string {
 	var out []string
 	for {
@@ -310,7 +321,9 @@ func TestSyncHandler(t *testing.T) {
 		wantWrites  []string
 		wantNeutron []string
 		// wantReady is "Status/Reason" of the Ready condition afterwards.
-		wantReady  string
+		wantReady string
+		// wantEvents are the Events recorded, as "Type Reason": their
+		// wording is for people, and TestEventWording pins its format.
 		wantEvents []string
 		check      func(t *testing.T, f *fixture)
 	}{
@@ -320,7 +333,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)"},
+			wantEvents:  []string{"Normal Created"},
 			check: func(t *testing.T, f *fixture) {
 				n := f.network("net")
 				if !hasFinalizer(n) {
@@ -354,7 +367,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks/status"},
 			wantNeutron: []string{neutronfake.UpdateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Updated Updated Neutron subnet subnet-2: gateway, allocationPools (gateway 192.168.0.1 to 192.168.0.254)"},
+			wantEvents:  []string{"Normal Updated"},
 			check: func(t *testing.T, f *fixture) {
 				if got := f.neutron.Subnets()[0].GatewayIP; got != "192.168.0.254" {
 					t.Errorf("Neutron gateway = %s", got)
@@ -370,7 +383,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)"},
+			wantEvents:  []string{"Normal Created"},
 			check: func(t *testing.T, f *fixture) {
 				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
 				if net.MTU != 1400 || sub.GatewayIP != "192.168.0.1" || sub.EnableDHCP ||
@@ -391,7 +404,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (10.0.0.0/24, gateway none)"},
+			wantEvents:  []string{"Normal Created"},
 			check: func(t *testing.T, f *fixture) {
 				if sub := f.neutron.Subnets()[0]; sub.GatewayIP != "" ||
 					!slices.Equal(sub.AllocationPools, []neutron.AllocationPool{{Start: "10.0.0.1", End: "10.0.0.254"}}) {
@@ -411,10 +424,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks/status"},
 			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
 			wantReady:   "True/Provisioned",
-			wantEvents: []string{
-				"Normal Updated Updated Neutron subnet subnet-2: dnsNameservers, hostRoutes, enableDHCP",
-				"Normal Updated Updated the MTU of Neutron network net-1 from 1442 to 1300",
-			},
+			wantEvents:  []string{"Normal Updated", "Normal Updated"},
 			check: func(t *testing.T, f *fixture) {
 				st := f.network("net").Status
 				if st.NetworkID != seededNet || st.SubnetID != seededSubnet || st.MTU != 1300 {
@@ -433,7 +443,7 @@ func TestSyncHandler(t *testing.T) {
 			wantErr:    "invalid",
 			wantWrites: []string{"apply networks/status"},
 			wantReady:  "False/InvalidSpec",
-			wantEvents: []string{"Warning InvalidSpec allocationPools: 10.0.0.10-10.0.0.20 and 10.0.0.20-10.0.0.30 overlap"},
+			wantEvents: []string{"Warning InvalidSpec"},
 		},
 		{
 			name:    "an MTU Neutron refuses is NeutronRejected, with Neutron's words",
@@ -441,7 +451,7 @@ func TestSyncHandler(t *testing.T) {
 			wantErr: "retry-after", wantWrites: []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork},
 			wantReady:   "False/NeutronRejected",
-			wantEvents:  []string{"Warning NeutronRejected Neutron refused: Requested MTU is too big, maximum is 1442"},
+			wantEvents:  []string{"Warning NeutronRejected"},
 		},
 		{
 			name:        "a deleted Network's subnet and network are deleted, then its finalizer released",
@@ -449,7 +459,7 @@ func TestSyncHandler(t *testing.T) {
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			wantWrites:  []string{"apply networks"},
 			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
-			wantEvents:  []string{"Normal Deleted Deleted Neutron network net-1"},
+			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
 					t.Errorf("left in Neutron: %v %v", f.neutron.Networks(), f.neutron.Subnets())
@@ -463,7 +473,7 @@ func TestSyncHandler(t *testing.T) {
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			wantWrites:  []string{"apply networks"},
 			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
-			wantEvents:  []string{"Normal Orphaned Left Neutron network net-1 and its subnets in place without the ownership mark (deletionPolicy: Orphan)"},
+			wantEvents:  []string{"Normal Orphaned"},
 			check: func(t *testing.T, f *fixture) {
 				nets, subs := f.neutron.Networks(), f.neutron.Subnets()
 				if len(nets) != 1 || len(subs) != 1 {
@@ -490,7 +500,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Adopted Adopted Neutron network net-1 with subnet subnet-2 (192.168.0.0/16)"},
+			wantEvents:  []string{"Normal Adopted"},
 			check: func(t *testing.T, f *fixture) {
 				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
 				for _, got := range [][2]string{{net.Name, net.Description}, {sub.Name, sub.Description}} {
@@ -517,8 +527,7 @@ func TestSyncHandler(t *testing.T) {
 			wantErr:     "retry-after",
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: nil,
-			wantEvents: []string{"Warning AdoptionRefused adoption is not allowed in namespace team-a: a cluster administrator allows it " +
-				"with the controller's --adoption-namespaces; nothing was asked of Neutron"},
+			wantEvents:  []string{"Warning AdoptionRefused"},
 			check: func(t *testing.T, f *fixture) {
 				if n := f.neutron.Networks()[0]; n.Name != "handmade" || n.Description != "made by a person" {
 					t.Errorf("the network was changed: %+v", n)
@@ -536,7 +545,7 @@ func TestSyncHandler(t *testing.T) {
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			wantWrites:  []string{"apply networks"},
 			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
-			wantEvents:  []string{"Normal Orphaned Left Neutron network net-1 and its subnets in place without the ownership mark (deletionPolicy: Orphan)"},
+			wantEvents:  []string{"Normal Orphaned"},
 			check: func(t *testing.T, f *fixture) {
 				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
 				if net.Name != "handmade" || net.Description != "made by a person" || sub.Name != "handmade-subnet" || sub.Description != "the subnet" {
@@ -578,8 +587,7 @@ func TestSyncHandler(t *testing.T) {
 			wantReady:   "False/AdoptionMismatch",
 			// Fields, never Neutron's values: the network is not the
 			// author's to read before it is adopted.
-			wantEvents: []string{"Warning AdoptionMismatch Neutron subnet subnet-2 differs from the spec in gateway, allocationPools; " +
-				"nothing was changed: make the spec say what Neutron holds, or change Neutron"},
+			wantEvents: []string{"Warning AdoptionMismatch"},
 			check: func(t *testing.T, f *fixture) {
 				if n := f.neutron.Networks()[0]; n.Name != "handmade" || n.Description != "" {
 					t.Errorf("the network was changed: %+v", n)
@@ -594,7 +602,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork},
 			wantReady:   "False/AdoptionRefused",
-			wantEvents:  []string{"Warning AdoptionRefused Neutron network net-1 belongs to another cluster's network-controller; it is not adopted"},
+			wantEvents:  []string{"Warning AdoptionRefused"},
 		},
 		{
 			name:    "adopt: a network of another Network of this cluster is AdoptionRefused without naming that Network",
@@ -606,7 +614,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork},
 			wantReady:   "False/AdoptionRefused",
-			wantEvents:  []string{"Warning AdoptionRefused Neutron network net-1 belongs to another Network of this cluster; it is not adopted"},
+			wantEvents:  []string{"Warning AdoptionRefused"},
 		},
 		{
 			name:        "adopt: our mark on a name that names no Network is AdoptionRefused, and says so",
@@ -616,8 +624,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork},
 			wantReady:   "False/AdoptionRefused",
-			wantEvents: []string{"Warning AdoptionRefused Neutron network net-1 belongs to this cluster's network-controller, " +
-				"under a name that names no Network; it is not adopted"},
+			wantEvents:  []string{"Warning AdoptionRefused"},
 		},
 		{
 			name:        "adopt: a network that does not exist is AdoptionRefused; nothing is created in its place",
@@ -626,7 +633,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.GetNetwork},
 			wantReady:   "False/AdoptionRefused",
-			wantEvents:  []string{"Warning AdoptionRefused Neutron network net-404 does not exist"},
+			wantEvents:  []string{"Warning AdoptionRefused"},
 		},
 		{
 			name:        "a range from a pool: the pool is found, the subnet allocated in one request, and status says which range",
@@ -635,7 +642,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.FindSubnetPool, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created Created Neutron network net-2 with subnet subnet-3 (10.100.0.0/26, gateway 10.100.0.1)"},
+			wantEvents:  []string{"Normal Created"},
 			check: func(t *testing.T, f *fixture) {
 				if st := f.network("net").Status; st.CIDR != "10.100.0.0/26" || st.Gateway != "10.100.0.1" {
 					t.Errorf("status = %+v", st)
@@ -653,7 +660,7 @@ func TestSyncHandler(t *testing.T) {
 			},
 			wantNeutron: []string{neutronfake.DeleteSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Warning DriftRepaired Deleted duplicate Neutron subnet subnet-2 (10.100.0.0/26; kept subnet-3)"},
+			wantEvents:  []string{"Warning DriftRepaired"},
 			check: func(t *testing.T, f *fixture) {
 				if subs := f.neutron.Subnets(); len(subs) != 1 || subs[0].ID != "subnet-3" {
 					t.Errorf("Neutron holds %v", subs)
@@ -667,8 +674,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.FindSubnetPool},
 			wantReady:   "False/NeutronRejected",
-			wantEvents: []string{"Normal Created Created Neutron network net-1",
-				`Warning NeutronRejected Neutron refused: 0 subnet pools are named or have the ID "no-such-pool"; name exactly one, by ID if names repeat`},
+			wantEvents:  []string{"Normal Created", "Warning NeutronRejected"},
 		},
 		{
 			name:        "a deletion while Neutron is down keeps the finalizer and says why",
@@ -679,7 +685,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks/status"},
 			wantNeutron: []string{neutronfake.DeleteSubnet},
 			wantReady:   "False/Deleting",
-			wantEvents:  []string{"Warning DeletionFailed Waiting for Neutron to delete the network: connection refused"},
+			wantEvents:  []string{"Warning DeletionFailed"},
 			check: func(t *testing.T, f *fixture) {
 				if !hasFinalizer(f.network("net")) {
 					t.Error("finalizer released before Neutron confirmed the deletion")
@@ -694,7 +700,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork},
 			wantReady:   "False/NeutronUnavailable",
-			wantEvents:  []string{"Warning NeutronUnavailable connection refused"},
+			wantEvents:  []string{"Warning NeutronUnavailable"},
 		},
 		{
 			name:    "a range that overlaps another tool's subnet: CIDRConflict with Neutron's words, retried only later",
@@ -708,10 +714,7 @@ func TestSyncHandler(t *testing.T) {
 			// the overlapping subnet is a late create of our own.
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet, neutronfake.SubnetsOf},
 			wantReady:   "False/CIDRConflict",
-			wantEvents: []string{
-				"Normal Created Created Neutron network net-3",
-				"Warning CIDRConflict Neutron refused: Invalid input for operation: Requested subnet with cidr: 192.168.0.0/16 for network: net-3 overlaps with another subnet.",
-			},
+			wantEvents:  []string{"Normal Created", "Warning CIDRConflict"},
 			check: func(t *testing.T, f *fixture) {
 				if got := f.network("net").Status.NetworkID; got != "net-3" {
 					t.Errorf("status.networkID = %q: the network that was made must be recorded", got)
@@ -729,7 +732,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork},
 			wantReady:   "False/NeutronQuotaExceeded",
-			wantEvents:  []string{"Warning NeutronQuotaExceeded Neutron refused: Quota exceeded for resources: ['network']."},
+			wantEvents:  []string{"Warning NeutronQuotaExceeded"},
 		},
 		{
 			name:    "an invalid request: NeutronRejected, retried only later",
@@ -740,7 +743,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork},
 			wantReady:   "False/NeutronRejected",
-			wantEvents:  []string{"Warning NeutronRejected Neutron refused: Invalid input for description."},
+			wantEvents:  []string{"Warning NeutronRejected"},
 		},
 		{
 			name:    "a delete blocked by a VM's port: DeletionBlocked naming the port, finalizer held, backoff",
@@ -754,8 +757,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks/status"},
 			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf},
 			wantReady:   "False/DeletionBlocked",
-			wantEvents: []string{"Warning DeletionBlocked Neutron refuses to delete the network while ports use it; delete them to finish: " +
-				"port-vm (compute:nova) (Neutron: Unable to complete operation on subnet subnet-2: One or more ports have an IP allocation from this subnet.)"},
+			wantEvents:  []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
 				if !hasFinalizer(f.network("net")) {
 					t.Error("finalizer released while Neutron refused the delete")
@@ -771,7 +773,7 @@ func TestSyncHandler(t *testing.T) {
 			},
 			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Warning DriftRepaired Deleted duplicate Neutron network net-3 (kept net-1)"},
+			wantEvents:  []string{"Warning DriftRepaired"},
 			check: func(t *testing.T, f *fixture) {
 				if n := f.neutron.Networks(); len(n) != 1 || n[0].ID != seededNet {
 					t.Errorf("networks = %+v, want only %s", n, seededNet)
@@ -803,7 +805,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created Created Neutron network net-8 with subnet subnet-9 (192.168.0.0/16, gateway 192.168.0.1)"},
+			wantEvents:  []string{"Normal Created"},
 			check:       untouched,
 		},
 		{
@@ -822,7 +824,7 @@ func TestSyncHandler(t *testing.T) {
 			},
 			wantWrites:  []string{"apply networks"},
 			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
-			wantEvents:  []string{"Normal Deleted Deleted Neutron network net-1"},
+			wantEvents:  []string{"Normal Deleted"},
 			check:       untouched,
 		},
 		{
@@ -832,10 +834,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks/status"},
 			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents: []string{
-				"Warning DriftRepaired Neutron subnet subnet-2 had cidr 10.9.0.0/16 instead of 192.168.0.0/16; deleted it",
-				"Normal Created Created Neutron subnet subnet-3 (192.168.0.0/16, gateway 192.168.0.1) on network net-1",
-			},
+			wantEvents:  []string{"Warning DriftRepaired", "Normal Created"},
 		},
 		{
 			name:        "a network deleted behind our back is made again, and the Events say so",
@@ -843,10 +842,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents: []string{
-				"Warning DriftRepaired Neutron network net-gone is gone; creating a new one",
-				"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)",
-			},
+			wantEvents:  []string{"Warning DriftRepaired", "Normal Created"},
 		},
 		{
 			name:    "resources of an earlier Network of the same name are not the new one's: it makes its own",
@@ -857,7 +853,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites:  []string{"apply networks", "apply networks/status"},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created Created Neutron network net-3 with subnet subnet-4 (10.1.0.0/16, gateway 10.1.0.1)"},
+			wantEvents:  []string{"Normal Created"},
 		},
 	}
 	for _, tc := range tests {
@@ -899,7 +895,7 @@ func TestSyncHandler(t *testing.T) {
 					t.Errorf("Ready = %s (%s), want %s", got, cond.Message, tc.wantReady)
 				}
 			}
-			if got := f.events(); !slices.Equal(got, tc.wantEvents) {
+			if got := eventKinds(f.events()); !slices.Equal(got, tc.wantEvents) {
 				t.Errorf("events = %q, want %q", got, tc.wantEvents)
 			}
 			if tc.check != nil {
@@ -1212,5 +1208,19 @@ func TestCacheKeepsOnlyWhatTheControllerReads(t *testing.T) {
 	}
 	if got.Annotations["team"] != "net" || got.Spec.CIDR != "192.168.0.0/16" {
 		t.Errorf("the transform dropped what the controller reads: %+v", got)
+	}
+}
+
+// TestEventWording pins the words of the Event a person reads first, the
+// one that names what was made. It is the one test that asserts on an
+// Event's wording; the others assert on its type and reason.
+func TestEventWording(t *testing.T) {
+	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
+	if err := f.sync("net"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Normal Created Created Neutron network net-1 with subnet subnet-2 (192.168.0.0/16, gateway 192.168.0.1)"}
+	if got := f.events(); !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
 	}
 }
