@@ -255,12 +255,11 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	go c.runNeutronRefresh(ctx)
 
 	logger.Info("Starting workers", "count", workers)
-	done := make(chan struct{}, workers)
+	var running wait.Group
 	for range workers {
-		go func() {
-			defer func() { done <- struct{}{} }()
+		running.StartWithContext(ctx, func(ctx context.Context) {
 			wait.UntilWithContext(ctx, c.runWorker, time.Second)
-		}()
+		})
 	}
 	logger.Info("Started workers")
 
@@ -268,9 +267,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	// ShutDownWithDrain lets every worker finish the item it holds; then
 	// Get returns shutdown and the workers return.
 	c.workqueue.ShutDownWithDrain()
-	for range workers {
-		<-done
-	}
+	running.Wait()
 	logger.Info("Shut down workers")
 	return nil
 }
