@@ -26,7 +26,7 @@ type breaker struct {
 	clock clock.PassiveClock
 
 	mu    sync.Mutex
-	cause error     // the latest error that showed Neutron down; nil when closed
+	open  bool      // whether requests are refused
 	since time.Time // when the breaker opened
 	last  time.Time // when it last tripped
 }
@@ -34,15 +34,16 @@ type breaker struct {
 // errNeutronDown is what a request refused by the open breaker returns.
 var errNeutronDown = errors.New("Neutron is not answering")
 
-// trip opens the breaker with the error that showed Neutron is down.
-func (b *breaker) trip(cause error) {
+// trip opens the breaker: a request showed Neutron is down. What the
+// request was is its own sync's to log, not the breaker's to repeat.
+func (b *breaker) trip() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.last = b.clock.Now()
-	if b.cause == nil {
+	if !b.open {
 		b.since = b.last
 	}
-	b.cause = cause
+	b.open = true
 	metrics.BreakerOpen.Set(1)
 }
 
@@ -53,10 +54,10 @@ func (b *breaker) trip(cause error) {
 func (b *breaker) resetAfter(listStarted time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cause == nil || listStarted.Before(b.last) {
+	if !b.open || listStarted.Before(b.last) {
 		return false
 	}
-	b.cause = nil
+	b.open = false
 	metrics.BreakerOpen.Set(0)
 	return true
 }
@@ -69,7 +70,7 @@ func (b *breaker) resetAfter(listStarted time.Time) bool {
 func (b *breaker) allow() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cause == nil {
+	if !b.open {
 		return nil
 	}
 	return fmt.Errorf("%w since %s; waiting for a list of Neutron to succeed", errNeutronDown,

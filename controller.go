@@ -333,7 +333,7 @@ func (c *Controller) refreshNeutron(ctx context.Context) {
 	metrics.ObserveRefresh(err, c.inventory.Status().Unrecognised)
 	if err != nil {
 		if neutron.Unreachable(err) {
-			c.neutronUp.trip(err)
+			c.neutronUp.trip()
 		}
 		utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
 		return

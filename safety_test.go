@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2/ktesting"
-	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -265,21 +264,6 @@ func TestWhileNeutronIsUnknownReadyNetworksAreNotWritten(t *testing.T) {
 				t.Errorf("events = %q, want one Warning %s", events, tc.wantReason)
 			}
 		})
-	}
-}
-
-// TestTheBreakerNamesNoOtherNetwork: the request that opened the breaker
-// was another Network's, maybe in another namespace; the refusal every
-// other Network reports says only since when Neutron is down.
-func TestTheBreakerNamesNoOtherNetwork(t *testing.T) {
-	b := breaker{clock: clock.RealClock{}}
-	b.trip(fmt.Errorf("creating network team-a/secret-project/%s: connection refused", otherUID))
-	err := b.allow()
-	if err == nil || strings.Contains(err.Error(), "team-a") || strings.Contains(err.Error(), "secret-project") {
-		t.Errorf("allow() = %v: want a refusal that names no Network", err)
-	}
-	if !errors.Is(err, errNeutronDown) {
-		t.Errorf("allow() = %v, want errNeutronDown", err)
 	}
 }
 

@@ -196,7 +196,7 @@ func (c *Controller) afterFailedWrite(err error) error {
 		c.requestRefreshAfter(c.opts.LateCompletionGrace)
 	}
 	if neutron.Unreachable(err) {
-		c.neutronUp.trip(err)
+		c.neutronUp.trip()
 	}
 	return err
 }
@@ -206,7 +206,7 @@ func (c *Controller) afterFailedWrite(err error) error {
 // for an early list to find.
 func (c *Controller) afterFailedRead(err error) error {
 	if neutron.Unreachable(err) {
-		c.neutronUp.trip(err)
+		c.neutronUp.trip()
 	}
 	return err
 }

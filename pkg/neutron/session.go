@@ -39,11 +39,11 @@ type Session struct {
 	mu      sync.Mutex
 	cloud   *Cloud
 	current *Gophercloud
-	err     error
 	readAt  time.Time
 	backoff *flowcontrol.Backoff
-	// lastErr is err, readable without mu, which a connect holds for up to
-	// the request timeout: a readiness probe must not wait for it.
+	// lastErr is why there is no working client (nil: there is one). It
+	// is read without mu, which a connect holds for up to the request
+	// timeout: a readiness probe must not wait for it.
 	lastErr atomic.Pointer[error]
 }
 
@@ -91,7 +91,6 @@ func (s *Session) Err() error {
 
 // setErr records why there is no working client (nil: there is one).
 func (s *Session) setErr(err error) {
-	s.err = err
 	s.lastErr.Store(&err)
 }
 
@@ -105,17 +104,18 @@ func (s *Session) client(ctx context.Context) (*Gophercloud, error) {
 	if s.current != nil {
 		return s.current, nil
 	}
-	if s.err != nil && s.backoff.IsInBackOffSinceUpdate(backoffKey, now) {
-		return nil, s.err
+	if err := s.Err(); err != nil && s.backoff.IsInBackOffSinceUpdate(backoffKey, now) {
+		return nil, err
 	}
 	client, project, err := s.opts.Connect(ctx, s.cloud)
 	if err != nil {
-		s.setErr(classify("connecting to the cloud", err))
+		err = classify("connecting to the cloud", err)
+		s.setErr(err)
 		s.backoff.Next(backoffKey, now)
 		if s.opts.OnConnectFailure != nil {
-			s.opts.OnConnectFailure(s.err)
+			s.opts.OnConnectFailure(err)
 		}
-		return nil, s.err
+		return nil, err
 	}
 	s.current = NewGophercloud(client, project)
 	s.setErr(nil)
