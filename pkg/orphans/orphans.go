@@ -9,8 +9,8 @@
 // live read; and no more than a fixed number per list of Neutron, so that
 // a wrong view of the world costs a bounded, visible amount.
 //
-// A Tracker holds the first two of those rules; the live read is the
-// controller's.
+// A Tracker holds the sightings and the per-list budget; the live read is
+// the controller's (collectOrphans).
 package orphans
 
 import (
