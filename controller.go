@@ -1,19 +1,22 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -21,16 +24,16 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	networkscheme "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/orphans"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 const (
@@ -41,16 +44,6 @@ const (
 	// queueName names the work queue in the workqueue_* metrics.
 	queueName = "networks"
 
-	// rejectedRetryInterval is how long a Network that Neutron refused waits
-	// before it is tried again unchanged (a change to it retries at once):
-	// the refusal may have been caused by something else, e.g. an
-	// overlapping Network that has since been deleted.
-	rejectedRetryInterval = 5 * time.Minute
-
-	// unsyncedRefreshInterval is how often Neutron is listed while the
-	// latest list failed.
-	unsyncedRefreshInterval = 5 * time.Second
-
 	// uidIndex indexes Networks by UID, which is how a Neutron resource
 	// names its owner.
 	uidIndex = "uid"
@@ -59,43 +52,30 @@ const (
 // Options tune a Controller. The zero value is not useful: see main.go for
 // the defaults.
 type Options struct {
-	// NeutronResyncPeriod is how often the Neutron inventory is listed
-	// anew, which is how drift made outside the controller is noticed.
-	NeutronResyncPeriod time.Duration
-	// LateCompletionGrace is how long a Neutron request whose answer was
-	// lost may still complete in Neutron (a request timeout is enough).
-	// The inventory is listed again this long after start and after any
-	// such request, so a create that completed late is seen, and its
-	// duplicate removed, then rather than at the next periodic list.
-	LateCompletionGrace time.Duration
 	// MaxRetryDelay caps the per-key exponential backoff of failed syncs:
 	// Neutron unavailable, over quota, or a delete blocked by ports. It is
 	// how long, at most, a Network waits to notice that the cause is gone.
 	MaxRetryDelay time.Duration
-	// Namespace, when not empty, is the only namespace whose Networks the
-	// controller manages; Neutron resources of other namespaces are left
-	// alone, even when they look orphaned from here.
-	Namespace string
-	// AdoptionNamespaces are the namespaces whose Networks may adopt an
-	// existing Neutron network (spec.adopt); "*" allows every namespace.
-	// Adoption takes a resource the controller did not make, so it is a
-	// cluster administrator's to allow, not every Network author's.
-	AdoptionNamespaces []string
-	// CollectOrphans turns the collection of Neutron resources whose
-	// Network is gone on; off, they are only counted.
-	CollectOrphans bool
-	// OrphanGracePeriod is how long a resource must have been seen
-	// orphaned, by two lists of Neutron, before it is collected.
-	OrphanGracePeriod time.Duration
-	// MaxOrphansPerList caps the orphans collected per list of Neutron.
-	MaxOrphansPerList int
-	// Clock is the real clock when nil.
-	Clock clock.WithTickerAndDelayedExecution
 }
 
-// adoptionAllowed reports whether Networks of namespace may adopt.
-func (o Options) adoptionAllowed(namespace string) bool {
-	return slices.Contains(o.AdoptionNamespaces, "*") || slices.Contains(o.AdoptionNamespaces, namespace)
+// Reconciler makes Neutron match one Network per call, and says what it
+// did in an Outcome that the controller writes down: pkg/reconcile has the
+// controller's, the tests a small fake.
+type Reconciler interface {
+	// Preflight refuses what cannot be reconciled now, before the
+	// finalizer goes on; ok says Reconcile may go on.
+	Preflight(network *samplecrdv1.Network) (_ reconcile.Outcome, ok bool)
+	// Reconcile makes Neutron match network.
+	Reconcile(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
+	// Delete deletes or releases network's Neutron resources; the
+	// Outcome is Finalized when the finalizer may go.
+	Delete(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
+	// CollectOrphans collects what Neutron holds for a Network of uid that
+	// is gone; cached says the informer still holds one.
+	CollectOrphans(ctx context.Context, uid types.UID, cached bool) reconcile.Outcome
+	// SightOrphans is told which UIDs a list of Neutron found without a
+	// Network in the cache, and returns those to queue.
+	SightOrphans(started time.Time, missing []types.UID) []types.UID
 }
 
 // Controller keeps Neutron equal to the declared Networks. It is the
@@ -116,23 +96,11 @@ type Controller struct {
 	// networksByUID is the informer's Indexer, with an index by UID.
 	networksByUID cache.Indexer
 
-	// neutron makes the requests; inventory is the cached view of what
-	// Neutron holds under our mark, in which our own writes are recorded.
-	neutron   neutron.Interface
-	inventory *neutron.Inventory
-	mark      neutron.Mark
-	// refreshSoon asks the refresh loop for an extra list (see
-	// Options.LateCompletionGrace).
-	refreshSoon chan struct{}
-	// neutronUp is the circuit breaker that makes syncs fail fast while
-	// Neutron is known to be down.
-	neutronUp breaker
-	// orphans decides when a resource whose Network is gone may go, and
-	// listStarted is when the latest successful list of Neutron began.
-	orphans     *orphans.Tracker
-	clock       clock.WithTickerAndDelayedExecution
-	listMu      sync.Mutex
-	listStarted time.Time
+	// inventory is Neutron's informer: the cached view of what Neutron
+	// holds under our mark, and the one door to Neutron.
+	inventory *inventory.Inventory
+	// reconciler makes Neutron match one Network per sync.
+	reconciler Reconciler
 
 	// workqueue holds the Networks to sync, and the UIDs of Neutron
 	// resources whose Network is gone. It dedupes (a key queued twice is
@@ -144,20 +112,18 @@ type Controller struct {
 	// recorder writes Events to the API server, where `kubectl describe`
 	// shows them.
 	recorder record.EventRecorder
-
-	opts Options
 }
 
 // NewController returns a controller that reconciles the Networks of
-// networkInformer into Neutron through neutronClient, marking what it
-// creates, and touching only what carries, with mark.
+// networkInformer into Neutron with reconciler, watching Neutron through
+// inv.
 func NewController(
 	ctx context.Context,
 	kubeclientset kubernetes.Interface,
 	networkclientset clientset.Interface,
 	networkInformer informers.NetworkInformer,
-	neutronClient neutron.Interface,
-	mark neutron.Mark,
+	inv *inventory.Inventory,
+	reconciler Reconciler,
 	opts Options,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
@@ -174,20 +140,14 @@ func NewController(
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
-		neutron:          neutronClient,
-		inventory:        neutron.NewInventory(neutronClient, mark),
-		mark:             mark,
-		refreshSoon:      make(chan struct{}, 1),
-		orphans:          orphans.New(opts.OrphanGracePeriod, opts.MaxOrphansPerList),
-		clock:            cmp.Or[clock.WithTickerAndDelayedExecution](opts.Clock, clock.RealClock{}),
+		inventory:        inv,
+		reconciler:       reconciler,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			rateLimiter(opts.MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName},
 		),
 		recorder: recorder,
-		opts:     opts,
 	}
-	c.neutronUp.clock = c.clock
 
 	// The cache keeps only what the controller reads: managedFields (often
 	// larger than the rest of a Network) and kubectl's last-applied copy are
@@ -246,13 +206,15 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 
 	// Neutron is listed once before the workers start, so that a normal
-	// start finds the inventory ready, then on a period. Workers start even
-	// if the first list fails: their syncs then report NeutronUnavailable.
-	// One more list comes a grace period after start: a predecessor that
-	// died may have left a create in flight.
-	c.refreshNeutron(ctx)
-	c.requestRefreshAfter(c.opts.LateCompletionGrace)
-	go c.runNeutronRefresh(ctx)
+	// start finds the inventory ready, then by the inventory's own loop.
+	// Workers start even if the first list fails: their syncs then report
+	// NeutronUnavailable.
+	if listed, err := c.inventory.Refresh(ctx); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
+	} else {
+		c.onNeutronListed(ctx, listed)
+	}
+	go c.inventory.Run(ctx, c.onNeutronListed)
 
 	logger.Info("Starting workers", "count", workers)
 	var running wait.Group
@@ -283,35 +245,6 @@ func stripForCache(obj any) (any, error) {
 	return obj, nil
 }
 
-// runNeutronRefresh lists Neutron every NeutronResyncPeriod, every few
-// seconds while the latest list failed, and when requestRefreshAfter asks.
-func (c *Controller) runNeutronRefresh(ctx context.Context) {
-	for {
-		interval := c.opts.NeutronResyncPeriod
-		if st := c.inventory.Status(); !st.Synced || st.Err != nil || c.neutronUp.isOpen() {
-			// The list is also the breaker's probe.
-			interval = min(interval, unsyncedRefreshInterval)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		case <-c.refreshSoon:
-		}
-		c.refreshNeutron(ctx)
-	}
-}
-
-// requestRefreshAfter asks for one extra list of Neutron after d.
-func (c *Controller) requestRefreshAfter(d time.Duration) {
-	c.clock.AfterFunc(d, func() {
-		select {
-		case c.refreshSoon <- struct{}{}:
-		default: // one is already pending
-		}
-	})
-}
-
 // needsSync filters update notifications. Resyncs (the same
 // resourceVersion), spec changes (a new generation) and the start of a
 // deletion are synced. Everything else — above all the controller's own
@@ -323,54 +256,36 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 		!old.DeletionTimestamp.Equal(new.DeletionTimestamp)
 }
 
-// refreshNeutron lists Neutron anew and queues the Networks whose Neutron
-// resources changed behind our back, and the UIDs of resources that have no
-// Network any more. It only reads: every write, garbage collection
-// included, is a worker's, so no two writers ever act on one Network.
-func (c *Controller) refreshNeutron(ctx context.Context) {
-	started := c.clock.Now()
-	changed, err := c.inventory.Refresh(ctx)
-	metrics.ObserveRefresh(err, c.inventory.Status().Unrecognised)
-	if err != nil {
-		if neutron.Unreachable(err) {
-			c.neutronUp.trip()
-		}
-		utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
-		return
-	}
-	if c.neutronUp.resetAfter(started) {
+// onNeutronListed is the event handler of Neutron's informer: after each
+// successful list it queues the Networks whose Neutron resources changed
+// behind our back, and the UIDs of resources that have no Network any
+// more. It only queues: every write, garbage collection included, is a
+// worker's, so no two writers ever act on one Network.
+func (c *Controller) onNeutronListed(ctx context.Context, listed inventory.Listed) {
+	if listed.Recovered {
 		// Neutron answers again: whatever waited on it goes now, not at
 		// the end of its backoff.
 		klog.FromContext(ctx).Info("Neutron answers again; syncing every Network")
-		c.enqueueAll()
+		for _, obj := range c.networksByUID.List() {
+			c.enqueueNetwork(obj)
+		}
 	}
-	for _, uid := range changed {
+	for _, uid := range listed.Changed {
 		if n, ok := c.networkByUID(uid); ok {
 			c.enqueueNetwork(n)
 		}
 	}
-	var orphaned []types.UID
+	var missing []types.UID
 	for _, uid := range c.inventory.UIDs() {
-		if _, ok := c.networkByUID(uid); !ok && c.manages(c.inventory.Get(uid).Owner) {
-			orphaned = append(orphaned, uid)
-			c.enqueueOrphan(uid)
+		if _, ok := c.networkByUID(uid); !ok {
+			missing = append(missing, uid)
 		}
 	}
-	c.listMu.Lock()
-	c.listStarted = started
-	c.listMu.Unlock()
-	if len(c.orphans.NewList(started, orphaned)) > 0 {
-		// A second sighting is due one grace period from now.
-		c.requestRefreshAfter(c.opts.OrphanGracePeriod)
+	orphaned := c.reconciler.SightOrphans(listed.Started, missing)
+	for _, uid := range orphaned {
+		c.enqueueOrphan(uid)
 	}
-	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(changed), "orphans", len(orphaned))
-}
-
-// enqueueAll queues every Network in the cache.
-func (c *Controller) enqueueAll() {
-	for _, obj := range c.networksByUID.List() {
-		c.enqueueNetwork(obj)
-	}
+	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(listed.Changed), "orphans", len(orphaned))
 }
 
 // networkByUID returns the Network of uid from the informer's cache.
@@ -380,13 +295,6 @@ func (c *Controller) networkByUID(uid types.UID) (*samplecrdv1.Network, bool) {
 		return nil, false
 	}
 	return objs[0].(*samplecrdv1.Network), true
-}
-
-// manages reports whether owner's Network is in the controller's scope
-// (--namespace). A controller limited to one namespace cannot see the
-// Networks of others, so their resources must not look orphaned to it.
-func (c *Controller) manages(owner neutron.Owner) bool {
-	return c.opts.Namespace == "" || owner.Namespace == c.opts.Namespace
 }
 
 // runWorker processes the queue until it shuts down.
@@ -406,8 +314,8 @@ func rateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[queueKey] {
 	)
 }
 
-// processNextWorkItem syncs one key from the queue and puts it back as
-// retryPolicy says.
+// processNextWorkItem syncs one key from the queue and puts it back as the
+// sync's result says.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, shutdown := c.workqueue.Get()
 	if shutdown {
@@ -421,62 +329,41 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	ctx = klog.NewContext(ctx, logger)
 
 	start := time.Now()
-	err := c.syncHandler(ctx, key)
-	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "error", err)
-	retry, after := retryPolicy(err)
-	switch retry {
-	case noRetry:
+	res := c.syncHandler(ctx, key)
+	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "error", res.err)
+	switch res.requeue {
+	case reconcile.Done:
 		metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
 		c.workqueue.Forget(key)
-	case noRetryUntilChanged:
+	case reconcile.Soon:
+		metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
+		c.workqueue.AddRateLimited(key)
+	case reconcile.UntilSpecChanges:
 		metrics.ObserveSync(metrics.ResultInvalid, time.Since(start))
 		c.workqueue.Forget(key)
-		logger.V(2).Info("Waiting for the spec to change", "reason", err)
-	case retryAfterDelay:
+		logger.V(2).Info("Waiting for the spec to change", "reason", res.err)
+	case reconcile.After:
 		metrics.ObserveSync(metrics.ResultRejected, time.Since(start))
 		c.workqueue.Forget(key)
-		c.workqueue.AddAfter(key, after)
-		logger.V(2).Info("Will retry later", "reason", err, "after", after)
-	case retryWithBackoff:
+		c.workqueue.AddAfter(key, res.after)
+		logger.V(2).Info("Will retry later", "reason", res.err, "after", res.after)
+	case reconcile.Backoff:
 		metrics.ObserveSync(metrics.ResultError, time.Since(start))
-		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing for later retry", "key", key)
+		utilruntime.HandleErrorWithContext(ctx, res.err, "Error syncing; requeuing for later retry", "key", key)
 		c.workqueue.AddRateLimited(key)
 	}
 	return true
 }
 
-// retry is how a key goes back on the queue after a sync.
-type retry int
-
-const (
-	// noRetry: the sync succeeded; the key's backoff is reset.
-	noRetry retry = iota
-	// noRetryUntilChanged: the spec is one Neutron would refuse; only a
-	// change to it, which queues the key again, can help.
-	noRetryUntilChanged
-	// retryAfterDelay: nothing will change by retrying soon (Neutron
-	// refused the request); the key comes back after a fixed delay, or
-	// at once when the Network changes.
-	retryAfterDelay
-	// retryWithBackoff: the failure may pass (Neutron unreachable, a
-	// conflict); the key comes back with per-key exponential backoff.
-	retryWithBackoff
-)
-
-// retryPolicy decides how the key of a sync that returned err is retried.
-func retryPolicy(err error) (retry, time.Duration) {
-	var after retryAfterError
-	switch {
-	case err == nil:
-		return noRetry, 0
-	case errors.Is(err, errSpecMustChange):
-		return noRetryUntilChanged, 0
-	case errors.As(err, &after):
-		return retryAfterDelay, after.after
-	default:
-		return retryWithBackoff, 0
-	}
+// result is how a sync ends: when its key comes back, and why.
+type result struct {
+	requeue reconcile.Requeue
+	after   time.Duration
+	err     error
 }
+
+// failed is the result of a sync stopped by err, retried with backoff.
+func failed(err error) result { return result{requeue: reconcile.Backoff, err: err} }
 
 // queueKey is what the work queue holds: a Network by namespace/name, or,
 // with only OrphanUID set, the Neutron resources of a Network that is gone,
@@ -519,16 +406,157 @@ func deletedNetwork(obj any) (*samplecrdv1.Network, bool) {
 	return n, ok
 }
 
-// errSpecMustChange ends a sync that stopped at a spec Neutron would
-// refuse: the key is not retried, and the sync is counted as invalid.
-var errSpecMustChange = errors.New("the spec must change")
+// syncHandler makes Neutron equal to the Network named by key and records
+// the outcome in the Network's status; for an orphan key, it collects what
+// Neutron still holds for a Network that is gone. It is level-triggered: it
+// does not know which event queued the key, and it does not need to.
+func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
+	if key.OrphanUID != "" {
+		_, cached := c.networkByUID(key.OrphanUID)
+		out := c.reconciler.CollectOrphans(ctx, key.OrphanUID, cached)
+		c.recordEvents(nil, out.Events)
+		return result{requeue: out.Requeue, after: out.After, err: out.Err}
+	}
+	network, err := c.networksLister.Networks(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		// Gone: its Neutron resources, if any are left, are collected
+		// under its UID (queued by the delete event and by every list).
+		return result{}
+	}
+	if err != nil {
+		return failed(fmt.Errorf("reading Network %s from the cache: %w", key, err))
+	}
 
-// retryAfterError asks for the key to be synced again after a fixed delay
-// rather than with backoff.
-type retryAfterError struct {
-	err   error
-	after time.Duration
+	if network.DeletionTimestamp != nil {
+		if !hasFinalizer(network) {
+			return result{}
+		}
+		out := c.reconciler.Delete(ctx, network)
+		if !out.Finalized {
+			return c.record(ctx, network, out)
+		}
+		c.recordEvents(network, out.Events)
+		if err := c.setFinalizer(ctx, network, false); err != nil {
+			return failed(err)
+		}
+		klog.FromContext(ctx).V(2).Info("Released the finalizer")
+		return result{}
+	}
+
+	if out, ok := c.reconciler.Preflight(network); !ok {
+		return c.record(ctx, network, out)
+	}
+	// The finalizer goes on before anything exists in Neutron, so that no
+	// Neutron resource can outlive its Network unnoticed.
+	if !hasFinalizer(network) {
+		if err := c.setFinalizer(ctx, network, true); err != nil {
+			return failed(err)
+		}
+		klog.FromContext(ctx).V(2).Info("Added finalizer")
+	}
+	return c.record(ctx, network, c.reconciler.Reconcile(ctx, network))
 }
 
-func (e retryAfterError) Error() string { return e.err.Error() }
-func (e retryAfterError) Unwrap() error { return e.err }
+// record writes down what a pass of the reconciler did and found: its
+// Events, then the Ready condition and observed state in status, with a
+// Warning Event when a condition that is not Ready changes (so a Network
+// stuck for one reason says so once, not at every retry).
+func (c *Controller) record(ctx context.Context, network *samplecrdv1.Network, out reconcile.Outcome) result {
+	c.recordEvents(network, out.Events)
+	res := result{requeue: out.Requeue, after: out.After, err: out.Err}
+	if out.Condition == nil {
+		return res
+	}
+	changed, err := c.applyStatus(ctx, network, *out.Condition, out.Observed)
+	if changed && out.Warning != "" {
+		c.recorder.Event(network, corev1.EventTypeWarning, out.Warning, out.Condition.Message)
+	}
+	if err != nil {
+		return failed(errors.Join(out.Err, err))
+	}
+	return res
+}
+
+// recordEvents records events on network, or on the object each names.
+func (c *Controller) recordEvents(network *samplecrdv1.Network, events []reconcile.Event) {
+	for _, e := range events {
+		var obj runtime.Object = network
+		if e.Regarding != nil {
+			obj = e.Regarding
+		}
+		c.recorder.Event(obj, e.Type, e.Reason, e.Message)
+	}
+}
+
+// applyStatus records cond and what Neutron holds in network's status with
+// server-side apply, as the field manager network-controller, and reports
+// whether the Ready condition itself changed (status, reason or message).
+// It writes nothing when the status already says the same thing, which is
+// what makes a resync of an in-sync cluster free for the API server.
+//
+// Server-side apply is what lets the controller and users write the same
+// object without clobbering each other: the controller owns exactly the
+// fields it applies (status.conditions[type=Ready], observedGeneration and
+// the observed fields) and nothing else, and it needs no resourceVersion,
+// so it never fails with a conflict against a concurrent spec change.
+func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv1.Network, cond metav1.Condition, obs reconcile.Observed) (condChanged bool, _ error) {
+	cond.ObservedGeneration = network.Generation
+	// SetStatusCondition keeps lastTransitionTime unless the status flips.
+	// It works on a copy: the lister's object belongs to the cache.
+	conditions := network.Status.DeepCopy().Conditions
+	old := meta.FindStatusCondition(conditions, cond.Type)
+	condChanged = old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
+	changed := meta.SetStatusCondition(&conditions, cond)
+	if !changed && network.Status.ObservedGeneration == network.Generation && obs.Equal(network.Status) {
+		return false, nil
+	}
+	applied := meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
+
+	status := applyv1.NetworkStatus().
+		WithObservedGeneration(network.Generation).
+		WithConditions(metav1ac.Condition().
+			WithType(applied.Type).
+			WithStatus(applied.Status).
+			WithReason(applied.Reason).
+			WithMessage(applied.Message).
+			WithObservedGeneration(applied.ObservedGeneration).
+			WithLastTransitionTime(applied.LastTransitionTime))
+	obs.Apply(status)
+	ac := applyv1.Network(network.Name, network.Namespace).WithStatus(status)
+	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).ApplyStatus(ctx, ac,
+		metav1.ApplyOptions{FieldManager: controllerAgentName, Force: true}); err != nil {
+		return condChanged, fmt.Errorf("applying status: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("Updated status", "ready", applied.Status, "reason", applied.Reason, "networkID", obs.NetworkID, "subnetID", obs.SubnetID)
+	return condChanged, nil
+}
+
+// finalizerFieldManager owns the finalizer. It is not the status's manager:
+// the API server keeps a manager's fields of the main resource and of the
+// status subresource apart, but not every implementation does (client-go's
+// fake tracker does not), and with one name an apply of the status would
+// then withdraw the finalizer.
+const finalizerFieldManager = controllerAgentName + "-finalizer"
+
+// setFinalizer adds (present) or removes the controller's finalizer with
+// server-side apply: metadata.finalizers is a set, so the controller's
+// apply adds or withdraws its own entry and leaves everyone else's alone.
+func (c *Controller) setFinalizer(ctx context.Context, network *samplecrdv1.Network, present bool) error {
+	ac := applyv1.Network(network.Name, network.Namespace)
+	if present {
+		ac.WithFinalizers(samplecrdv1.NetworkFinalizer)
+	}
+	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).Apply(ctx, ac,
+		metav1.ApplyOptions{FieldManager: finalizerFieldManager, Force: true}); err != nil {
+		verb := "adding"
+		if !present {
+			verb = "removing"
+		}
+		return fmt.Errorf("%s the finalizer: %w", verb, err)
+	}
+	return nil
+}
+
+func hasFinalizer(network *samplecrdv1.Network) bool {
+	return slices.Contains(network.Finalizers, samplecrdv1.NetworkFinalizer)
+}

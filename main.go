@@ -24,6 +24,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/pflag"
+
 	// Root CAs compiled in, used only where the system has none: the image
 	// is FROM scratch, and Keystone is reached over HTTPS.
 	_ "golang.org/x/crypto/x509roots/fallback"
@@ -42,9 +43,11 @@ import (
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	"github.com/samplecrd/network-controller/pkg/incluster"
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/leader"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/serving"
 )
 
@@ -207,7 +210,7 @@ func run(ctx context.Context, opts options) error {
 	// /healthz fails when the leader could not renew its lease in time
 	// (the process is stuck: restart it); /readyz as readiness says.
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	ready := readiness{reach: reach, auth: authErr}
+	ready := readiness{auth: authErr}
 	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling,
 		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
 		return err
@@ -216,21 +219,23 @@ func run(ctx context.Context, opts options) error {
 	work := func(ctx context.Context) error {
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
 			informers.WithNamespace(opts.namespace))
-		controller, err := NewController(ctx, kubeClient, networkClient,
-			informerFactory.Samplecrd().V1().Networks(),
-			neutronClient, mark,
-			Options{
-				NeutronResyncPeriod: opts.neutronResyncPeriod,
-				MaxRetryDelay:       opts.maxRetryDelay,
-				Namespace:           opts.namespace,
-				AdoptionNamespaces:  opts.adoptionNamespaces,
-				CollectOrphans:      opts.orphanCollection,
-				OrphanGracePeriod:   opts.orphanGracePeriod,
-				MaxOrphansPerList:   opts.maxOrphansPerList,
-				// A request whose answer was lost to our own timeout may
-				// still be under way in Neutron; two timeouts cover it.
-				LateCompletionGrace: 2 * opts.neutronTimeout,
-			})
+		networks := informerFactory.Samplecrd().V1().Networks()
+		inv := inventory.New(neutronClient, mark, inventory.Options{
+			ResyncPeriod: opts.neutronResyncPeriod,
+			// A request whose answer was lost to our own timeout may
+			// still be under way in Neutron; two timeouts cover it.
+			LateCompletionGrace: 2 * opts.neutronTimeout,
+			Reachability:        reach,
+		})
+		reconciler := reconcile.New(inv, mark, networkClient, reconcile.Options{
+			Namespace:          opts.namespace,
+			AdoptionNamespaces: opts.adoptionNamespaces,
+			CollectOrphans:     opts.orphanCollection,
+			OrphanGracePeriod:  opts.orphanGracePeriod,
+			MaxOrphansPerList:  opts.maxOrphansPerList,
+		})
+		controller, err := NewController(ctx, kubeClient, networkClient, networks, inv, reconciler,
+			Options{MaxRetryDelay: opts.maxRetryDelay})
 		if err != nil {
 			return err
 		}
@@ -312,8 +317,6 @@ func throttled(c *http.Client, opts options) *http.Client {
 // informer cache has synced and Neutron answers; a standby replica is ready
 // as it is (it is healthy and waiting to take over).
 type readiness struct {
-	// reach is whether the latest Neutron request was answered.
-	reach *neutron.Reachability
 	// auth returns why the controller cannot authenticate to the cloud.
 	auth func() error
 
@@ -352,12 +355,7 @@ func (r *readiness) checks() []healthz.HealthChecker {
 			}
 			return nil
 		}),
-		leaderCheck("neutron", func(c *Controller) error {
-			if err := c.inventory.Status().Healthy(); err != nil {
-				return err
-			}
-			return r.reach.Err()
-		}),
+		leaderCheck("neutron", func(c *Controller) error { return c.inventory.Health().Err() }),
 	}
 }
 

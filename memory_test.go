@@ -11,7 +11,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // BenchmarkCacheMemoryPerNetwork measures what one Network costs the
@@ -36,7 +38,7 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 			return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
 		}})
 		lister := &staticLister{}
-		mark, err := neutron.NewMark("kubernetes", testClusterUID)
+		mark, err := neutron.NewMark("kubernetes", "c1c1c1c1-0000-4000-8000-0000000000c1")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -49,12 +51,12 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 			if err := indexer.Add(net); err != nil {
 				b.Fatal(err)
 			}
-			name := mark.ResourceName(ownerOf(net))
+			name := mark.ResourceName(reconcile.OwnerOf(net))
 			lister.nets = append(lister.nets, neutron.Network{ID: net.Status.NetworkID, Name: name, Description: mark.Description()})
 			lister.subs = append(lister.subs, neutron.Subnet{ID: net.Status.SubnetID, NetworkID: net.Status.NetworkID,
 				Name: name, Description: mark.Description(), CIDR: net.Spec.CIDR, GatewayIP: net.Spec.Gateway})
 		}
-		inv := neutron.NewInventory(lister, mark)
+		inv := inventory.NewStore(lister, mark)
 		if _, err := inv.Refresh(context.Background()); err != nil {
 			b.Fatal(err)
 		}

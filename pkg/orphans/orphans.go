@@ -10,7 +10,7 @@
 // a wrong view of the world costs a bounded, visible amount.
 //
 // A Tracker holds the sightings and the per-list budget; the live read is
-// the controller's (collectOrphans).
+// the reconciler's (pkg/reconcile, CollectOrphans).
 package orphans
 
 import (

@@ -305,6 +305,11 @@ const (
 	// ReasonDeleting: the Network is being deleted and its Neutron resources
 	// are being removed.
 	ReasonDeleting = "Deleting"
+	// ReasonInternalError: the controller stopped itself before a request
+	// that would have broken one of its own rules (e.g. writing a Neutron
+	// resource it does not hold as this Network's). Nothing was changed in
+	// Neutron. It is a bug: report it with the controller's log.
+	ReasonInternalError = "InternalError"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -1,4 +1,4 @@
-package neutron_test
+package inventory_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/neutron/fake"
 )
@@ -28,7 +29,7 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	f := fake.New()
 	m := mark(t, "prod")
 	netA, _ := seed(f, m, ownerA, "10.0.0.0/24")
-	inv := neutron.NewInventory(f, m)
+	inv := inventory.NewStore(f, m)
 
 	changed, err := inv.Refresh(ctx)
 	if err != nil {
@@ -81,7 +82,7 @@ func TestInventoryHoldsOnlyWhatIsProvablyOurs(t *testing.T) {
 	f.AddNetwork("k8s-"+string(ownerB.UID), "")
 	f.AddNetwork("ns/handmade/not-a-uid", ours.Description())
 
-	inv := neutron.NewInventory(f, ours)
+	inv := inventory.NewStore(f, ours)
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestInventoryChecksTheMarkEvenIfNeutronDoesNotFilter(t *testing.T) {
 	other := mark(t, "staging")
 	f.AddNetwork(other.ResourceName(ownerB), "")
 	seed(f, other, ownerA, "10.0.0.0/24")
-	inv := neutron.NewInventory(ignoringFilter{f}, mark(t, "prod"))
+	inv := inventory.NewStore(ignoringFilter{f}, mark(t, "prod"))
 	if _, err := inv.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 	ctx := context.Background()
 	client := &racingClient{Neutron: fake.New()}
 	m := mark(t, "prod")
-	inv := neutron.NewInventory(client, m)
+	inv := inventory.NewStore(client, m)
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +166,8 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 
 func TestStatusSaysWhyTheInventoryIsNotHealthy(t *testing.T) {
 	f := fake.New()
-	inv := neutron.NewInventory(f, mark(t, "prod"))
-	if err := inv.Status().Healthy(); err != neutron.ErrNotSynced {
+	inv := inventory.NewStore(f, mark(t, "prod"))
+	if err := inv.Status().Healthy(); err != inventory.ErrNotSynced {
 		t.Errorf("before any refresh: %v, want ErrNotSynced", err)
 	}
 	f.FailOn(fake.ListNetworks, context.DeadlineExceeded)
@@ -184,3 +185,16 @@ func TestStatusSaysWhyTheInventoryIsNotHealthy(t *testing.T) {
 		t.Errorf("after a good refresh: %v", err)
 	}
 }
+
+// mark is the ownership mark of cluster, with a fixed cluster UID.
+func mark(t *testing.T, cluster string) neutron.Mark {
+	t.Helper()
+	m, err := neutron.NewMark(cluster, clusterUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// clusterUID is this cluster's kube-system namespace.
+const clusterUID = types.UID("c1c1c1c1-0000-4000-8000-0000000000c1")

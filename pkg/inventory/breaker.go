@@ -1,4 +1,4 @@
-package main
+package inventory
 
 import (
 	"errors"
@@ -11,18 +11,18 @@ import (
 	"github.com/samplecrd/network-controller/pkg/metrics"
 )
 
-// breaker is the controller's circuit breaker on Neutron. When a request
+// breaker is the inventory's circuit breaker on Neutron. When a request
 // gets no answer (or a 5xx), Neutron is known to be down: the breaker
 // opens, and every Neutron request a sync would make fails at once with
-// errNeutronDown instead of waiting out --neutron-timeout, so each affected
+// ErrNeutronDown instead of waiting out --neutron-timeout, so each affected
 // Network says why within moments and the workers do not queue behind a
 // dead server. Networks already in sync need no request and stay Ready.
 //
-// The inventory's list is the probe: while the breaker is open the
-// controller lists Neutron every few seconds, and the first list that
-// succeeds closes it and queues every Network again.
+// The inventory's list is the probe: while the breaker is open Neutron is
+// listed every few seconds, and the first list that succeeds closes it
+// (and the controller then queues every Network again).
 type breaker struct {
-	// clock tells the time of trips; the controller's, a fake in tests.
+	// clock tells the time of trips; the inventory's, a fake in tests.
 	clock clock.PassiveClock
 
 	mu    sync.Mutex
@@ -31,8 +31,8 @@ type breaker struct {
 	last  time.Time // when it last tripped
 }
 
-// errNeutronDown is what a request refused by the open breaker returns.
-var errNeutronDown = errors.New("Neutron is not answering")
+// ErrNeutronDown is what a request refused by the open breaker returns.
+var ErrNeutronDown = errors.New("Neutron is not answering")
 
 // trip opens the breaker: a request showed Neutron is down. What the
 // request was is its own sync's to log, not the breaker's to repeat.
@@ -73,7 +73,7 @@ func (b *breaker) allow() error {
 	if !b.open {
 		return nil
 	}
-	return fmt.Errorf("%w since %s; waiting for a list of Neutron to succeed", errNeutronDown,
+	return fmt.Errorf("%w since %s; waiting for a list of Neutron to succeed", ErrNeutronDown,
 		b.since.UTC().Format(time.RFC3339))
 }
 

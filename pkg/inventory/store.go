@@ -1,4 +1,4 @@
-package neutron
+package inventory
 
 import (
 	"context"
@@ -10,20 +10,23 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// Inventory is the controller's cached view of the Neutron resources that
-// carry its Mark, keyed by the UID of the owning Network. It plays for
-// Neutron the part an informer's cache plays for the API server: syncs read
-// it instead of asking Neutron, so a resync of N in-sync Networks costs two
-// list requests per page (networks and subnets) instead of N gets.
+// Store is the cache of the Neutron resources that carry the controller's
+// Mark, keyed by the UID of the owning Network: what an informer's Indexer
+// is to the API server. Syncs read it instead of asking Neutron, so a
+// resync of N in-sync Networks costs two list requests per page (networks
+// and subnets) instead of N gets.
 //
-// That is its one job. It is filled by Refresh, and the controller records
-// its own writes in it (Add*, Remove*) as Neutron confirms them, so a sync
-// always sees what the previous sync did. It makes no write requests.
-type Inventory struct {
-	client Interface
-	mark   Mark
+// That is its one job. It is filled by Refresh, and the Inventory records
+// the controller's own writes in it (Add*, Remove*) as Neutron confirms
+// them, so a sync always sees what the previous sync did. It makes no
+// write requests.
+type Store struct {
+	client neutron.Interface
+	mark   neutron.Mark
 
 	mu     sync.RWMutex
 	status Status
@@ -38,9 +41,9 @@ type Inventory struct {
 // Owned is what Neutron holds for one Network.
 type Owned struct {
 	// Owner is parsed back from the resources' names.
-	Owner    Owner
-	Networks []Network
-	Subnets  []Subnet
+	Owner    neutron.Owner
+	Networks []neutron.Network
+	Subnets  []neutron.Subnet
 }
 
 // Status is the health of the inventory, as readiness and syncs see it.
@@ -60,14 +63,14 @@ type Status struct {
 // successful refresh.
 var ErrNotSynced = errors.New("the Neutron inventory has not been listed yet")
 
-// NewInventory returns an empty, unsynced inventory of the resources that
+// NewStore returns an empty, unsynced store of the resources that
 // carry mark, listed through client.
-func NewInventory(client Interface, mark Mark) *Inventory {
-	return &Inventory{client: client, mark: mark, byUID: map[types.UID]*Owned{}, written: map[types.UID]uint64{}}
+func NewStore(client neutron.Interface, mark neutron.Mark) *Store {
+	return &Store{client: client, mark: mark, byUID: map[types.UID]*Owned{}, written: map[types.UID]uint64{}}
 }
 
 // Status returns the inventory's health.
-func (inv *Inventory) Status() Status {
+func (inv *Store) Status() Status {
 	inv.mu.RLock()
 	defer inv.mu.RUnlock()
 	return inv.status
@@ -85,7 +88,7 @@ func (st Status) Healthy() error {
 }
 
 // Get returns a copy of what Neutron holds for uid.
-func (inv *Inventory) Get(uid types.UID) Owned {
+func (inv *Store) Get(uid types.UID) Owned {
 	inv.mu.RLock()
 	defer inv.mu.RUnlock()
 	o := inv.byUID[uid]
@@ -96,7 +99,7 @@ func (inv *Inventory) Get(uid types.UID) Owned {
 }
 
 // UIDs returns every UID that owns something in Neutron.
-func (inv *Inventory) UIDs() []types.UID {
+func (inv *Store) UIDs() []types.UID {
 	inv.mu.RLock()
 	defer inv.mu.RUnlock()
 	out := make([]types.UID, 0, len(inv.byUID))
@@ -112,13 +115,13 @@ func (inv *Inventory) UIDs() []types.UID {
 // controller re-checks exactly those: that is how drift made behind its
 // back (a subnet deleted by hand) and creates that completed after their
 // sender gave up are noticed.
-func (inv *Inventory) Refresh(ctx context.Context) (changed []types.UID, err error) {
+func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) {
 	inv.mu.RLock()
 	startWrites := inv.writes
 	inv.mu.RUnlock()
 
 	nets, err := inv.client.ListNetworks(ctx, inv.mark.Description())
-	var subs []Subnet
+	var subs []neutron.Subnet
 	if err == nil {
 		subs, err = inv.client.ListSubnets(ctx, inv.mark.Description())
 	}
@@ -135,10 +138,10 @@ func (inv *Inventory) Refresh(ctx context.Context) (changed []types.UID, err err
 // index keeps what provably belongs to the mark, keyed by owner UID. The
 // description is checked again here: a server that ignored the filter must
 // not make everything look like ours.
-func (inv *Inventory) index(nets []Network, subs []Subnet) (map[types.UID]*Owned, int) {
+func (inv *Store) index(nets []neutron.Network, subs []neutron.Subnet) (map[types.UID]*Owned, int) {
 	fresh := map[types.UID]*Owned{}
 	unrecognised := 0
-	get := func(o Owner) *Owned {
+	get := func(o neutron.Owner) *Owned {
 		e := fresh[o.UID]
 		if e == nil {
 			e = &Owned{Owner: o}
@@ -170,7 +173,7 @@ func (inv *Inventory) index(nets []Network, subs []Subnet) (map[types.UID]*Owned
 	return fresh, unrecognised
 }
 
-func (inv *Inventory) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64) []types.UID {
+func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64) []types.UID {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	for uid, at := range inv.written {
@@ -239,38 +242,38 @@ func (o Owned) Only(networkID string) Owned {
 }
 
 // AddNetwork records a network of owner that Neutron confirmed.
-func (inv *Inventory) AddNetwork(owner Owner, n Network) {
+func (inv *Store) AddNetwork(owner neutron.Owner, n neutron.Network) {
 	inv.record(owner, func(o *Owned) {
-		o.Networks = append(slices.DeleteFunc(o.Networks, func(x Network) bool { return x.ID == n.ID }), n)
+		o.Networks = append(slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == n.ID }), n)
 	})
 }
 
 // AddSubnet records a subnet of owner that Neutron confirmed (created,
 // adopted or updated).
-func (inv *Inventory) AddSubnet(owner Owner, s Subnet) {
+func (inv *Store) AddSubnet(owner neutron.Owner, s neutron.Subnet) {
 	inv.record(owner, func(o *Owned) {
-		o.Subnets = append(slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.ID == s.ID }), s)
+		o.Subnets = append(slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == s.ID }), s)
 	})
 }
 
 // RemoveSubnet forgets a subnet of owner that Neutron deleted.
-func (inv *Inventory) RemoveSubnet(owner Owner, id string) {
+func (inv *Store) RemoveSubnet(owner neutron.Owner, id string) {
 	inv.record(owner, func(o *Owned) {
-		o.Subnets = slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.ID == id })
+		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == id })
 	})
 }
 
 // RemoveNetwork forgets a network of owner that Neutron deleted, and its
 // subnets: Neutron deletes them with it.
-func (inv *Inventory) RemoveNetwork(owner Owner, id string) {
+func (inv *Store) RemoveNetwork(owner neutron.Owner, id string) {
 	inv.record(owner, func(o *Owned) {
-		o.Networks = slices.DeleteFunc(o.Networks, func(x Network) bool { return x.ID == id })
-		o.Subnets = slices.DeleteFunc(o.Subnets, func(x Subnet) bool { return x.NetworkID == id })
+		o.Networks = slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == id })
+		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.NetworkID == id })
 	})
 }
 
 // record applies a write to owner's entry.
-func (inv *Inventory) record(owner Owner, change func(o *Owned)) {
+func (inv *Store) record(owner neutron.Owner, change func(o *Owned)) {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	o := inv.byUID[owner.UID]

@@ -1,9 +1,7 @@
-package main
+package reconcile
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -11,6 +9,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/desired"
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
@@ -25,46 +24,29 @@ import (
 
 // ensurePoolSubnet returns the network's subnet allocated from
 // spec.subnetPool, and whether it created it.
-func (c *Controller) ensurePoolSubnet(ctx context.Context, network *samplecrdv1.Network, net neutron.Network, owned neutron.Owned) (_ neutron.Subnet, created bool, _ error) {
-	owner := ownerOf(network)
-	keep, duplicates, found := choosePoolSubnet(owned.Subnets, net.ID, network.Status.SubnetID)
+func (p *pass) ensurePoolSubnet(ctx context.Context, net neutron.Network, owned inventory.Owned) (_ neutron.Subnet, created bool, _ error) {
+	keep, duplicates, found := choosePoolSubnet(owned.Subnets, net.ID, p.network.Status.SubnetID)
 	for _, d := range duplicates {
-		if err := c.deleteSubnet(ctx, owner, d.ID); err != nil {
+		if err := p.inv.DeleteSubnet(ctx, p.owner, d.ID); err != nil {
 			return neutron.Subnet{}, false, err
 		}
 		metrics.DuplicatesDeleted.Inc()
-		c.recorder.Eventf(network, corev1.EventTypeWarning, eventDriftRepaired,
+		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
 			"Deleted duplicate Neutron subnet %s (%s; kept %s)", d.ID, d.CIDR, keep.ID)
 	}
 	if found {
 		return keep, false, nil
 	}
-	if err := c.neutronUp.allow(); err != nil {
+	pool, err := p.inv.FindSubnetPool(ctx, p.network.Spec.SubnetPool)
+	if err != nil {
 		return neutron.Subnet{}, false, err
 	}
-	pool, err := c.neutron.FindSubnetPool(ctx, network.Spec.SubnetPool)
-	if err != nil {
-		return neutron.Subnet{}, false, c.afterFailedRead(err)
-	}
-	s, err := c.createSubnetFrom(ctx, owner, poolRequest(network.Spec, net.ID, pool))
+	s, err := p.inv.CreateSubnet(ctx, p.owner, poolRequest(p.network.Spec, net.ID, pool))
 	if err != nil {
 		return neutron.Subnet{}, false, err
 	}
 	klog.FromContext(ctx).Info("Created Neutron subnet from a pool", "subnetID", s.ID, "pool", pool.ID, "cidr", s.CIDR)
 	return s, true, nil
-}
-
-// choosePoolSubnet splits our subnets on networkID into the one to keep
-// and duplicates.
-func choosePoolSubnet(subnets []neutron.Subnet, networkID, statusID string) (keep neutron.Subnet, duplicates []neutron.Subnet, found bool) {
-	on := slices.DeleteFunc(slices.Clone(subnets), func(s neutron.Subnet) bool { return s.NetworkID != networkID })
-	if len(on) == 0 {
-		return neutron.Subnet{}, nil, false
-	}
-	slices.SortFunc(on, func(a, b neutron.Subnet) int {
-		return cmp.Or(-cmp.Compare(boolInt(a.ID == statusID), boolInt(b.ID == statusID)), cmp.Compare(a.ID, b.ID))
-	})
-	return on[0], on[1:], true
 }
 
 // poolRequest is the create request of a subnet whose range pool

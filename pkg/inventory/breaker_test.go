@@ -1,4 +1,4 @@
-package main
+package inventory
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ func TestBreakerClosesOnlyOnAListThatBeganAfterTheLastTrip(t *testing.T) {
 	clk.SetTime(clk.Now().Add(time.Second))
 	b.trip()
 	err := b.allow()
-	if !errors.Is(err, errNeutronDown) {
+	if !errors.Is(err, ErrNeutronDown) {
 		t.Fatalf("an open breaker allowed a request: %v", err)
 	}
 	if b.resetAfter(listBetween) {

@@ -1,8 +1,7 @@
-package main
+package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,50 +36,38 @@ import (
 // allowed namespace must not learn another's network by naming its ID.
 //
 // Then it records the network's and subnet's own names and descriptions in
-// status (so that releasing them puts them back), marks the subnet, then
+// status (so that releasing them puts them back): the pass ends there, and
+// the controller writes the record. The next pass, which finds the record
+// in the informer's cache, so in the API server, marks the subnet, then
 // the network (so that a crash in between leaves a marked subnet, which the
 // next attempt accepts as this Network's, and which an Orphan delete
 // releases). It never creates: a network that is gone stays
 // AdoptionRefused. Deleting the Network releases, unless deletionPolicy
 // says Delete.
 
-// adoptionError is an adoption that cannot proceed; its reason is one of
-// the Ready condition's. Retried every few minutes (someone may fix
-// Neutron) and at once on a spec change.
-type adoptionError struct{ reason, msg string }
-
-func (e *adoptionError) Error() string { return e.msg }
-
-func adoptionRefused(format string, args ...any) error {
-	return &adoptionError{reason: samplecrdv1.ReasonAdoptionRefused, msg: fmt.Sprintf(format, args...)}
-}
-
 // adoptNetwork adopts the network spec.adopt names, and its subnet of
-// want's cidr, and returns the network. network is the sync's own copy:
-// the adoption record goes into its status.
-func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Network, want desired.Subnet) (neutron.Network, error) {
-	owner, id := ownerOf(network), network.Spec.Adopt.NetworkID
-	if !c.opts.adoptionAllowed(network.Namespace) {
+// want's cidr, and returns the network; or, the first time, the record to
+// write before anything is marked (an *adoptionRecord).
+func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.Network, error) {
+	network, owner, id := p.network, p.owner, p.network.Spec.Adopt.NetworkID
+	if !p.opts.adoptionAllowed(network.Namespace) {
 		return neutron.Network{}, adoptionRefused(
 			"adoption is not allowed in namespace %s: a cluster administrator allows it with the controller's --adoption-namespaces; nothing was asked of Neutron",
 			network.Namespace)
 	}
-	if err := c.neutronUp.allow(); err != nil {
-		return neutron.Network{}, err
-	}
-	net, err := c.neutron.GetNetwork(ctx, id)
+	net, err := p.inv.GetNetwork(ctx, id)
 	if gophercloud.ResponseCodeIs(err, 404) {
 		return neutron.Network{}, adoptionRefused("Neutron network %s does not exist", id)
 	}
 	if err != nil {
-		return neutron.Network{}, c.afterFailedRead(err)
+		return neutron.Network{}, err
 	}
-	if other := c.otherOwner(owner, net.Name, net.Description); other != "" {
+	if other := p.otherOwner(owner, net.Name, net.Description); other != "" {
 		return neutron.Network{}, adoptionRefused("Neutron network %s belongs to %s; it is not adopted", id, other)
 	}
-	subs, err := c.neutron.SubnetsOf(ctx, id)
+	subs, err := p.inv.SubnetsOf(ctx, id)
 	if err != nil {
-		return neutron.Network{}, c.afterFailedRead(err)
+		return neutron.Network{}, err
 	}
 	i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return desired.SameCIDR(s.CIDR, want.CIDR.String()) })
 	if i < 0 {
@@ -88,7 +75,7 @@ func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Netw
 			"Neutron network %s has no subnet of %s; nothing was changed", id, want.CIDR)}
 	}
 	subnet := subs[i]
-	if other := c.otherOwner(owner, subnet.Name, subnet.Description); other != "" {
+	if other := p.otherOwner(owner, subnet.Name, subnet.Description); other != "" {
 		return neutron.Network{}, adoptionRefused("Neutron subnet %s belongs to %s; it is not adopted", subnet.ID, other)
 	}
 	if diffs := adoptionDiff(want, specMTU(network), net, subnet); len(diffs) > 0 {
@@ -96,57 +83,45 @@ func (c *Controller) adoptNetwork(ctx context.Context, network *samplecrdv1.Netw
 			"Neutron subnet %s differs from the spec in %s; nothing was changed: make the spec say what Neutron holds, or change Neutron",
 			subnet.ID, strings.Join(diffs, ", "))}
 	}
-	if err := c.recordAdoption(ctx, network, owner, net, subnet); err != nil {
+	if err := p.recordAdoption(net, subnet); err != nil {
 		return neutron.Network{}, err
 	}
-	if err := c.markSubnet(ctx, owner, subnet); err != nil {
+	if err := p.inv.MarkSubnet(ctx, owner, subnet); err != nil {
 		return neutron.Network{}, err
 	}
-	adopted, err := c.markNetwork(ctx, owner, net)
+	adopted, err := p.inv.MarkNetwork(ctx, owner, net)
 	if err != nil {
 		return neutron.Network{}, err
 	}
 	klog.FromContext(ctx).Info("Adopted Neutron network", "networkID", id, "subnetID", subnet.ID)
-	c.recorder.Eventf(network, corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s with subnet %s (%s)", id, subnet.ID, subnet.CIDR)
+	p.eventf(corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s with subnet %s (%s)", id, subnet.ID, subnet.CIDR)
 	return adopted, nil
 }
 
-// errAdoptionRecordPending is a sync that found a resource marked by an
-// adoption whose record has not reached the cache yet: the next sync, a
-// moment later, has it.
-var errAdoptionRecordPending = errors.New("the adoption record written to status is not in the cache yet")
-
-// recordAdoption writes the names and descriptions that net and subnet
-// have now into network's status, before either is marked, unless the
-// status already holds the record of these two. A resource that already
+// recordAdoption returns the record of what net and subnet are called
+// now, to be written before either is marked, unless the status in the
+// cache already holds the record of these two. A resource that already
 // carries this Network's name without a record in the cache was marked by
 // an earlier attempt whose record the cache has not caught up with: its
 // name now is ours, not the original, so nothing is recorded from it.
-func (c *Controller) recordAdoption(ctx context.Context, network *samplecrdv1.Network, owner neutron.Owner, net neutron.Network, subnet neutron.Subnet) error {
-	if a := network.Status.Adopted; a != nil && a.NetworkID == net.ID && a.SubnetID == subnet.ID {
+func (p *pass) recordAdoption(net neutron.Network, subnet neutron.Subnet) error {
+	if a := p.network.Status.Adopted; a != nil && a.NetworkID == net.ID && a.SubnetID == subnet.ID {
 		return nil
 	}
-	if c.marked(owner, net.Name, net.Description) || c.marked(owner, subnet.Name, subnet.Description) {
-		return errAdoptionRecordPending
+	if p.marked(net.Name, net.Description) || p.marked(subnet.Name, subnet.Description) {
+		return fmt.Errorf("adopting Neutron network %s: %w", net.ID, errAdoptionRecordPending)
 	}
-	obs := lastObserved(network.Status)
-	obs.adopted = &samplecrdv1.AdoptedResources{
+	return &adoptionRecord{adopted: &samplecrdv1.AdoptedResources{
 		NetworkID: net.ID, NetworkName: net.Name, NetworkDescription: net.Description,
 		SubnetID: subnet.ID, SubnetName: subnet.Name, SubnetDescription: subnet.Description,
-	}
-	cond := notReady(samplecrdv1.ReasonProvisioning, "Adopting Neutron network "+net.ID+": its own names are recorded before it is marked")
-	if err := c.updateStatus(ctx, network, cond, obs); err != nil {
-		return err
-	}
-	network.Status.Adopted = obs.adopted
-	return nil
+	}}
 }
 
-// marked reports whether a resource carries owner's name and this
-// cluster's mark.
-func (c *Controller) marked(owner neutron.Owner, name, description string) bool {
-	o, ok := c.mark.OwnerOf(name, description)
-	return ok && o.UID == owner.UID
+// marked reports whether a resource carries the pass's owner's name and
+// this cluster's mark.
+func (p *pass) marked(name, description string) bool {
+	o, ok := p.mark.OwnerOf(name, description)
+	return ok && o.UID == p.owner.UID
 }
 
 // otherOwner says who, other than owner, provably owns a resource:
@@ -154,15 +129,15 @@ func (c *Controller) marked(owner neutron.Owner, name, description string) bool 
 // when nobody does (an unmarked resource, or one released with
 // deletionPolicy Orphan) or owner already does. It names nobody: which
 // Network, in which namespace, is not the asking Network's business.
-func (c *Controller) otherOwner(owner neutron.Owner, name, description string) string {
-	if o, ok := c.mark.OwnerOf(name, description); ok {
+func (r *Reconciler) otherOwner(owner neutron.Owner, name, description string) string {
+	if o, ok := r.mark.OwnerOf(name, description); ok {
 		if o.UID == owner.UID {
 			return ""
 		}
 		return "another Network of this cluster"
 	}
 	switch {
-	case description == c.mark.Description():
+	case description == r.mark.Description():
 		// Our mark on a name that does not parse: not provably anyone's,
 		// so not ours to take.
 		return "this cluster's network-controller, under a name that names no Network"

@@ -1,0 +1,277 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// The door: every request the controller makes of Neutron, read or write,
+// except the inventory's own lists, goes through these methods. They
+//   - fail at once while Neutron is known to be down (breaker.go);
+//   - act only on IDs the store holds for the owner, i.e. resources that
+//     carry this cluster's mark and the owner's UID (the last guard of
+//     "never touch what you cannot prove is yours"), except Mark*, which
+//     take a resource the caller has proven nobody owns;
+//   - mark what they create in the create request itself (name and
+//     description), so it is recognisable the moment Neutron holds it;
+//   - record in the store what Neutron confirmed, so the next sync sees it
+//     without a list;
+//   - ask for an early list when a write's answer was lost, because the
+//     request may complete anyway (Options.LateCompletionGrace).
+
+// ErrNotOurs is what a write to a resource the store does not hold for
+// its owner returns. The callers write only IDs they read from the store,
+// so it is a broken invariant, never an answer of Neutron's.
+var ErrNotOurs = errors.New("not a resource of this controller")
+
+func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, ErrNotOurs) }
+
+// CreateNetwork creates a network of owner with mtu (0: Neutron's choice).
+func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mtu int) (neutron.Network, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	n, err := inv.client.CreateNetwork(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), mtu)
+	if err != nil {
+		return neutron.Network{}, inv.afterFailedWrite(err)
+	}
+	inv.store.AddNetwork(owner, n)
+	return n, nil
+}
+
+// CreateSubnet creates the subnet req asks for, with owner's name and the
+// mark.
+func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req neutron.SubnetRequest) (neutron.Subnet, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Subnet{}, err
+	}
+	req.Name, req.Description = inv.mark.ResourceName(owner), inv.mark.Description()
+	s, err := inv.client.CreateSubnet(ctx, req)
+	if err != nil {
+		return neutron.Subnet{}, inv.afterFailedWrite(err)
+	}
+	inv.store.AddSubnet(owner, s)
+	return s, nil
+}
+
+// UpdateNetwork changes a network of owner's.
+func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
+	if !inv.ownsNetwork(owner, id) {
+		return neutron.Network{}, notOurs("network", id)
+	}
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	updated, err := inv.client.UpdateNetwork(ctx, id, u)
+	if err != nil {
+		return neutron.Network{}, inv.afterFailedWrite(err)
+	}
+	inv.store.AddNetwork(owner, updated)
+	return updated, nil
+}
+
+// UpdateSubnet changes a subnet of owner's.
+func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
+	if !inv.ownsSubnet(owner, id) {
+		return neutron.Subnet{}, notOurs("subnet", id)
+	}
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Subnet{}, err
+	}
+	updated, err := inv.client.UpdateSubnet(ctx, id, u)
+	if err != nil {
+		return neutron.Subnet{}, inv.afterFailedWrite(err)
+	}
+	inv.store.AddSubnet(owner, updated)
+	return updated, nil
+}
+
+// DeleteSubnet deletes a subnet of owner's.
+func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id string) error {
+	if !inv.ownsSubnet(owner, id) {
+		return notOurs("subnet", id)
+	}
+	if err := inv.breaker.allow(); err != nil {
+		return err
+	}
+	if err := inv.client.DeleteSubnet(ctx, id); err != nil {
+		return inv.afterFailedWrite(err)
+	}
+	inv.store.RemoveSubnet(owner, id)
+	return nil
+}
+
+// DeleteNetwork deletes a network of owner's.
+func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
+	if !inv.ownsNetwork(owner, id) {
+		return notOurs("network", id)
+	}
+	if err := inv.breaker.allow(); err != nil {
+		return err
+	}
+	if err := inv.client.DeleteNetwork(ctx, id); err != nil {
+		return inv.afterFailedWrite(err)
+	}
+	inv.store.RemoveNetwork(owner, id)
+	return nil
+}
+
+// Restored is the name and description an adopted resource gets back.
+type Restored struct{ Name, Description string }
+
+// ReleaseSubnet gives up a subnet without deleting it (deletionPolicy:
+// Orphan): the description that carried the mark is replaced, so no
+// controller will ever recognise it again, and it leaves the store. An
+// adopted subnet gets back what it had (orig); one the controller made
+// says where it came from.
+func (inv *Inventory) ReleaseSubnet(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
+	u := neutron.SubnetUpdate{Description: ptr.To(inv.mark.Released(owner))}
+	if orig != nil {
+		u.Name, u.Description = &orig.Name, &orig.Description
+	}
+	if _, err := inv.UpdateSubnet(ctx, owner, id, u); err != nil {
+		return err
+	}
+	inv.store.RemoveSubnet(owner, id)
+	return nil
+}
+
+// ReleaseNetwork is ReleaseSubnet for a network.
+func (inv *Inventory) ReleaseNetwork(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
+	u := neutron.NetworkUpdate{Description: ptr.To(inv.mark.Released(owner))}
+	if orig != nil {
+		u.Name, u.Description = &orig.Name, &orig.Description
+	}
+	if _, err := inv.UpdateNetwork(ctx, owner, id, u); err != nil {
+		return err
+	}
+	inv.store.RemoveNetwork(owner, id)
+	return nil
+}
+
+// MarkSubnet takes a subnet under management (adoption): its name and
+// description become owner's and the mark. With MarkNetwork, the only
+// writes to a resource the store does not hold; the caller has checked
+// that nobody else owns it.
+func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neutron.Subnet) error {
+	if inv.ownsSubnet(owner, s.ID) {
+		return nil
+	}
+	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
+	if err := inv.breaker.allow(); err != nil {
+		return err
+	}
+	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc})
+	if err != nil {
+		return inv.afterFailedWrite(err)
+	}
+	inv.store.AddSubnet(owner, marked)
+	return nil
+}
+
+// MarkNetwork is MarkSubnet for a network; it returns the marked network.
+func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
+	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc})
+	if err != nil {
+		return neutron.Network{}, inv.afterFailedWrite(err)
+	}
+	inv.store.AddNetwork(owner, marked)
+	return marked, nil
+}
+
+// GetNetwork reads any network by ID (adoption reads what is not ours yet).
+func (inv *Inventory) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	n, err := inv.client.GetNetwork(ctx, id)
+	return n, inv.afterFailedRead(err)
+}
+
+// SubnetsOf reads the subnets on any network.
+func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutron.Subnet, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return nil, err
+	}
+	subs, err := inv.client.SubnetsOf(ctx, networkID)
+	return subs, inv.afterFailedRead(err)
+}
+
+// PortsOf reads the ports on a network: what blocks its deletion.
+func (inv *Inventory) PortsOf(ctx context.Context, networkID string) ([]neutron.Port, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return nil, err
+	}
+	ports, err := inv.client.PortsOf(ctx, networkID)
+	return ports, inv.afterFailedRead(err)
+}
+
+// FindSubnetPool reads a subnet pool by name or ID.
+func (inv *Inventory) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.SubnetPool{}, err
+	}
+	pool, err := inv.client.FindSubnetPool(ctx, nameOrID)
+	return pool, inv.afterFailedRead(err)
+}
+
+// FindLateSubnet looks on networkID for a subnet that carries owner's
+// name and the mark and that match accepts: a create of ours that
+// completed after its answer was lost. It records what it finds.
+func (inv *Inventory) FindLateSubnet(ctx context.Context, owner neutron.Owner, networkID string, match func(neutron.Subnet) bool) (neutron.Subnet, bool, error) {
+	subs, err := inv.SubnetsOf(ctx, networkID)
+	if err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	for _, s := range subs {
+		if o, ok := inv.mark.OwnerOf(s.Name, s.Description); ok && o.UID == owner.UID && match(s) {
+			inv.store.AddSubnet(owner, s)
+			klog.FromContext(ctx).Info("Found our subnet, created late, on an overlap refusal", "subnetID", s.ID)
+			return s, true, nil
+		}
+	}
+	return neutron.Subnet{}, false, nil
+}
+
+func (inv *Inventory) ownsNetwork(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(inv.store.Get(owner.UID).Networks, func(n neutron.Network) bool { return n.ID == id })
+}
+
+func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(inv.store.Get(owner.UID).Subnets, func(s neutron.Subnet) bool { return s.ID == id })
+}
+
+// afterFailedWrite asks for an early list when Neutron's answer to a write
+// is unknown: anything but a refusal, which Neutron sends only for what it
+// did not do. When no answer came at all, it opens the breaker.
+func (inv *Inventory) afterFailedWrite(err error) error {
+	var rejected *neutron.RejectedError
+	if !errors.As(err, &rejected) {
+		inv.RequestRefresh(inv.opts.LateCompletionGrace)
+	}
+	if neutron.Unreachable(err) {
+		inv.breaker.trip()
+	}
+	return err
+}
+
+// afterFailedRead opens the breaker when a read got no answer at all. A
+// read changes nothing in Neutron, so, unlike a write, it leaves no outcome
+// for an early list to find.
+func (inv *Inventory) afterFailedRead(err error) error {
+	if err != nil && neutron.Unreachable(err) {
+		inv.breaker.trip()
+	}
+	return err
+}

@@ -1,0 +1,182 @@
+package inventory_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/neutron/fake"
+)
+
+// listed returns an Inventory over f, listed once, with LateCompletionGrace
+// grace on clk.
+func listed(t *testing.T, f *fake.Neutron, grace time.Duration, clk *clocktesting.FakeClock) *inventory.Inventory {
+	t.Helper()
+	inv := inventory.New(f, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: grace, Clock: clk})
+	if _, err := inv.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.ClearRequests()
+	return inv
+}
+
+// TestTheDoorWritesOnlyWhatTheStoreHoldsForTheOwner: every write to an
+// existing resource is refused, before any request, unless the store
+// holds it for that owner: another owner's resource, another cluster's,
+// a person's.
+func TestTheDoorWritesOnlyWhatTheStoreHoldsForTheOwner(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	ours, theirs := mark(t, "prod"), mark(t, "staging")
+	netA, subA := seed(f, ours, ownerA, "10.0.0.0/24")
+	netOther, subOther := seed(f, theirs, ownerB, "10.1.0.0/24")
+	handmade := f.AddNetwork("handmade", "")
+	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+
+	writes := map[string]func(owner neutron.Owner, networkID, subnetID string) error{
+		"UpdateNetwork": func(o neutron.Owner, n, _ string) error {
+			_, err := inv.UpdateNetwork(ctx, o, n, neutron.NetworkUpdate{MTU: ptr.To(1400)})
+			return err
+		},
+		"UpdateSubnet": func(o neutron.Owner, _, s string) error {
+			_, err := inv.UpdateSubnet(ctx, o, s, neutron.SubnetUpdate{Gateway: ptr.To("")})
+			return err
+		},
+		"DeleteSubnet":   func(o neutron.Owner, _, s string) error { return inv.DeleteSubnet(ctx, o, s) },
+		"DeleteNetwork":  func(o neutron.Owner, n, _ string) error { return inv.DeleteNetwork(ctx, o, n) },
+		"ReleaseSubnet":  func(o neutron.Owner, _, s string) error { return inv.ReleaseSubnet(ctx, o, s, nil) },
+		"ReleaseNetwork": func(o neutron.Owner, n, _ string) error { return inv.ReleaseNetwork(ctx, o, n, nil) },
+	}
+	targets := []struct {
+		name            string
+		owner           neutron.Owner
+		network, subnet string
+	}{
+		{"another owner's (A's resources, asked for B)", ownerB, netA, subA},
+		{"another cluster's", ownerB, netOther, subOther},
+		{"a person's", ownerA, handmade, "subnet-none"},
+	}
+	for verb, write := range writes {
+		for _, tc := range targets {
+			t.Run(verb+" of "+tc.name, func(t *testing.T) {
+				if err := write(tc.owner, tc.network, tc.subnet); !errors.Is(err, inventory.ErrNotOurs) {
+					t.Errorf("%s = %v, want ErrNotOurs", verb, err)
+				}
+				if got := f.Requests(); len(got) != 0 {
+					t.Errorf("requests %q", got)
+				}
+			})
+		}
+	}
+	if err := inv.DeleteSubnet(ctx, ownerA, subA); err != nil {
+		t.Errorf("deleting A's own subnet: %v", err)
+	}
+}
+
+// TestTheOpenBreakerRefusesEveryRequest: a request without an answer opens
+// the breaker; then nothing goes to Neutron, reads included, until a list
+// that began after the trip succeeds.
+func TestTheOpenBreakerRefusesEveryRequest(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+	f.FailOn(fake.CreateNetwork, errors.New("connection refused"))
+	if _, err := inv.CreateNetwork(ctx, ownerA, 0); err == nil {
+		t.Fatal("the create succeeded")
+	}
+	f.ClearRequests()
+	if _, err := inv.GetNetwork(ctx, "net-1"); !errors.Is(err, inventory.ErrNeutronDown) {
+		t.Errorf("a read with the breaker open = %v", err)
+	}
+	if _, err := inv.CreateNetwork(ctx, ownerA, 0); !errors.Is(err, inventory.ErrNeutronDown) {
+		t.Errorf("a write with the breaker open = %v", err)
+	}
+	if got := f.Requests(); len(got) != 0 {
+		t.Errorf("requests %q with the breaker open", got)
+	}
+	if inv.Health().Down == nil {
+		t.Error("Health does not say the breaker is open")
+	}
+	l, err := inv.Refresh(ctx)
+	if err != nil || !l.Recovered || inv.Health().Down != nil {
+		t.Errorf("the list after the trip: %+v, %v; Health %+v", l, err, inv.Health())
+	}
+}
+
+// TestHealthSaysWhyNeutronIsNotTrusted: one Health, from every source.
+func TestHealthSaysWhyNeutronIsNotTrusted(t *testing.T) {
+	f := fake.New()
+	inv := inventory.New(f, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour})
+	if err := inv.Health().Err(); !errors.Is(err, inventory.ErrNotSynced) {
+		t.Errorf("before a list: %v", err)
+	}
+	auth := &neutron.AuthError{Op: "connecting to the cloud", Err: errors.New("401")}
+	f.FailOn(fake.ListNetworks, auth)
+	if _, err := inv.Refresh(context.Background()); err == nil {
+		t.Fatal("the list succeeded")
+	}
+	if h := inv.Health(); !h.AuthFailed() || h.Err() == nil || h.Down != nil {
+		t.Errorf("after a refused credential: %+v (a refusal is an answer: no breaker)", h)
+	}
+	f.FailOn(fake.ListNetworks, nil)
+	if _, err := inv.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := inv.Health().Err(); err != nil {
+		t.Errorf("after a list: %v", err)
+	}
+}
+
+// TestRunListsAtStartOnRequestAndOnThePeriod: the loop lists a
+// LateCompletionGrace after start, when asked, and every ResyncPeriod, and
+// hands each list to its handler. (While no list has succeeded it lists
+// every few seconds instead: the list is the breaker's probe.)
+func TestRunListsAtStartOnRequestAndOnThePeriod(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	f := fake.New()
+	inv := inventory.New(f, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Minute, Clock: clk})
+	// The controller lists once before it runs the loop.
+	if _, err := inv.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lists := make(chan inventory.Listed, 10)
+	go inv.Run(ctx, func(_ context.Context, l inventory.Listed) { lists <- l })
+
+	// next moves the clock by unit at a time, up to limit, until a list
+	// comes: the loop's timers are set on its own goroutine.
+	next := func(what string, unit, limit time.Duration) {
+		t.Helper()
+		start := clk.Now()
+		for {
+			select {
+			case <-lists:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if clk.Since(start) >= limit {
+				t.Fatalf("no list %s", what)
+			}
+			clk.Step(unit)
+		}
+	}
+	next("a grace after start", time.Second, 2*time.Minute)
+	if since := clk.Since(time.Unix(1e9, 0)); since < time.Minute {
+		t.Errorf("listed %v after start, before the grace", since)
+	}
+	inv.RequestRefresh(0)
+	next("on request", 0, time.Second)
+	next("a period later", time.Minute, 2*time.Hour)
+	select {
+	case l := <-lists:
+		t.Errorf("an extra list %+v", l)
+	default:
+	}
+}

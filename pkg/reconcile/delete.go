@@ -1,0 +1,131 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// Delete deletes network's Neutron resources, or releases them
+// (deletionPolicy: Orphan). The Outcome is Finalized once Neutron has
+// confirmed; 404 counts as confirmed. The controller then removes its
+// finalizer.
+func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) Outcome {
+	p := r.newPass(network)
+	if !r.inv.Synced() {
+		return Outcome{Observed: LastObserved(network.Status), Requeue: Backoff, Err: inventory.ErrNotSynced}
+	}
+	owned := r.inv.Get(network.UID)
+	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
+		if err := p.release(ctx, owned); err != nil {
+			return p.failed(phaseReleasing, err, LastObserved(network.Status))
+		}
+		return Outcome{Finalized: true, Events: p.events}
+	}
+	if err := p.deleteOwned(ctx, owned); err != nil {
+		return p.deletionFailure(ctx, owned, err)
+	}
+	for _, n := range owned.Networks {
+		p.eventf(corev1.EventTypeNormal, eventDeleted, "Deleted Neutron network %s", n.ID)
+	}
+	klog.FromContext(ctx).Info("Deleted Neutron resources", "networks", len(owned.Networks), "subnets", len(owned.Subnets))
+	return Outcome{Finalized: true, Events: p.events}
+}
+
+// release finalizes a Network whose deletionPolicy is Orphan: everything
+// of it that carries the mark stays in Neutron without the mark — its
+// network, and every subnet that is not on a duplicate, whatever state an
+// adoption left (a subnet marked on a network whose marking failed is
+// released too). Duplicates (see ensureNetwork) are deleted as usual, since
+// nobody asked to keep them. Subnets are released before their network, so
+// that a crash in between leaves a marked network, which the next attempt
+// finds and releases. What was adopted gets its own names back.
+func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
+	keep, duplicates, found := chooseNetwork(owned, p.network.Status.NetworkID)
+	onDuplicate := func(s neutron.Subnet) bool {
+		return slices.ContainsFunc(duplicates, func(d neutron.Network) bool { return d.ID == s.NetworkID })
+	}
+	adopted := p.network.Status.Adopted
+	for _, s := range owned.Subnets {
+		if onDuplicate(s) {
+			continue
+		}
+		var orig *inventory.Restored
+		if adopted != nil && adopted.SubnetID == s.ID {
+			orig = &inventory.Restored{Name: adopted.SubnetName, Description: adopted.SubnetDescription}
+		}
+		if err := p.inv.ReleaseSubnet(ctx, p.owner, s.ID, orig); err != nil {
+			return err
+		}
+	}
+	if found {
+		var orig *inventory.Restored
+		if adopted != nil && adopted.NetworkID == keep.ID {
+			orig = &inventory.Restored{Name: adopted.NetworkName, Description: adopted.NetworkDescription}
+		}
+		if err := p.inv.ReleaseNetwork(ctx, p.owner, keep.ID, orig); err != nil {
+			return err
+		}
+		p.eventf(corev1.EventTypeNormal, eventOrphaned,
+			"Left Neutron network %s and its subnets in place without the ownership mark (deletionPolicy: Orphan)", keep.ID)
+	}
+	for _, d := range duplicates {
+		if err := p.deleteOwned(ctx, p.inv.Get(p.owner.UID).Only(d.ID)); err != nil {
+			return err
+		}
+	}
+	klog.FromContext(ctx).Info("Released Neutron resources", "networkID", keep.ID)
+	return nil
+}
+
+// deletionFailure is the Outcome of a delete that Neutron did not confirm.
+// When Neutron refuses because ports still use the network, it names the
+// ports, so the operator knows what to remove.
+func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err error) Outcome {
+	out := p.failed(phaseDeleting, err, LastObserved(p.network.Status))
+	var rejected *neutron.RejectedError
+	if out.Condition.Reason != samplecrdv1.ReasonDeletionBlocked || !errors.As(err, &rejected) {
+		return out
+	}
+	var blocking []string
+	for _, n := range owned.Networks {
+		ports, listErr := p.inv.PortsOf(ctx, n.ID)
+		if listErr != nil {
+			return out
+		}
+		for _, port := range ports {
+			if !ownedByNeutron(port) {
+				blocking = append(blocking, fmt.Sprintf("%s (%s)", port.ID, cmp.Or(port.DeviceOwner, "no device_owner")))
+			}
+		}
+	}
+	out.Condition.Message = BoundMessage(fmt.Sprintf(
+		"Neutron refuses to delete the network while ports use it; delete them to finish: %s (Neutron: %s)",
+		boundList(blocking), rejected.Message))
+	return out
+}
+
+// deleteOwned deletes subnets before networks: Neutron refuses to delete a
+// network whose subnets still have ports.
+func (r *Reconciler) deleteOwned(ctx context.Context, owned inventory.Owned) error {
+	for _, s := range owned.Subnets {
+		if err := r.inv.DeleteSubnet(ctx, owned.Owner, s.ID); err != nil {
+			return err
+		}
+	}
+	for _, n := range owned.Networks {
+		if err := r.inv.DeleteNetwork(ctx, owned.Owner, n.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

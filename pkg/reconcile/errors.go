@@ -1,0 +1,36 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+)
+
+// The errors by which a pass says why it stopped, besides Neutron's and
+// the inventory's: classify (outcome.go) turns each into a reason and a
+// retry.
+
+// adoptionError is an adoption that cannot proceed; its reason is one of
+// the Ready condition's. Retried every few minutes (someone may fix
+// Neutron) and at once on a spec change.
+type adoptionError struct{ reason, msg string }
+
+func (e *adoptionError) Error() string { return e.msg }
+
+func adoptionRefused(format string, args ...any) error {
+	return &adoptionError{reason: samplecrdv1.ReasonAdoptionRefused, msg: fmt.Sprintf(format, args...)}
+}
+
+// errAdoptionRecordPending is a pass that found a resource marked by an
+// adoption whose record has not reached the cache yet: the next pass, a
+// moment later, has it.
+var errAdoptionRecordPending = errors.New("the adoption record written to status is not in the cache yet")
+
+// adoptionRecord ends the pass that found the network and subnet to adopt:
+// their own names go into status before either is marked.
+type adoptionRecord struct{ adopted *samplecrdv1.AdoptedResources }
+
+func (r *adoptionRecord) Error() string {
+	return "Adopting Neutron network " + r.adopted.NetworkID + ": its own names are recorded before it is marked"
+}

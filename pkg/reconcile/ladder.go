@@ -1,0 +1,261 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
+	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/metrics"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// Preflight refuses what cannot be reconciled now, before the controller
+// puts its finalizer on: a spec Neutron would refuse that CEL cannot see
+// (found before anything is asked of Neutron), and any Network before the
+// first list of Neutron, when nothing is known of what Neutron holds. ok
+// is true when Reconcile may go on.
+func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool) {
+	p := r.newPass(network)
+	if network.Spec.CIDR != "" {
+		// A range from a pool is known only once allocated: its subnet is
+		// spelled out in Reconcile, and the API refuses what would need
+		// it earlier.
+		if _, err := desired.SubnetOf(network.Spec, network.Spec.CIDR); err != nil {
+			return p.failed(phaseSyncing, err, LastObserved(network.Status)), false
+		}
+	}
+	if h := r.inv.Health(); !h.Synced {
+		return p.waitForInventory(h), false
+	}
+	return Outcome{}, true
+}
+
+// waitForInventory answers for a Network synced before the first
+// successful list of Neutron. A Network Ready for its generation stays so:
+// nothing says it is not, and a restart or a new leader during an outage
+// must not flip every Network (N status writes) only to flip them back.
+// Any other says why it waits, once, so that none is left without a reason.
+func (p *pass) waitForInventory(h inventory.Health) Outcome {
+	if isReady(p.network) {
+		return Outcome{Observed: LastObserved(p.network.Status), Requeue: Backoff, Err: inventory.ErrNotSynced}
+	}
+	err := h.ListErr
+	if err == nil {
+		err = inventory.ErrNotSynced
+	}
+	return p.failed(phaseWaiting, err, LastObserved(p.network.Status))
+}
+
+// isReady reports whether network is Ready for its current generation.
+func isReady(network *samplecrdv1.Network) bool {
+	cond := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady)
+	return cond != nil && cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == network.Generation
+}
+
+// Reconcile makes Neutron match network, whose finalizer is on and whose
+// Preflight passed: the network, then its subnet, then what may change in
+// place (the subnet's options, the network's MTU). Each step reads the
+// inventory, and writes to Neutron only when what is there differs from
+// the spec.
+func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network) Outcome {
+	p := r.newPass(network)
+	obs, err := p.ladder(ctx)
+	// What status says of an adoption stays, whatever the pass found: the
+	// record is the only copy of the names to give back.
+	obs.Adopted = network.Status.Adopted
+	if err != nil {
+		var record *adoptionRecord
+		if errors.As(err, &record) {
+			obs.Adopted = record.adopted
+		}
+		return p.failed(phaseSyncing, err, obs)
+	}
+	cond := ready()
+	return Outcome{Condition: &cond, Observed: obs, Events: p.events}
+}
+
+// The ladder of reconcile, in the manner of ORC's: each step finds its
+// resource by the ID in status, then in the inventory, then (for a network
+// named by spec.adopt) by adopting it, and creates it only when none has
+// it. Everything a step touches is in the inventory, so it carries this
+// cluster's mark and the Network's UID: nothing else is ever changed or
+// deleted.
+
+// ladder climbs the steps, and returns what Neutron holds, as far as it
+// knows, even when a step fails.
+func (p *pass) ladder(ctx context.Context) (Observed, error) {
+	obs := LastObserved(p.network.Status)
+	// The spec in Neutron's terms; zero for a range from a pool, which is
+	// spelled out once the pool has allocated it. Preflight checked it.
+	var want desired.Subnet
+	if p.network.Spec.CIDR != "" {
+		var err error
+		if want, err = desired.SubnetOf(p.network.Spec, p.network.Spec.CIDR); err != nil {
+			return obs, err
+		}
+	}
+	net, netCreated, err := p.ensureNetwork(ctx, want)
+	if err != nil {
+		return obs, err
+	}
+	obs.NetworkID = net.ID
+	subnet, subnetCreated, err := p.ensureSubnet(ctx, want, net)
+	p.recordCreated(net, netCreated, subnet, subnetCreated)
+	if err != nil {
+		return obs, err
+	}
+	obs = observedOf(net, subnet)
+	if p.network.Spec.SubnetPool != "" {
+		if want, err = desired.SubnetOf(p.network.Spec, subnet.CIDR); err != nil {
+			return obs, err
+		}
+	}
+	if subnet, err = p.ensureSubnetOptions(ctx, want, subnet); err != nil {
+		return obs, err
+	}
+	obs = observedOf(net, subnet)
+	if net, err = p.ensureMTU(ctx, net); err != nil {
+		return obs, err
+	}
+	return observedOf(net, subnet), nil
+}
+
+// ensureNetwork returns the Network's Neutron network, and whether it
+// created it because there was none. Duplicates — a create that completed
+// after its sender gave up, or died, while a retry made another — are
+// deleted.
+func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutron.Network, created bool, _ error) {
+	keep, duplicates, found := chooseNetwork(p.inv.Get(p.owner.UID), p.network.Status.NetworkID)
+	for _, d := range duplicates {
+		if err := p.inv.DeleteNetwork(ctx, p.owner, d.ID); err != nil {
+			return neutron.Network{}, false, err
+		}
+		metrics.DuplicatesDeleted.Inc()
+		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
+			"Deleted duplicate Neutron network %s (kept %s)", d.ID, keep.ID)
+	}
+	if found {
+		return keep, false, nil
+	}
+	if p.network.Spec.Adopt != nil {
+		n, err := p.adoptNetwork(ctx, want)
+		return n, false, err
+	}
+	if p.network.Status.NetworkID != "" {
+		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
+			"Neutron network %s is gone; creating a new one", p.network.Status.NetworkID)
+	}
+	n, err := p.inv.CreateNetwork(ctx, p.owner, specMTU(p.network))
+	if err != nil {
+		return neutron.Network{}, false, err
+	}
+	klog.FromContext(ctx).Info("Created Neutron network", "networkID", n.ID)
+	return n, true, nil
+}
+
+// ensureSubnet returns the subnet of spec.cidr on net, and whether it
+// created it because there was none. Subnets of ours on net with another
+// range were changed behind our back (cidr is immutable in the API): they
+// are deleted.
+func (p *pass) ensureSubnet(ctx context.Context, want desired.Subnet, net neutron.Network) (_ neutron.Subnet, created bool, _ error) {
+	// Read now: an adoption has just added to the inventory.
+	owned := p.inv.Get(p.owner.UID)
+	if p.network.Spec.SubnetPool != "" {
+		return p.ensurePoolSubnet(ctx, net, owned)
+	}
+	keep, stale, found := chooseSubnet(owned.Subnets, net.ID, p.network.Spec.CIDR)
+	for _, s := range stale {
+		if err := p.inv.DeleteSubnet(ctx, p.owner, s.ID); err != nil {
+			return neutron.Subnet{}, false, err
+		}
+		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
+			"Neutron subnet %s had cidr %s instead of %s; deleted it", s.ID, s.CIDR, p.network.Spec.CIDR)
+	}
+	if found {
+		return keep, false, nil
+	}
+	s, err := p.inv.CreateSubnet(ctx, p.owner, want.Request(net.ID, "", ""))
+	if rejected := (*neutron.RejectedError)(nil); errors.As(err, &rejected) && rejected.Overlap() {
+		// The one case that reads before acting: on a network of our own,
+		// an overlapping subnet may be ours, its create completed after
+		// the answer was lost. It carries our mark if so.
+		sameCIDR := func(s neutron.Subnet) bool { return desired.SameCIDR(s.CIDR, p.network.Spec.CIDR) }
+		if late, ok, lookErr := p.inv.FindLateSubnet(ctx, p.owner, net.ID, sameCIDR); lookErr != nil || ok {
+			return late, ok, lookErr
+		}
+	}
+	if err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	klog.FromContext(ctx).Info("Created Neutron subnet", "subnetID", s.ID, "cidr", s.CIDR, "gateway", s.GatewayIP)
+	return s, true, nil
+}
+
+// recordCreated writes one Event that says what this sync created: the
+// network and subnet of a new Network, or only the one that a drift repair
+// had to make again.
+func (p *pass) recordCreated(net neutron.Network, netCreated bool, subnet neutron.Subnet, subnetCreated bool) {
+	switch {
+	case netCreated && subnetCreated:
+		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron network %s with subnet %s (%s, gateway %s)",
+			net.ID, subnet.ID, subnet.CIDR, describeGateway(subnet.GatewayIP))
+	case netCreated:
+		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron network %s", net.ID)
+	case subnetCreated:
+		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron subnet %s (%s, gateway %s) on network %s",
+			subnet.ID, subnet.CIDR, describeGateway(subnet.GatewayIP), net.ID)
+	}
+}
+
+// ensureSubnetOptions makes the subnet's mutable options (gateway, DNS,
+// routes, pools, DHCP) those of want, in one update request when any
+// differs, and returns the subnet as Neutron then holds it.
+func (p *pass) ensureSubnetOptions(ctx context.Context, want desired.Subnet, subnet neutron.Subnet) (neutron.Subnet, error) {
+	u, changed := want.Update(subnet)
+	if len(changed) == 0 {
+		return subnet, nil
+	}
+	updated, err := p.inv.UpdateSubnet(ctx, p.owner, subnet.ID, u)
+	if err != nil {
+		return subnet, err
+	}
+	klog.FromContext(ctx).Info("Updated Neutron subnet", "subnetID", subnet.ID, "fields", changed)
+	if u.Gateway != nil {
+		p.eventf(corev1.EventTypeNormal, eventUpdated, "Updated Neutron subnet %s: %s (gateway %s to %s)",
+			subnet.ID, joinFields(changed), describeGateway(subnet.GatewayIP), describeGateway(updated.GatewayIP))
+	} else {
+		p.eventf(corev1.EventTypeNormal, eventUpdated, "Updated Neutron subnet %s: %s", subnet.ID, joinFields(changed))
+	}
+	return updated, nil
+}
+
+// ensureMTU sets the network's MTU to spec.mtu when the spec has one and
+// Neutron holds another. Without spec.mtu the MTU is Neutron's to choose.
+func (p *pass) ensureMTU(ctx context.Context, net neutron.Network) (neutron.Network, error) {
+	want := specMTU(p.network)
+	if want == 0 || net.MTU == want {
+		return net, nil
+	}
+	updated, err := p.inv.UpdateNetwork(ctx, p.owner, net.ID, neutron.NetworkUpdate{MTU: &want})
+	if err != nil {
+		return net, err
+	}
+	klog.FromContext(ctx).Info("Updated Neutron network MTU", "networkID", net.ID, "from", net.MTU, "to", updated.MTU)
+	p.eventf(corev1.EventTypeNormal, eventUpdated, "Updated the MTU of Neutron network %s from %d to %d", net.ID, net.MTU, updated.MTU)
+	return updated, nil
+}
+
+// describeGateway is a gateway for an Event: its address, or "none".
+func describeGateway(gw string) string { return cmp.Or(gw, "none") }
+
+// joinFields lists changed fields for an Event.
+func joinFields(fields []string) string { return strings.Join(fields, ", ") }

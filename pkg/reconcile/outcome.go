@@ -1,0 +1,285 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
+	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// Outcome is what one pass of the reconciler did and found: everything the
+// controller writes (status, Events, the finalizer) and how it queues the
+// key again. The reconciler writes nothing to the API server itself.
+type Outcome struct {
+	// Condition is the Ready condition to record; nil records nothing.
+	Condition *metav1.Condition
+	// Warning is the reason of the Warning Event that announces Condition
+	// when it changes; "" for none.
+	Warning string
+	// Observed is what Neutron holds for the Network, as far as the pass
+	// knows; status reports it.
+	Observed Observed
+	// Events are what the pass did (created, updated, deleted...).
+	Events []Event
+	// Requeue says when the key comes back.
+	Requeue Requeue
+	// After is the delay of RequeueAfter.
+	After time.Duration
+	// Err is why the pass failed; nil when it did not.
+	Err error
+	// Finalized says Delete is done with Neutron: the finalizer may go.
+	Finalized bool
+}
+
+// Requeue is how a key goes back on the queue after a pass.
+type Requeue int
+
+const (
+	// Done: the pass succeeded; the key's backoff is reset.
+	Done Requeue = iota
+	// Soon: a step is done, and the next needs the informer's cache to
+	// catch up with the status just written; retried with the key's
+	// backoff, counted as a success.
+	Soon
+	// UntilSpecChanges: the spec is one Neutron would refuse; only a change
+	// to it, which queues the key again, can help.
+	UntilSpecChanges
+	// After: nothing will change by retrying soon (Neutron refused the
+	// request); the key comes back after a fixed delay, or at once when
+	// the Network changes.
+	After
+	// Backoff: the failure may pass (Neutron unreachable, a conflict); the
+	// key comes back with per-key exponential backoff.
+	Backoff
+)
+
+// Event is one Event to record.
+type Event struct {
+	Type, Reason, Message string
+	// Regarding is the object the Event is about; nil is the Network.
+	Regarding *corev1.ObjectReference
+}
+
+// Event reasons, besides the Ready condition's reasons.
+const (
+	eventCreated        = "Created"
+	eventUpdated        = "Updated"
+	eventDeleted        = "Deleted"
+	eventDriftRepaired  = "DriftRepaired"
+	eventDeletionFailed = "DeletionFailed"
+	eventOrphaned       = "Orphaned"
+	eventAdopted        = "Adopted"
+	// eventOrphanCollectionCapped is recorded on a namespace.
+	eventOrphanCollectionCapped = "OrphanCollectionCapped"
+)
+
+// rejectedRetryInterval is how long a Network that Neutron refused waits
+// before it is tried again unchanged (a change to it retries at once): the
+// refusal may have been caused by something else, e.g. an overlapping
+// Network that has since been deleted.
+const rejectedRetryInterval = 5 * time.Minute
+
+// phase is what a pass was doing when it failed: the same error means
+// different things to a Network being made and to one being deleted.
+type phase int
+
+const (
+	phaseSyncing   phase = iota // making Neutron match the spec
+	phaseWaiting                // before the first list of Neutron
+	phaseDeleting               // deleting what the Network owns
+	phaseReleasing              // deletionPolicy Orphan: giving it up
+)
+
+// verdict is what an error means: the Ready condition's reason and
+// message, the Warning Event's reason, and the retry.
+type verdict struct {
+	reason, warning, message string
+	requeue                  Requeue
+	after                    time.Duration
+}
+
+// classify is the one table from errors to reasons and retries. Neutron's
+// refusals of an invalid request are retried after a fixed, long delay
+// (retrying them unchanged is pointless); a used-up quota and everything
+// else (unreachable, 5xx, timeouts) with backoff capped at
+// --max-retry-delay; a spec Neutron would refuse not at all.
+func classify(ph phase, err error) verdict {
+	var (
+		rejected *neutron.RejectedError
+		invalid  *desired.InvalidSpecError
+		adoption *adoptionError
+		record   *adoptionRecord
+	)
+	isRejected := errors.As(err, &rejected)
+	switch {
+	case errors.Is(err, inventory.ErrNotOurs):
+		// A broken invariant, not Neutron's doing: said as such.
+		return verdict{samplecrdv1.ReasonInternalError, samplecrdv1.ReasonInternalError,
+			"The controller stopped before a request that would break its ownership rule; nothing was changed in Neutron (a bug: report it): " + err.Error(), Backoff, 0}
+	case ph == phaseWaiting:
+		reason := samplecrdv1.ReasonNeutronUnavailable
+		if neutron.IsAuthError(err) {
+			reason = samplecrdv1.ReasonAuthenticationFailed
+		}
+		return verdict{reason, reason, "Neutron has not been listed yet: " + err.Error(), Backoff, 0}
+	case ph == phaseDeleting && isRejected && rejected.InUse():
+		// Retried with backoff, capped at --max-retry-delay: the ports of
+		// a blocked delete go away by someone else's hand.
+		return verdict{samplecrdv1.ReasonDeletionBlocked, samplecrdv1.ReasonDeletionBlocked, "Neutron refused: " + rejected.Message, Backoff, 0}
+	case ph == phaseDeleting:
+		return verdict{samplecrdv1.ReasonDeleting, eventDeletionFailed, "Waiting for Neutron to delete the network: " + err.Error(), Backoff, 0}
+	case ph == phaseReleasing:
+		return verdict{samplecrdv1.ReasonDeleting, eventDeletionFailed, "Waiting for Neutron to release the network (deletionPolicy: Orphan): " + err.Error(), Backoff, 0}
+	case errors.As(err, &record):
+		// Not a failure: the first half of an adoption. No Warning.
+		return verdict{samplecrdv1.ReasonProvisioning, "", record.Error(), Soon, 0}
+	case errors.As(err, &adoption):
+		return verdict{adoption.reason, adoption.reason, adoption.msg, After, rejectedRetryInterval}
+	case errors.As(err, &invalid):
+		// The spec must change, and its change queues the Network again.
+		return verdict{samplecrdv1.ReasonInvalidSpec, samplecrdv1.ReasonInvalidSpec, invalid.Message, UntilSpecChanges, 0}
+	case errors.Is(err, errAdoptionRecordPending):
+		// The cache catches up in moments: retried with backoff.
+		return verdict{samplecrdv1.ReasonProvisioning, samplecrdv1.ReasonProvisioning, err.Error(), Backoff, 0}
+	case neutron.IsAuthError(err):
+		// Lasts until the credentials are fixed, which the Neutron
+		// session notices by itself; backoff keeps the retries cheap.
+		return verdict{samplecrdv1.ReasonAuthenticationFailed, samplecrdv1.ReasonAuthenticationFailed, err.Error(), Backoff, 0}
+	case isRejected && rejected.OverQuota():
+		// Not terminal: a quota is raised, a network freed. Backoff,
+		// capped, notices either without anyone touching the Network.
+		return verdict{samplecrdv1.ReasonNeutronQuotaExceeded, samplecrdv1.ReasonNeutronQuotaExceeded, "Neutron refused: " + rejected.Message, Backoff, 0}
+	case isRejected && rejected.Overlap():
+		return verdict{samplecrdv1.ReasonCIDRConflict, samplecrdv1.ReasonCIDRConflict, "Neutron refused: " + rejected.Message, After, rejectedRetryInterval}
+	case isRejected:
+		return verdict{samplecrdv1.ReasonNeutronRejected, samplecrdv1.ReasonNeutronRejected, "Neutron refused: " + rejected.Message, After, rejectedRetryInterval}
+	}
+	return verdict{samplecrdv1.ReasonNeutronUnavailable, samplecrdv1.ReasonNeutronUnavailable, err.Error(), Backoff, 0}
+}
+
+// outcome turns the verdict on err into the Outcome of a failed pass.
+func (v verdict) outcome(err error, obs Observed, events []Event) Outcome {
+	cond := notReady(v.reason, v.message)
+	return Outcome{Condition: &cond, Warning: v.warning, Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: err}
+}
+
+// ready is the condition of a Network whose Neutron resources match.
+func ready() metav1.Condition {
+	return metav1.Condition{
+		Type:    samplecrdv1.ConditionReady,
+		Status:  metav1.ConditionTrue,
+		Reason:  samplecrdv1.ReasonProvisioned,
+		Message: "The Neutron network and subnet match the spec",
+	}
+}
+
+func notReady(reason, message string) metav1.Condition {
+	return metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: BoundMessage(message)}
+}
+
+// MaxMessageLength bounds every condition and Event message the controller
+// writes (docs/conditions.md). Neutron's answers, a list of ports, an error
+// with a response body: none of it may grow a status past what the API
+// server accepts, or an Event past what a person reads.
+const MaxMessageLength = 1024
+
+// BoundMessage cuts msg to MaxMessageLength, saying how much was left out.
+func BoundMessage(msg string) string {
+	if len(msg) <= MaxMessageLength {
+		return msg
+	}
+	// The note takes at most 40 bytes; the cut backs off to a rune start.
+	cut := MaxMessageLength - 40
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… and %d more characters", msg[:cut], len(msg)-cut)
+}
+
+// boundList joins at most maxListed items, then says how many more there
+// are.
+func boundList(items []string) string {
+	const maxListed = 10
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+}
+
+// Observed is what Neutron holds for a Network, as its status reports it.
+type Observed struct {
+	NetworkID, SubnetID string
+	CIDR, Gateway       string
+	AllocationPools     []samplecrdv1.AllocationPool
+	MTU                 int32
+	NeutronStatus       string
+	// Adopted is what spec.adopt's network and subnet were called before
+	// they were marked; kept for as long as the Network lives.
+	Adopted *samplecrdv1.AdoptedResources
+}
+
+// observedOf is the status of a Network whose network and subnet are known.
+func observedOf(net neutron.Network, subnet neutron.Subnet) Observed {
+	o := Observed{NetworkID: net.ID, SubnetID: subnet.ID, CIDR: subnet.CIDR, Gateway: subnet.GatewayIP,
+		MTU: int32(net.MTU), NeutronStatus: net.Status}
+	for _, p := range subnet.AllocationPools {
+		o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
+	}
+	return o
+}
+
+// LastObserved is what status says now: kept by a pass that fails before
+// it knows better, so that a failure does not blank the IDs.
+func LastObserved(st samplecrdv1.NetworkStatus) Observed {
+	return Observed{NetworkID: st.NetworkID, SubnetID: st.SubnetID, CIDR: st.CIDR, Gateway: st.Gateway,
+		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, Adopted: st.Adopted}
+}
+
+// Equal reports whether st already says what o says.
+func (o Observed) Equal(st samplecrdv1.NetworkStatus) bool {
+	return o.NetworkID == st.NetworkID && o.SubnetID == st.SubnetID && o.CIDR == st.CIDR && o.Gateway == st.Gateway &&
+		slices.Equal(o.AllocationPools, st.AllocationPools) && o.MTU == st.MTU && o.NeutronStatus == st.NeutronStatus &&
+		equality.Semantic.DeepEqual(o.Adopted, st.Adopted)
+}
+
+// Apply sets o's non-empty fields on status.
+func (o Observed) Apply(status *applyv1.NetworkStatusApplyConfiguration) {
+	if o.NetworkID != "" {
+		status.WithNetworkID(o.NetworkID)
+	}
+	if o.SubnetID != "" {
+		status.WithSubnetID(o.SubnetID)
+	}
+	if o.CIDR != "" {
+		status.WithCIDR(o.CIDR)
+	}
+	if o.Gateway != "" {
+		status.WithGateway(o.Gateway)
+	}
+	for _, p := range o.AllocationPools {
+		status.WithAllocationPools(applyv1.AllocationPool().WithStart(p.Start).WithEnd(p.End))
+	}
+	if o.MTU != 0 {
+		status.WithMTU(o.MTU)
+	}
+	if o.NeutronStatus != "" {
+		status.WithNeutronStatus(o.NeutronStatus)
+	}
+	if a := o.Adopted; a != nil {
+		status.WithAdopted(applyv1.AdoptedResources().
+			WithNetworkID(a.NetworkID).WithNetworkName(a.NetworkName).WithNetworkDescription(a.NetworkDescription).
+			WithSubnetID(a.SubnetID).WithSubnetName(a.SubnetName).WithSubnetDescription(a.SubnetDescription))
+	}
+}

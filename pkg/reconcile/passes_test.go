@@ -1,0 +1,76 @@
+package reconcile
+
+import (
+	"slices"
+	"testing"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// passCase is one row of a table of passes: a Network (or an orphan's
+// UID), what Neutron holds, and what one pass must do.
+type passCase struct {
+	name    string
+	network *samplecrdv1.Network
+	seed    func(*neutronfake.Neutron)
+	failOn  map[string]error
+	// orphan, when set, is collected instead of the Network synced.
+	orphan types.UID
+	// wantErr: "" none, "retry-after" a fixed delay, "backoff" an error,
+	// "invalid" no retry until the spec changes.
+	wantErr     string
+	wantNeutron []string
+	// wantReady is "Status/Reason" of the Ready condition afterwards.
+	wantReady string
+	// wantEvents are the Events recorded, as "Type Reason": their
+	// wording is for people, and TestEventWording pins its format.
+	wantEvents []string
+	check      func(t *testing.T, f *fixture)
+}
+
+// runPasses runs one pass per row and checks what it asked of Neutron, the
+// Ready reason it ends with, how it is retried, and its Events by type and
+// reason (TestEventWording pins their words).
+func runPasses(t *testing.T, tests []passCase) {
+	t.Helper()
+	requeues := map[string]Requeue{"": Done, "soon": Soon, "invalid": UntilSpecChanges, "retry-after": After, "backoff": Backoff}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.network, tc.seed)
+			for req, err := range tc.failOn {
+				f.neutron.FailOn(req, err)
+			}
+
+			var out Outcome
+			if tc.orphan != "" {
+				out = f.collect(tc.orphan)
+			} else {
+				out = f.syncIn(tc.network.Namespace, tc.network.Name)
+			}
+			if out.Requeue != requeues[tc.wantErr] {
+				t.Fatalf("requeue = %v (%v), want %q", out.Requeue, out.Err, tc.wantErr)
+			}
+			if got := f.neutron.Requests(); !slices.Equal(got, tc.wantNeutron) {
+				t.Errorf("Neutron requests = %q, want %q", got, tc.wantNeutron)
+			}
+			if tc.wantReady != "" {
+				cond := meta.FindStatusCondition(f.networkIn(tc.network.Namespace, tc.network.Name).Status.Conditions, samplecrdv1.ConditionReady)
+				if cond == nil {
+					t.Fatalf("no Ready condition, want %s", tc.wantReady)
+				}
+				if got := string(cond.Status) + "/" + cond.Reason; got != tc.wantReady {
+					t.Errorf("Ready = %s (%s), want %s", got, cond.Message, tc.wantReady)
+				}
+			}
+			if got := f.takeEvents(); !slices.Equal(got, tc.wantEvents) {
+				t.Errorf("events = %q, want %q", got, tc.wantEvents)
+			}
+			if tc.check != nil {
+				tc.check(t, f)
+			}
+		})
+	}
+}

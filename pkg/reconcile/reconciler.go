@@ -1,0 +1,110 @@
+// Package reconcile makes Neutron match one Network. It is the body of the
+// controller's syncHandler: Preflight and the ladder of the network and its
+// subnet (ladder.go), adoption (adopt.go), ranges from pools
+// (subnetpool.go), deletion and release (delete.go), and the collection of
+// what deleted Networks left behind (orphans.go); below them, what a pass
+// chooses from what it read (choose.go), why it stops (errors.go) and what
+// it returns (outcome.go). It reads and writes Neutron only
+// through an inventory.Inventory, and the API server not at all, save one
+// live read before collecting an orphan: each pass returns an Outcome, and
+// the controller writes status, Events and the finalizer from it. classify
+// (outcome.go) is the one table from errors to reasons and retries.
+package reconcile
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/orphans"
+)
+
+// Options tune a Reconciler.
+type Options struct {
+	// Namespace, when not empty, is the only namespace whose Networks the
+	// controller manages; Neutron resources of other namespaces are left
+	// alone, even when they look orphaned from here.
+	Namespace string
+	// AdoptionNamespaces are the namespaces whose Networks may adopt an
+	// existing Neutron network (spec.adopt); "*" allows every namespace.
+	// Adoption takes a resource the controller did not make, so it is a
+	// cluster administrator's to allow, not every Network author's.
+	AdoptionNamespaces []string
+	// CollectOrphans turns the collection of Neutron resources whose
+	// Network is gone on; off, they are only counted.
+	CollectOrphans bool
+	// OrphanGracePeriod is how long a resource must have been seen
+	// orphaned, by two lists of Neutron, before it is collected.
+	OrphanGracePeriod time.Duration
+	// MaxOrphansPerList caps the orphans collected per list of Neutron.
+	MaxOrphansPerList int
+}
+
+// adoptionAllowed reports whether Networks of namespace may adopt.
+func (o Options) adoptionAllowed(namespace string) bool {
+	return slices.Contains(o.AdoptionNamespaces, "*") || slices.Contains(o.AdoptionNamespaces, namespace)
+}
+
+// Reconciler makes Neutron match Networks, one pass at a time.
+type Reconciler struct {
+	inv  *inventory.Inventory
+	mark neutron.Mark
+	// networks is read live (never the cache) before an orphan is
+	// collected.
+	networks clientset.Interface
+	// orphans decides when a resource whose Network is gone may go.
+	orphans *orphans.Tracker
+	opts    Options
+}
+
+// New returns a Reconciler that acts through inv on what carries mark.
+func New(inv *inventory.Inventory, mark neutron.Mark, networks clientset.Interface, opts Options) *Reconciler {
+	return &Reconciler{inv: inv, mark: mark, networks: networks,
+		orphans: orphans.New(opts.OrphanGracePeriod, opts.MaxOrphansPerList), opts: opts}
+}
+
+// pass is one reconcile of one Network: whom it acts for, and the Events
+// it has to report.
+type pass struct {
+	*Reconciler
+	network *samplecrdv1.Network
+	owner   neutron.Owner
+	events  []Event
+}
+
+func (r *Reconciler) newPass(network *samplecrdv1.Network) *pass {
+	return &pass{Reconciler: r, network: network, owner: OwnerOf(network)}
+}
+
+func (p *pass) eventf(eventType, reason, format string, args ...any) {
+	p.events = append(p.events, Event{Type: eventType, Reason: reason, Message: BoundMessage(fmt.Sprintf(format, args...))})
+}
+
+// failed is the Outcome of a pass that stopped at err in phase ph.
+func (p *pass) failed(ph phase, err error, obs Observed) Outcome {
+	return classify(ph, err).outcome(err, obs, p.events)
+}
+
+// OwnerOf is the owner Neutron resources of network are created for.
+func OwnerOf(network *samplecrdv1.Network) neutron.Owner {
+	return neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}
+}
+
+// manages reports whether owner's Network is in the controller's scope
+// (--namespace). A controller limited to one namespace cannot see the
+// Networks of others, so their resources must not look orphaned to it.
+func (r *Reconciler) manages(owner neutron.Owner) bool {
+	return r.opts.Namespace == "" || owner.Namespace == r.opts.Namespace
+}
+
+// namespaceRef is the object a Warning about a namespace's orphans is
+// recorded on: `kubectl describe namespace` shows it.
+func namespaceRef(namespace string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: namespace}
+}
