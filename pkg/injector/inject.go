@@ -10,15 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-const (
-	// RequestAnnotation is the design documents' opt-in: a Pod with it set
-	// to "true" gets the sidecar.
-	RequestAnnotation = "initializer.kubernetes.io/envoy"
-	// StatusAnnotation records what was injected (Status, as JSON), and
-	// makes a second admission of the same Pod, or of a copy, a no-op.
-	StatusAnnotation = AnnotationPrefix + "status"
-)
-
 // Status is the value of StatusAnnotation: the names of what was injected,
 // and the Hash of the template they came from.
 type Status struct {

@@ -15,6 +15,15 @@ import (
 // own sidecar, and of the status annotation.
 const AnnotationPrefix = "sidecar.samplecrd.k8s.io/"
 
+const (
+	// RequestAnnotation is the design documents' opt-in: a Pod with it set
+	// to "true" gets the sidecar.
+	RequestAnnotation = "initializer.kubernetes.io/envoy"
+	// StatusAnnotation records what was injected (Status, as JSON), and
+	// makes a second admission of the same Pod, or of a copy, a no-op.
+	StatusAnnotation = AnnotationPrefix + "status"
+)
+
 // The per-Pod overrides. Each applies to the template's first container,
 // the sidecar proper (later ones are helpers the Pod has no say over).
 const (

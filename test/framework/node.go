@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,23 +22,6 @@ import (
 // The node's host-global names. The kubelet's cgroups (kubepods) and
 // iptables chains (KUBE-*) cannot be renamed, so one node runs per machine
 // at a time (nodeLock), and its bridge and ranges are fixed too.
-const (
-	// NodeIP is the node's address: the bridge's, where every Pod and the
-	// host meet. Whatever Pods must reach listens here, not on loopback
-	// (which a Pod cannot reach) nor on the machine's own interfaces.
-	NodeIP      = "10.88.0.1"
-	nodeBridge  = "cni0"
-	podCIDR     = "10.88.0.0/16"
-	serviceCIDR = "10.96.0.0/24"
-	// NodeName is the node's name in the API.
-	NodeName = "local-node"
-	// PauseImage is the sandbox image, built here (hack/build-images.sh).
-	PauseImage = "localhost/pause:local"
-	// nodeStateDir holds what a crashed run leaves behind, at a fixed path
-	// so that the next start can clean it up (see cleanupNode).
-	nodeStateDir = "/var/tmp/network-controller-node"
-	nodeLockFile = "/run/network-controller-node.lock"
-)
 
 // nodeUsers are the node components' API users and groups; the default
 // RBAC bindings and the Node authorizer give each what it needs.
@@ -46,14 +30,6 @@ var nodeUsers = map[string][]string{
 	"system:kube-controller-manager": nil,
 	"system:kube-scheduler":          nil,
 	"system:kube-proxy":              nil,
-}
-
-// nodeSysctls are what the kubelet and the CNI bridge plugin change;
-// their values are saved before the first start and restored by Stop.
-var nodeSysctls = []string{
-	"vm.overcommit_memory", "vm.panic_on_oom", "kernel.panic", "kernel.panic_on_oops",
-	"kernel.keys.root_maxkeys", "kernel.keys.root_maxbytes", "net.ipv4.ip_forward",
-	"net.ipv4.conf.all.route_localnet",
 }
 
 // Node is a real one-machine Kubernetes node: containerd with the CNI
@@ -342,4 +318,38 @@ func (n *Node) release() {
 // machine (local-down.sh runs it after a stack that had to be killed).
 func CleanupNodeHost() {
 	(&Node{}).cleanup()
+}
+
+// cleanup removes everything a node run (this one, or one that crashed)
+// left on the host: processes, containers, mounts, network namespaces,
+// the bridge, the KUBE-* iptables chains, the Pod cgroups, changed
+// sysctls, and the state directory. Each step tolerates that there is
+// nothing to do.
+func (n *Node) cleanup() {
+	// Containers outlive containerd and their shims outlive everything: kill
+	// whatever runs from the state directory or in a Pod cgroup.
+	killMatching(func(cmdline string) bool { return strings.Contains(cmdline, nodeStateDir) })
+	for _, f := range globAll("/sys/fs/cgroup/*/kubepods", "cgroup.procs") {
+		data, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(field); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	unmountUnder(nodeStateDir)
+	netns, _ := filepath.Glob("/run/netns/cni-*")
+	for _, ns := range netns {
+		_ = syscall.Unmount(ns, syscall.MNT_DETACH)
+		_ = os.Remove(ns)
+	}
+	_ = exec.Command("ip", "link", "del", nodeBridge).Run() // takes the service route along
+	for _, ipt := range []string{"iptables", "ip6tables"} {
+		removeKubeChains(ipt)
+	}
+	for _, root := range globDirs("/sys/fs/cgroup/*/kubepods") {
+		removeCgroupTree(root)
+	}
+	restoreHost(filepath.Join(nodeStateDir, "sysctl.orig"))
+	_ = os.RemoveAll(nodeStateDir)
 }
