@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/spf13/pflag"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,9 +22,9 @@ import (
 // inject is `envoy-injector inject`: the webhook's injection, offline, on
 // manifests, like `istioctl kube-inject`.
 func inject(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("envoy-injector inject", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("envoy-injector inject", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("f", "", `Manifests to inject into: YAML or JSON, several documents and Lists; "-" is standard input. Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs that ask for the sidecar get it; everything else is written out unchanged.`)
+	file := fs.StringP("filename", "f", "", `Manifests to inject into: YAML or JSON, several documents and Lists; "-" is standard input. Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs that ask for the sidecar get it; everything else is written out unchanged.`)
 	template := fs.String("template", "", "The envoy-initializer ConfigMap as a manifest file. Empty: read it from the cluster (--kubeconfig, --configmap-namespace, --configmap-name).")
 	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig, to read the ConfigMap from the cluster when --template is empty.")
 	namespace := fs.String("configmap-namespace", "", "Namespace of the ConfigMap in the cluster; empty means the kubeconfig context's.")
@@ -33,13 +34,13 @@ func inject(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
 	if *file == "" {
-		fmt.Fprintln(stderr, "envoy-injector inject: -f is required")
+		fmt.Fprintln(stderr, "envoy-injector inject: -f (--filename) is required")
 		return 2
 	}
 	tmpl, err := loadTemplate(*template, *kubeconfig, *namespace, *name)
