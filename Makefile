@@ -66,9 +66,10 @@ verify: ## Check formatting, go vet, and that generated code is up to date.
 	hack/update-flags-doc.sh --verify
 
 .PHONY: unit
-unit: ## Run the unit tests (no running components needed), and fuzz the webhook for a few seconds.
+unit: ## Run the unit tests (no running components needed), and fuzz the webhook and the templates for a few seconds.
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime 15s ./pkg/injector
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 15s ./pkg/injector
 
 .PHONY: e2e
 e2e: controlplane packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.

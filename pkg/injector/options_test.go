@@ -2,6 +2,7 @@ package injector
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestInjectionOptions(t *testing.T) {
 	metadataTemplate := `
 containers:
 - name: envoy
-  image: envoy:{{ .Labels.version | default "v1" }}
+  image: {{ printf "envoy:%s" (.Labels.version | default "v1") }}
   args: ["--service-cluster", {{ .Namespace | quote }}, "--service-node", {{ index .Annotations "note" | quote }}]
 `
 	tests := []struct {
@@ -78,8 +79,9 @@ containers:
 			template: "{{ if .Labels.broken }}{{ .Nope }}{{ end }}\ncontainers: [{name: envoy, image: envoy}]",
 			pod:      labelled(map[string]string{"broken": "yes"}, nil), refused: "can't evaluate field Nope"},
 		{name: "a template that renders too much refuses the Pod instead of exhausting the webhook",
-			template: "{{ if .Labels.big }}{{ range 200000 }}0123456789{{ end }}{{ end }}\ncontainers: [{name: envoy, image: envoy}]",
-			pod:      labelled(map[string]string{"big": "yes"}, nil), refused: "passes 1048576 bytes"},
+			template: "{{ range .Annotations }}{{ range $.Annotations }}{{ range $.Annotations }}{{ . }}{{ end }}{{ end }}{{ end }}\ncontainers: [{name: envoy, image: envoy}]",
+			pod: labelled(nil, map[string]string{"a": strings.Repeat("x", 10000), "b": "1", "c": "2", "d": "3", "e": "4", "f": "5",
+				"g": "6", "h": "7", "i": "8", "j": "9", "k": "10"}), refused: "passes 1048576 bytes"},
 		{name: "the image, resources and extra args are overridden per Pod",
 			pod: pod([]string{"app"}, nil, map[string]string{
 				ImageAnnotation: "envoyproxy/envoy:v1.31.0", CPURequestAnnotation: "250m", MemoryLimitAnnotation: "1Gi",
@@ -222,5 +224,48 @@ func TestParseTemplateRefusesWhatCannotWork(t *testing.T) {
 	b, _ := ParseTemplate(designTemplate + "\n")
 	if a.Hash == b.Hash || len(a.Hash) != 16 {
 		t.Errorf("hashes %q and %q: want 16 hex digits that tell templates apart", a.Hash, b.Hash)
+	}
+}
+
+// TestTemplatesAreCheckedWhenRead: what could loop without bound is
+// refused when the template is read; numbers go through int, bounded.
+func TestTemplatesAreCheckedWhenRead(t *testing.T) {
+	const sidecar = "\ncontainers: [{name: envoy, image: envoy, ports: [{containerPort: %s}]}]"
+	tests := []struct {
+		name      string
+		template  string
+		pod       PodData
+		wantPort  int32
+		wantError string
+	}{
+		{name: "a range over a number is refused", template: "{{ range 1000000000 }}{{ end }}" + fmt.Sprintf(sidecar, "80"),
+			wantError: "a range over a number"},
+		{name: "so is a range over int's result", template: `{{ range int "5" }}{{ end }}` + fmt.Sprintf(sidecar, "80"),
+			wantError: "a range over a number"},
+		{name: "a number from an annotation goes through int", template: fmt.Sprintf(sidecar, `{{ index .Annotations "port" | default "80" | int }}`),
+			pod: PodData{Annotations: map[string]string{"port": "8080"}}, wantPort: 8080},
+		{name: "without int it is a string, which a port is not", template: fmt.Sprintf(sidecar, `{{ index .Annotations "port" | default "80" }}`),
+			wantError: "cannot unmarshal string"},
+		{name: "int refuses what is not a small integer", template: fmt.Sprintf(sidecar, `{{ index .Annotations "port" | default "80" | int }}`),
+			pod: PodData{Annotations: map[string]string{"port": "80\n  hostPort: 1"}}, wantError: "is not an integer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl, err := ParseTemplate(tc.template)
+			var s *Sidecar
+			if err == nil {
+				s, err = tmpl.Render(tc.pod)
+			}
+			switch {
+			case tc.wantError != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantError)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case s.Containers[0].Ports[0].ContainerPort != tc.wantPort:
+				t.Errorf("ports %+v, want %d", s.Containers[0].Ports, tc.wantPort)
+			}
+		})
 	}
 }

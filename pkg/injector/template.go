@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"text/template/parse"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -24,10 +26,18 @@ import (
 // ConfigKey is the ConfigMap key that holds the template.
 const ConfigKey = "config"
 
-// maxRenderedBytes bounds what one rendering may produce: a template is
-// trusted (a cluster administrator writes it), but a slip such as
-// {{range 1000000000}} must cost one refused Pod, not the webhook.
-const maxRenderedBytes = 1 << 20
+// maxRenderedBytes and maxRenderTime bound one rendering: a template is
+// trusted (a cluster administrator writes it), but a slip must cost one
+// refused Pod, not the webhook. Ranges over numbers, the one way to loop
+// without data, are refused when the template is read (checkTree).
+const (
+	maxRenderedBytes = 1 << 20
+	maxRenderTime    = time.Second
+)
+
+// maxInt is the largest value of the template function int: enough for a
+// port or a count, too little to loop long on.
+const maxInt = 1 << 20
 
 // Template is the value of the ConfigMap's "config" key: YAML of the
 // design documents' layout (containers:, volumes:), which may also be a Go
@@ -73,10 +83,105 @@ var templateFuncs = template.FuncMap{
 		return value
 	},
 	// quote makes a YAML double-quoted string of its argument, safe
-	// whatever a label or annotation holds.
-	"quote": func(value any) string { return strconv.Quote(fmt.Sprint(value)) },
+	// whatever a label or annotation holds. Every printed value is quoted
+	// so unless it says otherwise (autoQuote).
+	"quote": quote,
+	// int reads its argument as an integer from 0 to maxInt, for a field
+	// that is a number (containerPort): a number cannot change the YAML
+	// around it, so it is printed as it is.
+	"int": func(value any) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(fmt.Sprint(value)))
+		if err != nil || n < 0 || n > maxInt {
+			return 0, fmt.Errorf("int: %q is not an integer from 0 to %d", fmt.Sprint(value), maxInt)
+		}
+		return n, nil
+	},
 	"lower": strings.ToLower,
 	"upper": strings.ToUpper,
+}
+
+// quote is the YAML double-quoted scalar of value, which YAML reads back
+// as the very same string whatever it holds (quotes, newlines, colons,
+// "- " and "{"), so that a Pod's label or annotation can never add a
+// field, a container or a volume to its sidecar. strconv.Quote does it:
+// its escapes (\n, \", \xNN, \uNNNN, \UNNNNNNNN) are all YAML's too, and
+// it escapes every rune Go cannot print, which covers every one YAML
+// refuses in its input. FuzzRender holds it to that.
+func quote(value any) string { return strconv.Quote(fmt.Sprint(value)) }
+
+// safeEnding are the functions whose output is already safe to print
+// into YAML as it is.
+var safeEnding = map[string]bool{"quote": true, "int": true}
+
+// autoQuote makes every action that prints end with quote, unless it ends
+// with a function of safeEnding, as html/template adds its escapers: what
+// a template prints of a Pod lands in the YAML as one string scalar,
+// whatever the Pod's metadata says. A template writes
+// {{ printf "envoy:%s" .Labels.v }} for a string made of parts, and
+// {{ .Annotations.port | int }} for a number.
+func autoQuote(t *parse.Tree, n parse.Node) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			autoQuote(t, c)
+		}
+	case *parse.ActionNode:
+		if len(n.Pipe.Decl) > 0 {
+			return // {{ $x := ... }} prints nothing
+		}
+		last := n.Pipe.Cmds[len(n.Pipe.Cmds)-1]
+		if id, ok := last.Args[0].(*parse.IdentifierNode); ok && safeEnding[id.Ident] {
+			return
+		}
+		q := parse.NewIdentifier("quote").SetTree(t).SetPos(n.Pos)
+		n.Pipe.Cmds = append(n.Pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: n.Pos, Args: []parse.Node{q}})
+	case *parse.IfNode:
+		autoQuote(t, n.List)
+		autoQuote(t, n.ElseList)
+	case *parse.RangeNode:
+		autoQuote(t, n.List)
+		autoQuote(t, n.ElseList)
+	case *parse.WithNode:
+		autoQuote(t, n.List)
+		autoQuote(t, n.ElseList)
+	}
+}
+
+// checkRanges refuses a range over a number: the one loop whose length no
+// Pod's data bounds, and which can run without printing or calling
+// anything that the render's time limit sees.
+func checkRanges(n parse.Node) error {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Nodes {
+			if err := checkRanges(c); err != nil {
+				return err
+			}
+		}
+	case *parse.RangeNode:
+		for _, cmd := range n.Pipe.Cmds {
+			for _, arg := range cmd.Args {
+				if _, ok := arg.(*parse.NumberNode); ok {
+					return fmt.Errorf("%s: a range over a number is not allowed in a sidecar template", n.String())
+				}
+				if id, ok := arg.(*parse.IdentifierNode); ok && (id.Ident == "int" || id.Ident == "len") {
+					return fmt.Errorf("%s: a range over a number is not allowed in a sidecar template", n.String())
+				}
+			}
+		}
+		return errors.Join(checkRanges(n.List), checkRanges(n.ElseList))
+	case *parse.IfNode:
+		return errors.Join(checkRanges(n.List), checkRanges(n.ElseList))
+	case *parse.WithNode:
+		return errors.Join(checkRanges(n.List), checkRanges(n.ElseList))
+	}
+	return nil
 }
 
 // ParseTemplate reads a template. It is rendered once, for a Pod with no
@@ -87,6 +192,15 @@ func ParseTemplate(data string) (*Template, error) {
 	text, err := template.New(ConfigKey).Funcs(templateFuncs).Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("the template is not a valid Go template: %w", err)
+	}
+	for _, tt := range text.Templates() {
+		if tt.Tree == nil {
+			continue
+		}
+		if err := checkRanges(tt.Tree.Root); err != nil {
+			return nil, err
+		}
+		autoQuote(tt.Tree, tt.Tree.Root)
 	}
 	sum := sha256.Sum256([]byte(data))
 	t := &Template{text: text, Hash: hex.EncodeToString(sum[:8])}
@@ -100,7 +214,7 @@ func ParseTemplate(data string) (*Template, error) {
 // unknown fields (a misspelt "volumeMount" would otherwise vanish silently)
 // and sidecars that would inject nothing or something unnamed.
 func (t *Template) Render(pod PodData) (*Sidecar, error) {
-	out := &limitedBuffer{limit: maxRenderedBytes}
+	out := &limitedBuffer{limit: maxRenderedBytes, deadline: time.Now().Add(maxRenderTime)}
 	if err := t.text.Execute(out, pod); err != nil {
 		return nil, fmt.Errorf("rendering the template: %w", err)
 	}
@@ -137,15 +251,20 @@ func TemplateFromConfigMap(cm *corev1.ConfigMap) (*Template, error) {
 	return t, nil
 }
 
-// limitedBuffer is a bytes.Buffer that refuses to grow past limit.
+// limitedBuffer is a bytes.Buffer that refuses to grow past limit, or to
+// be written after deadline.
 type limitedBuffer struct {
 	bytes.Buffer
-	limit int
+	limit    int
+	deadline time.Time
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if b.Len()+len(p) > b.limit {
 		return 0, fmt.Errorf("the rendered template passes %d bytes", b.limit)
+	}
+	if time.Now().After(b.deadline) {
+		return 0, fmt.Errorf("rendering the template took more than %v", maxRenderTime)
 	}
 	return b.Buffer.Write(p)
 }

@@ -21,7 +21,7 @@ import (
 const podTemplate = `
 containers:
 - name: {{ if .Labels.renamed }}proxy{{ else }}envoy{{ end }}
-  image: envoyproxy/envoy:{{ index .Labels "envoy-version" | default "v1.31.0" }}
+  image: {{ printf "envoyproxy/envoy:%s" (index .Labels "envoy-version" | default "v1.31.0") }}
   args: ["--service-cluster", {{ .Labels.app | default .GenerateName | quote }}, "--service-node", {{ .Namespace | quote }}]
   resources:
     requests: {cpu: 100m, memory: 64Mi}
