@@ -10,7 +10,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,6 +20,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/component-base/featuregate"
+
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/pflag"
@@ -144,10 +150,22 @@ func (o *options) validate() error {
 func main() {
 	var opts options
 	opts.addFlags(pflag.CommandLine)
-	klogFlags := flag.NewFlagSet("klog", flag.ExitOnError)
-	klog.InitFlags(klogFlags)
-	pflag.CommandLine.AddGoFlagSet(klogFlags)
+	// Logging as every Kubernetes component configures it: -v, --vmodule,
+	// --logging-format=text|json; klog's own flags, deprecated, are not
+	// offered.
+	logging := logsapi.NewLoggingConfiguration()
+	logsapi.AddFlags(logging, pflag.CommandLine)
+	// The logging features at their defaults (JSON is beta, on); the gate
+	// is not offered as a flag.
+	features := featuregate.NewFeatureGate()
+	utilruntime.Must(logsapi.AddFeatureGates(features))
 	pflag.Parse()
+	logs.InitLogs()
+	defer logs.FlushLogs()
+	if err := logsapi.ValidateAndApply(logging, features); err != nil {
+		fmt.Fprintf(os.Stderr, "network-controller: %v\n", err)
+		os.Exit(2)
+	}
 	if opts.leaderElection.ResourceNamespace == "" {
 		ns, err := incluster.Namespace(opts.kubeconfig)
 		if err != nil {

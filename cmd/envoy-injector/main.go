@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,6 +21,13 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/component-base/featuregate"
+
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -64,10 +70,21 @@ func main() {
 	}
 	var o options
 	o.addFlags(pflag.CommandLine)
-	klogFlags := flag.NewFlagSet("klog", flag.ExitOnError)
-	klog.InitFlags(klogFlags)
-	pflag.CommandLine.AddGoFlagSet(klogFlags)
+	// Logging as every Kubernetes component configures it (see the
+	// controller's main.go).
+	logging := logsapi.NewLoggingConfiguration()
+	logsapi.AddFlags(logging, pflag.CommandLine)
+	// The logging features at their defaults (JSON is beta, on); the gate
+	// is not offered as a flag.
+	features := featuregate.NewFeatureGate()
+	utilruntime.Must(logsapi.AddFeatureGates(features))
 	pflag.Parse()
+	logs.InitLogs()
+	defer logs.FlushLogs()
+	if err := logsapi.ValidateAndApply(logging, features); err != nil {
+		fmt.Fprintf(os.Stderr, "envoy-injector: %v\n", err)
+		os.Exit(2)
+	}
 	if o.configMapNamespace == "" {
 		ns, err := incluster.Namespace(o.kubeconfig)
 		if err != nil {

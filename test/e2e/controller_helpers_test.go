@@ -114,12 +114,6 @@ func (c *controller) start(t *testing.T) {
 	}
 }
 
-// logCount counts the lines of the controller's log that contain s.
-func (c *controller) logCount(s string) int {
-	data, _ := os.ReadFile(c.LogPath)
-	return strings.Count(string(data), s)
-}
-
 // metric returns the sum of the controller's samples of the metric name
 // whose labels include labels (0 when it has none), read from its /metrics.
 func (c *controller) metric(ctx context.Context, t *testing.T, name string, labels map[string]string) float64 {
