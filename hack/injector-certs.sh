@@ -20,5 +20,7 @@ openssl x509 -req -in "${dir}/tls.csr" -CA "${dir}/ca.crt" -CAkey "${dir}/ca.key
 
 kubectl -n "${ns}" create secret tls envoy-injector-tls --cert="${dir}/tls.crt" --key="${dir}/tls.key" \
 	--dry-run=client -o yaml | kubectl apply -f -
-kubectl patch mutatingwebhookconfiguration envoy-injector --type=json \
-	-p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 <"${dir}/ca.crt")\"}]"
+ca=$(base64 -w0 <"${dir}/ca.crt")
+kubectl patch mutatingwebhookconfiguration envoy-injector --type=json -p "[
+  {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"${ca}\"},
+  {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"${ca}\"}]"

@@ -51,6 +51,7 @@ type options struct {
 	certFile, keyFile     string
 	configMapNamespace    string
 	configMapName         string
+	maxConcurrent         int
 }
 
 // addFlags binds the webhook's flags to fs.
@@ -62,6 +63,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
 	fs.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or out of cluster the kubeconfig context's (else \"default\").")
 	fs.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
+	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
 }
 
 func main() {
@@ -92,6 +94,10 @@ func main() {
 			os.Exit(2)
 		}
 		o.configMapNamespace = ns
+	}
+	if o.maxConcurrent < 1 {
+		fmt.Fprintln(os.Stderr, "envoy-injector: --max-concurrent-reviews must be at least 1")
+		os.Exit(2)
 	}
 	if o.certFile == "" || o.keyFile == "" {
 		fmt.Fprintln(os.Stderr, "envoy-injector: --tls-cert-file and --tls-private-key-file are required: the API server calls webhooks over HTTPS only")
@@ -132,12 +138,14 @@ func run(ctx context.Context, o options) error {
 
 	m := serving.NewMux("envoy-injector")
 	metrics.RegisterInjector()
-	m.Handle("/mutate", &injector.Webhook{Template: func() (*injector.Template, error) {
+	webhook := &injector.Webhook{Template: func() (*injector.Template, error) {
 		if !synced() {
 			return nil, errors.New("the template ConfigMap has not been read yet")
 		}
 		return source.Template()
-	}, Observe: metrics.ObserveAdmission})
+	}, Observe: metrics.ObserveAdmission}
+	m.Handle("/mutate", serving.LimitConcurrency(webhook, o.maxConcurrent, time.Second,
+		func() { metrics.ObserveAdmission(injector.ResultOverloaded, 0) }))
 	serving.InstallMetrics(m, false)
 	serving.InstallProbes(m, []healthz.HealthChecker{healthz.PingHealthz}, []healthz.HealthChecker{
 		healthz.NamedCheck("configmap-informer", func(*http.Request) error {
@@ -155,9 +163,16 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.bindAddress, err)
 	}
+	// Each limit is above what a webhook call may take (timeoutSeconds,
+	// at most 30 s) and far below what a slow or hostile client would
+	// like to hold.
 	srv := &http.Server{
 		Handler:           m,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    64 << 10,
 		TLSConfig:         tlsConfig,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}

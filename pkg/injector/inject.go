@@ -23,9 +23,12 @@ type Status struct {
 // Pod on the host's network never gets it, whatever it asks: the sidecar's
 // listeners would take ports of the node itself, and clash with every
 // other such Pod on it (Istio's injector skips them for the same reason).
-// Anything but "true" — "false" included — is a Pod that does not ask.
+// A Pod asks with the label RequestLabel or the design documents'
+// annotation RequestAnnotation; anything but "true" — "false" included —
+// is a Pod that does not ask.
 func Wants(pod *corev1.Pod) bool {
-	return pod.Annotations[RequestAnnotation] == "true" && !pod.Spec.HostNetwork
+	asks := pod.Labels[RequestLabel] == "true" || pod.Annotations[RequestAnnotation] == "true"
+	return asks && !pod.Spec.HostNetwork
 }
 
 // InjectJSON decides on pod and merges the sidecar into raw, the same Pod

@@ -245,3 +245,30 @@ func FuzzReview(f *testing.F) {
 		}
 	})
 }
+
+// TestWants: a Pod asks by label or by the design documents' annotation,
+// with "true" and nothing else; a Pod on the host's network never gets it.
+func TestWants(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		labels      map[string]string
+		annotations map[string]string
+		hostNetwork bool
+		want        bool
+	}{
+		{name: "nothing asked"},
+		{name: "the label", labels: map[string]string{RequestLabel: "true"}, want: true},
+		{name: "the annotation", annotations: map[string]string{RequestAnnotation: "true"}, want: true},
+		{name: "the label, false", labels: map[string]string{RequestLabel: "false"}},
+		{name: "the annotation, yes", annotations: map[string]string{RequestAnnotation: "yes"}},
+		{name: "the label on the host's network", labels: map[string]string{RequestLabel: "true"}, hostNetwork: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels, Annotations: tc.annotations},
+				Spec: corev1.PodSpec{HostNetwork: tc.hostNetwork}}
+			if got := Wants(p); got != tc.want {
+				t.Errorf("Wants = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

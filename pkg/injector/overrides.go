@@ -19,6 +19,10 @@ const (
 	// RequestAnnotation is the design documents' opt-in: a Pod with it set
 	// to "true" gets the sidecar.
 	RequestAnnotation = "initializer.kubernetes.io/envoy"
+	// RequestLabel is the opt-in by label: the webhook's objectSelector
+	// sends the API server's Pods with it to the webhook, and no others,
+	// so Pods that do not ask never wait on it (artifacts/injector).
+	RequestLabel = AnnotationPrefix + "inject"
 	// StatusAnnotation records what was injected (Status, as JSON), and
 	// makes a second admission of the same Pod, or of a copy, a no-op.
 	StatusAnnotation = AnnotationPrefix + "status"

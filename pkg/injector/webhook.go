@@ -2,6 +2,7 @@ package injector
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,6 +29,9 @@ const (
 	ResultSkipped = "skipped"
 	// ResultDenied: the Pod asks, and was refused with the reason.
 	ResultDenied = "denied"
+	// ResultOverloaded: the review was refused unread, with 503: too many
+	// were under way (serving.LimitConcurrency).
+	ResultOverloaded = "overloaded"
 )
 
 // Webhook serves AdmissionReview requests for Pod CREATE.
@@ -40,9 +44,10 @@ type Webhook struct {
 	Observe func(result string, elapsed time.Duration)
 }
 
-// maxRequestBytes bounds a request body: the API server sends at most a
-// few MiB of object.
-const maxRequestBytes = 8 << 20
+// MaxRequestBytes bounds a request body: kube-apiserver's own limit on a
+// request (--max-request-body-bytes' default, 3 MiB), which no Pod it
+// sends on can exceed.
+const MaxRequestBytes = 3 << 20
 
 // ServeHTTP answers one AdmissionReview.
 func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -51,9 +56,13 @@ func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		code := http.StatusBadRequest
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			code = http.StatusRequestEntityTooLarge
+		}
+		http.Error(w, err.Error(), code)
 		return
 	}
 	review := &admissionv1.AdmissionReview{}

@@ -110,7 +110,7 @@ var (
 	AdmissionsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "envoy_injector",
 		Name:           "admissions_total",
-		Help:           "Pod admissions by result: injected, unchanged (injected already: reinvocation or a copy), skipped (did not ask, or hostNetwork), denied.",
+		Help:           "Pod admissions by result: injected, unchanged (injected already: reinvocation or a copy), skipped (did not ask, or hostNetwork), denied, overloaded (refused with 503: --max-concurrent-reviews were under way).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
 	AdmissionDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{

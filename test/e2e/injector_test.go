@@ -88,7 +88,9 @@ func TestEnvoySidecarInjection(t *testing.T) {
 
 // TestInjectorManifestsApply applies artifacts/injector with kubectl and
 // runs hack/injector-certs.sh as its README says: the objects are accepted
-// by the API server, the TLS Secret exists and the webhook trusts its CA.
+// by the API server, the TLS Secret exists, both webhooks trust its CA, and
+// with nothing serving them only Pods that ask for the sidecar wait on
+// them.
 func TestInjectorManifestsApply(t *testing.T) {
 	ctx := framework.TestContext(t, 2*time.Minute)
 	kube := kubeClient(t)
@@ -127,8 +129,41 @@ func TestInjectorManifestsApply(t *testing.T) {
 	if !pool.AppendCertsFromPEM(cfg.Webhooks[0].ClientConfig.CABundle) {
 		t.Fatal("the webhook has no caBundle")
 	}
+	for i, w := range cfg.Webhooks {
+		if string(w.ClientConfig.CABundle) != string(cfg.Webhooks[0].ClientConfig.CABundle) {
+			t.Errorf("webhook %d (%s) has another caBundle than webhook 0", i, w.Name)
+		}
+	}
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "envoy-injector.envoy-injector.svc"}); err != nil {
 		t.Errorf("the API server would not trust the webhook's certificate: %v", err)
+	}
+
+	// Nothing serves the webhook here (no node runs its Pods): the
+	// injector is down. In a namespace that opted in, a Pod that asks for
+	// the sidecar, either way, is refused, since it must not start without
+	// it; a Pod that does not ask is created, because the API server never
+	// calls the webhook for it.
+	ns := framework.NewNamespace(ctx, t, kube, map[string]string{"envoy-injection": "enabled"})
+	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}}
+	byLabel, byAnnotation := plain.DeepCopy(), plain.DeepCopy()
+	byLabel.Name, byLabel.Labels = "by-label", map[string]string{injector.RequestLabel: "true"}
+	byAnnotation.Name, byAnnotation.Annotations = "by-annotation", map[string]string{injector.RequestAnnotation: "true"}
+	for _, tc := range []struct {
+		pod     *corev1.Pod
+		webhook string // "" for a Pod that must be created
+	}{
+		{plain, ""},
+		{byLabel, "label.envoy.injector.samplecrd.k8s.io"},
+		{byAnnotation, "annotation.envoy.injector.samplecrd.k8s.io"},
+	} {
+		_, err := kube.CoreV1().Pods(ns).Create(ctx, tc.pod, metav1.CreateOptions{})
+		switch {
+		case tc.webhook == "" && err != nil:
+			t.Errorf("a Pod that does not ask for the sidecar was refused while the injector is down: %v", err)
+		case tc.webhook != "" && (err == nil || !strings.Contains(err.Error(), tc.webhook)):
+			t.Errorf("Pod %s, which asks, was not refused by %s while the injector is down: %v", tc.pod.Name, tc.webhook, err)
+		}
 	}
 }
 
