@@ -3,6 +3,7 @@ package e2enode
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -322,5 +323,32 @@ func TestNativeSidecarLetsAJobComplete(t *testing.T) {
 		if s.Name == "envoy" && (s.State.Terminated == nil || s.RestartCount != 0) {
 			t.Errorf("the sidecar's state %+v (restarts %d): want stopped by the kubelet, never restarted", s.State, s.RestartCount)
 		}
+	}
+}
+
+// TestKubectlLogsAndExecReachThePods: the API server reaches the kubelet
+// with its client certificate, as on any cluster, so `kubectl logs` shows
+// the controller's log, one JSON object per line as deployed, and
+// `kubectl exec` runs in its container.
+func TestKubectlLogsAndExecReachThePods(t *testing.T) {
+	ctx := framework.TestContext(t, 2*time.Minute)
+	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
+	leader, _, _ := strings.Cut(leaseHolder(ctx, t), "_")
+	logs := kubectl(ctx, t, "-n", controllerNamespace, "logs", leader, "--tail=50")
+	lines := 0
+	for line := range strings.Lines(logs) {
+		var entry struct {
+			Msg string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(line), &entry); err != nil || entry.Msg == "" {
+			t.Errorf("kubectl logs: not a JSON log entry: %q (%v)", line, err)
+		}
+		lines++
+	}
+	if lines == 0 {
+		t.Error("kubectl logs showed nothing")
+	}
+	if out := kubectl(ctx, t, "-n", controllerNamespace, "exec", leader, "--", "/network-controller", "--help"); !strings.Contains(out, "--leader-elect") {
+		t.Errorf("kubectl exec: %q", out)
 	}
 }

@@ -49,6 +49,10 @@ type ControlPlane struct {
 	SAKeyFile string
 	// Tokens are the static tokens of the node's components, by user.
 	Tokens map[string]string
+	// KubeletClient is the API server's client certificate to the
+	// kubelet (logs, exec, port-forward), with the CA the kubelet trusts
+	// it by; nil without a node.
+	KubeletClient *ClientCertificate
 	// ClusterUID is the UID of the kube-system namespace: the cluster's
 	// identity in the controller's ownership mark.
 	ClusterUID types.UID
@@ -149,10 +153,18 @@ func startControlPlane(ctx context.Context, dir, binDir, crdDir string, opts con
 	}
 	authz := []string{"--authorization-mode=RBAC"}
 	if len(opts.users) > 0 {
+		// The API server proxies kubectl logs and exec to the kubelet as
+		// a user the kubelet's webhook authorizer lets through, as
+		// kubeadm's apiserver-kubelet-client does.
+		if cp.KubeletClient, err = NewClientCertificate(apiDir, "kube-apiserver-kubelet-client", []string{"system:masters"}); err != nil {
+			return nil, err
+		}
 		authz = []string{"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
 			// The API server dials the kubelet by its InternalIP (the
 			// bridge), never by a host name that would need DNS.
 			"--kubelet-preferred-address-types=InternalIP",
+			"--kubelet-client-certificate=" + cp.KubeletClient.CertFile,
+			"--kubelet-client-key=" + cp.KubeletClient.KeyFile,
 			// Webhooks and aggregated APIs are dialled at their Pod IPs.
 			"--enable-aggregator-routing=true"}
 	}

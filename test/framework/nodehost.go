@@ -131,6 +131,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 		"authentication": map[string]any{
 			"anonymous": map[string]any{"enabled": false},
 			"webhook":   map[string]any{"enabled": true},
+			// The API server's client certificate (logs, exec).
+			"x509": map[string]any{"clientCAFile": cp.KubeletClient.CAFile},
 		},
 		"authorization": map[string]any{"mode": "Webhook"},
 		"clusterDomain": "cluster.local",
