@@ -13,6 +13,8 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -180,6 +182,21 @@ func run(ctx context.Context, o options) error {
 	return serving.Run(ctx, srv, ln)
 }
 
+// expiryMetric publishes the expiry of the certificate content holds,
+// whenever content loads one.
+type expiryMetric struct {
+	content dynamiccertificates.CertKeyContentProvider
+}
+
+func (e expiryMetric) Enqueue() {
+	certPEM, _ := e.content.CurrentCertKeyContent()
+	if block, _ := pem.Decode(certPEM); block != nil {
+		if cert, err := x509.ParseCertificate(block.Bytes); err == nil {
+			metrics.ServingCertificateExpiration.Set(float64(cert.NotAfter.Unix()))
+		}
+	}
+}
+
 // servingTLS serves the certificate and key in certFile and keyFile, and
 // follows them when they change (a rotated Secret, cert-manager): with
 // kube-apiserver's own machinery, which watches the files and re-reads them
@@ -193,9 +210,11 @@ func servingTLS(ctx context.Context, certFile, keyFile string) (*tls.Config, err
 	base := &tls.Config{MinVersion: tls.VersionTLS12}
 	certs := dynamiccertificates.NewDynamicServingCertificateController(base, nil, content, nil, nil)
 	content.AddListener(certs)
+	content.AddListener(expiryMetric{content})
 	if err := certs.RunOnce(); err != nil {
 		return nil, fmt.Errorf("loading the serving certificate: %w", err)
 	}
+	expiryMetric{content}.Enqueue()
 	go content.Run(ctx, 1)
 	go certs.Run(1, ctx.Done())
 	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: certs.GetConfigForClient}, nil

@@ -120,6 +120,12 @@ var (
 		Buckets:        metrics.ExponentialBuckets(0.0001, 2, 16),
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
+	ServingCertificateExpiration = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "envoy_injector",
+		Name:           "serving_certificate_expiration_timestamp_seconds",
+		Help:           "When the serving certificate the webhook hands out now expires, in seconds since the epoch: it moves when a rotated certificate is loaded.",
+		StabilityLevel: metrics.ALPHA,
+	})
 )
 
 var registerController, registerInjector sync.Once
@@ -137,7 +143,7 @@ func RegisterController() {
 // RegisterInjector registers the webhook's metrics; called once more, it
 // does nothing.
 func RegisterInjector() {
-	registerInjector.Do(func() { legacyregistry.MustRegister(AdmissionsTotal, AdmissionDuration) })
+	registerInjector.Do(func() { legacyregistry.MustRegister(AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration) })
 }
 
 // ObserveSync records one sync's result and duration.

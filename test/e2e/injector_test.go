@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -187,6 +188,32 @@ func TestInjectorFollowsARotatedCertificate(t *testing.T) {
 	if webhook.Exited() {
 		t.Error("the webhook restarted to rotate")
 	}
+	// What an alert on expiry reads follows the certificate served.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(second.CAPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	want := float64(notAfter(t, second.CertFile).Unix())
+	if got := scrapeMetric(ctx, t, client, "https://"+addr+"/metrics", "envoy_injector_serving_certificate_expiration_timestamp_seconds", nil); got != want {
+		t.Errorf("envoy_injector_serving_certificate_expiration_timestamp_seconds = %v, want the new certificate's %v", got, want)
+	}
+}
+
+// notAfter is the expiry of the certificate in file.
+func notAfter(t *testing.T, file string) time.Time {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("%s holds no PEM", file)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert.NotAfter
 }
 
 // TestOfflineInjectionIsAppliedAsIs runs `envoy-injector inject` on a

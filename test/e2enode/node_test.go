@@ -3,9 +3,13 @@ package e2enode
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -351,4 +355,82 @@ func TestKubectlLogsAndExecReachThePods(t *testing.T) {
 	if out := kubectl(ctx, t, "-n", controllerNamespace, "exec", leader, "--", "/network-controller", "--help"); !strings.Contains(out, "--leader-elect") {
 		t.Errorf("kubectl exec: %q", out)
 	}
+}
+
+// TestInjectorCertificateRotationRefusesNoPod rotates the webhook's CA and
+// certificate with hack/injector-certs.sh while Pods that ask for the
+// sidecar are admitted (server-side dry runs, so nothing runs): the API
+// server trusts old and new certificates throughout, so not one is
+// refused, until every replica serves the new certificate; then the old
+// CA is dropped, and still none is.
+func TestInjectorCertificateRotationRefusesNoPod(t *testing.T) {
+	ctx := framework.TestContext(t, 6*time.Minute)
+	waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)
+	ns := newNamespace(ctx, t, map[string]string{"envoy-injection": "enabled"})
+	before := servedCertificates(ctx, t)
+
+	admitted, refused := 0, 0
+	admit := func() {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "rotation-", Labels: map[string]string{injector.RequestLabel: "true"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: framework.PauseImage}}},
+		}
+		got, err := kubeClient(t).CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil || len(got.Spec.Containers) != 2 {
+			refused++
+			t.Errorf("a Pod was not injected during the rotation: %v", err)
+			return
+		}
+		admitted++
+	}
+	certs := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, filepath.Join(stack.RepoRoot, "hack", "injector-certs.sh"), args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+stack.ControlPlane.AdminKubeconfig)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hack/injector-certs.sh %v: %v\n%s", args, err, out)
+		}
+	}
+
+	certs("--rotate-ca")
+	// The kubelet updates the Secret volume, then each replica reloads it.
+	framework.Eventually(ctx, t, 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		admit()
+		now := servedCertificates(ctx, t)
+		for pod, serial := range now {
+			if serial == before[pod] {
+				return false, fmt.Sprintf("%s still serves the old certificate (%d Pods admitted)", pod, admitted), nil
+			}
+		}
+		return len(now) == 2, fmt.Sprintf("%d replicas answer", len(now)), nil
+	})
+	certs()
+	for range 10 {
+		admit()
+	}
+	t.Logf("%d Pods admitted through the rotation, %d refused", admitted, refused)
+}
+
+// servedCertificates dials each envoy-injector replica at its Pod IP and
+// returns the serial number of the certificate it serves, by Pod.
+func servedCertificates(ctx context.Context, t *testing.T) map[string]string {
+	t.Helper()
+	pods, err := kubeClient(t).CoreV1().Pods(injectorNamespace).List(ctx, metav1.ListOptions{LabelSelector: injectorSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil || p.Status.PodIP == "" {
+			continue
+		}
+		dialer := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} // only the certificate is read
+		conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(p.Status.PodIP, "8443"))
+		if err != nil {
+			continue
+		}
+		out[p.Name] = conn.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.String()
+		conn.Close()
+	}
+	return out
 }
