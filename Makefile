@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 
 GO ?= go
 # Packages that need no running components: everything but the e2e suite.
-UNIT_PKGS = $$($(GO) list ./... | grep -v /test/e2e)
+UNIT_PKGS = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/charts)
 
 ##@ General
 
@@ -55,7 +55,7 @@ image: build ## Build the image (name and tag from artifacts/deploy) with docker
 ##@ Testing
 
 .PHONY: test
-test: verify unit e2e e2e-node soak-short check-docs ## Run everything CI runs: verification, unit tests, the e2e suite, a short fault soak and the docs' commands, against the real stack.
+test: verify unit charts e2e e2e-node soak-short check-docs ## Run everything CI runs: verification, unit tests, the charts, the e2e suite, a short fault soak and the docs' commands, against the real stack.
 
 .PHONY: verify
 verify: ## Check formatting, go vet, and that generated code is up to date.
@@ -70,6 +70,12 @@ unit: ## Run the unit tests (no running components needed), and fuzz the webhook
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime 15s ./pkg/injector
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 15s ./pkg/injector
+
+.PHONY: charts
+charts: ## Lint the Helm charts and check that they render what the kustomizations do (helm is built from Go modules).
+	hack/build-controlplane.sh helm
+	bin/helm lint --strict charts/network-controller charts/envoy-injector
+	$(GO) test -count=1 ./test/charts
 
 .PHONY: e2e
 e2e: controlplane packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.
@@ -124,7 +130,7 @@ up: ## Start the local stack in the background (hack/local-up.sh).
 	hack/local-up.sh
 
 .PHONY: deploy
-deploy: ## After make up: build the images, load them into the node, apply artifacts/deploy and artifacts/injector (hack/deploy.sh).
+deploy: ## After make up: build the images, load them into the node, install both charts (hack/deploy.sh).
 	hack/deploy.sh
 
 .PHONY: down
@@ -134,7 +140,7 @@ down: ## Stop the local stack and remove its data (hack/local-down.sh).
 ##@ Dependencies
 
 .PHONY: controlplane
-controlplane: ## Build etcd and kube-apiserver from Go modules into bin/ (only when missing or stale).
+controlplane: ## Build etcd, kube-apiserver, the node's components and helm from Go modules into bin/ (only when missing or stale).
 	hack/build-controlplane.sh
 
 .PHONY: packages

@@ -2,12 +2,13 @@
 # Builds the real Kubernetes components from Go modules into bin/:
 #   hack/controlplane: etcd, etcdctl, kube-apiserver;
 #   hack/node:         kubelet, kube-controller-manager, kube-scheduler,
-#                      kube-proxy, and the node's pause binary.
+#                      kube-proxy, and the node's pause binary;
+#   hack/helm:         helm (Debian 12 has no package), about a minute.
 # Each is rebuilt only when missing or when the module that pins it
 # changed, so a warm run costs a hash and nothing else. On 2 cores, the
 # first build of the control plane takes about 12 minutes, and the node's
 # about 10 more (3 when the Go build cache is warm from kube-apiserver).
-# `$0 controlplane` or `$0 node` builds one module only.
+# `$0 controlplane`, `$0 node` or `$0 helm` builds one module only.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,10 +43,37 @@ build_module() {
 	done
 }
 
+# build_helm builds helm from hack/helm's tool directive, stamped with its
+# version and with the Kubernetes version of its client libraries, as
+# helm's own Makefile does (helm template assumes that version).
+build_helm() {
+	local src="${root}/hack/helm" stamp version k8s minor
+	stamp=$(cd "${src}" && cat go.mod go.sum | sha256sum | cut -d' ' -f1)
+	if [[ -x "${bin}/helm" && "$(cat "${bin}/.helm.stamp" 2>/dev/null)" == "${stamp}" ]]; then
+		echo "helm: up to date"
+		return
+	fi
+	echo "helm: building"
+	local start=${SECONDS}
+	version=$(cd "${src}" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
+	k8s=$(cd "${src}" && go list -m -f '{{.Version}}' k8s.io/client-go)
+	minor=$(echo "${k8s}" | cut -d. -f2)
+	(cd "${src}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
+		-X helm.sh/helm/v3/internal/version.version=${version} \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=${minor} \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=${minor}" \
+		-o "${bin}/helm" helm.sh/helm/v3/cmd/helm)
+	echo "${stamp}" >"${bin}/.helm.stamp"
+	echo "helm: built in $((SECONDS - start))s"
+}
+
 what=${1:-all}
 if [[ ${what} == all || ${what} == controlplane ]]; then
 	build_module controlplane etcd etcdctl kube-apiserver
 fi
 if [[ ${what} == all || ${what} == node ]]; then
 	build_module node kubelet kube-controller-manager kube-scheduler kube-proxy pause
+fi
+if [[ ${what} == all || ${what} == helm ]]; then
+	build_helm
 fi

@@ -44,7 +44,6 @@ func deploy(ctx context.Context) ([]byte, error) {
 		// The application credential: what artifacts/deploy recommends.
 		"OS_CLOUD="+framework.AppCredentialCloud,
 		"CONTAINERD_ADDRESS="+stack.Node.ContainerdSocket,
-		"DEPLOY_OVERLAY="+filepath.Join(stack.Dir, "deploy"),
 	)
 	return cmd.CombinedOutput()
 }

@@ -1,0 +1,20 @@
+{{/* labels are the labels of every object: its name, and Helm's. */}}
+{{- define "envoy-injector.labels" -}}
+app.kubernetes.io/name: envoy-injector
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- end }}
+
+{{/* caBundle is the value given, else the one in the cluster, so that an
+upgrade does not take away what hack/injector-certs.sh or cert-manager set. */}}
+{{- define "envoy-injector.caBundle" -}}
+{{- if .Values.webhook.caBundle -}}
+{{ .Values.webhook.caBundle }}
+{{- else -}}
+{{- $existing := lookup "admissionregistration.k8s.io/v1" "MutatingWebhookConfiguration" "" "envoy-injector" -}}
+{{- if $existing -}}
+{{ (index $existing.webhooks 0).clientConfig.caBundle | default "" }}
+{{- end -}}
+{{- end -}}
+{{- end }}

@@ -1,0 +1,163 @@
+// Package charts checks the Helm charts against the kustomizations: with
+// their default values they render the same objects, so that neither way
+// of installing drifts from the other. It needs bin/helm
+// (hack/build-controlplane.sh helm) and kubectl.
+package charts
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+const root = "../.."
+
+// helmLabels are the labels a chart adds for Helm's bookkeeping; the
+// kustomizations' objects carry only app.kubernetes.io/name, on some.
+var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/name"}
+
+// chartOnly are fields only a chart has, by kind: a checksum that rolls the
+// Pods when the chart's Secret changes (kustomize has no such thing).
+var chartOnly = map[string][][]string{
+	"Deployment": {{"spec", "template", "metadata", "annotations", "checksum/cloud"}},
+}
+
+// TestChartsRenderTheKustomizations: `helm template` of each chart, with
+// its defaults, in the namespace its kustomization names, gives the
+// kustomization's objects (less its Namespace, which Helm leaves to
+// --create-namespace), field by field.
+func TestChartsRenderTheKustomizations(t *testing.T) {
+	helm := filepath.Join(root, "bin", "helm")
+	if _, err := os.Stat(helm); err != nil {
+		t.Fatalf("no %s: build it with hack/build-controlplane.sh helm", helm)
+	}
+	for _, tc := range []struct{ chart, namespace, kustomization string }{
+		{"network-controller", "network-controller-system", "artifacts/deploy"},
+		{"envoy-injector", "envoy-injector", "artifacts/injector"},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			want := objects(t, run(t, "kubectl", "kustomize", filepath.Join(root, tc.kustomization)))
+			got := objects(t, run(t, helm, "template", tc.chart, filepath.Join(root, "charts", tc.chart), "--namespace", tc.namespace))
+			delete(want, "Namespace/"+tc.namespace)
+			for key, obj := range got {
+				// Helm installs namespaced objects into the release's
+				// namespace; kustomize writes it into each.
+				if w, ok := want[key]; ok && nested(w, "metadata", "namespace") != nil {
+					obj["metadata"].(map[string]any)["namespace"] = tc.namespace
+				}
+			}
+			for key := range want {
+				if _, ok := got[key]; !ok {
+					t.Errorf("the chart does not render %s", key)
+				}
+			}
+			for key, obj := range got {
+				w, ok := want[key]
+				if !ok {
+					t.Errorf("the chart renders %s, which %s does not have", key, tc.kustomization)
+					continue
+				}
+				if diff := cmp.Diff(w, obj); diff != "" {
+					t.Errorf("%s differs (-%s +chart):\n%s", key, tc.kustomization, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestTheChartsCRDIsArtifactsCRD: Helm installs the CRD from crds/ (and
+// never deletes it); it must be the very file kustomize applies.
+func TestTheChartsCRDIsArtifactsCRD(t *testing.T) {
+	const name = "networks.samplecrd.k8s.io.yaml"
+	chart, err := os.ReadFile(filepath.Join(root, "charts", "network-controller", "crds", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifact, err := os.ReadFile(filepath.Join(root, "artifacts", "crd", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(chart, artifact) {
+		t.Errorf("charts/network-controller/crds/%s differs from artifacts/crd/%s: copy it (cp artifacts/crd/%s charts/network-controller/crds/)", name, name, name)
+	}
+}
+
+func run(t *testing.T, name string, args ...string) []byte {
+	t.Helper()
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr)
+	}
+	return out
+}
+
+// objects decodes a YAML stream into objects by "Kind/name", without
+// Helm's bookkeeping labels and what only a chart has.
+func objects(t *testing.T, stream []byte) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); err == io.EOF {
+			return out
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if obj == nil {
+			continue
+		}
+		obj = normalised(obj)
+		meta := obj["metadata"].(map[string]any)
+		if labels, ok := meta["labels"].(map[string]any); ok {
+			for _, l := range helmLabels {
+				delete(labels, l)
+			}
+			if len(labels) == 0 {
+				delete(meta, "labels")
+			}
+		}
+		for _, path := range chartOnly[obj["kind"].(string)] {
+			if parent, ok := nested(obj, path[:len(path)-1]...).(map[string]any); ok {
+				delete(parent, path[len(path)-1])
+				if len(parent) == 0 {
+					delete(nested(obj, path[:len(path)-2]...).(map[string]any), path[len(path)-2])
+				}
+			}
+		}
+		out[fmt.Sprintf("%s/%s", obj["kind"], meta["name"])] = obj
+	}
+}
+
+// normalised is obj through JSON, so that numbers and strings compare the
+// same whichever tool wrote them.
+func normalised(obj map[string]any) map[string]any {
+	data, _ := json.Marshal(obj)
+	var out map[string]any
+	_ = json.Unmarshal(data, &out)
+	return out
+}
+
+func nested(obj map[string]any, path ...string) any {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
