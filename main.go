@@ -85,6 +85,7 @@ type options struct {
 	probeBindAddress   string
 	metricsBindAddress string
 	profiling          bool
+	metricsSecure      bool
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -125,7 +126,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	componentbaseoptions.BindLeaderElectionFlags(&o.leaderElection, fs)
 	fs.StringVar(&o.probeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" turns them off.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
-	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address.")
+	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address, unless --metrics-secure.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics (and the profiler) over HTTPS, with a self-signed certificate, to callers the API server authenticates (TokenReview) and authorizes to get the path (SubjectAccessReview), as kube-controller-manager's secure port does; needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 }
 
 func (o *options) validate() error {
@@ -140,6 +142,9 @@ func (o *options) validate() error {
 	}
 	if o.orphanGracePeriod < 0 || o.maxOrphansPerList < 1 {
 		return fmt.Errorf("--orphan-grace-period must not be negative and --max-orphans-per-list at least 1")
+	}
+	if o.metricsSecure && o.metricsBindAddress == o.probeBindAddress && o.metricsBindAddress != "0" {
+		return fmt.Errorf("--metrics-secure serves /metrics over HTTPS with authentication, so it needs a --metrics-bind-address other than --health-probe-bind-address, which the kubelet probes without either")
 	}
 	if errs := validation.IsDNS1123Label(o.clusterName); o.clusterName != "" && len(errs) > 0 {
 		return fmt.Errorf("--cluster-name %q cannot be part of the ownership mark of Neutron resources: %s", o.clusterName, strings.Join(errs, "; "))
@@ -229,7 +234,13 @@ func run(ctx context.Context, opts options) error {
 	// (the process is stuck: restart it); /readyz as readiness says.
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	ready := readiness{auth: authErr}
-	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling,
+	var auth *serving.DelegatedAuth
+	if opts.metricsSecure {
+		if auth, err = serving.NewDelegatedAuth(kubeClient); err != nil {
+			return err
+		}
+	}
+	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling, auth,
 		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
 		return err
 	}
@@ -366,21 +377,37 @@ func (r *readiness) checks() []healthz.HealthChecker {
 		})
 	}
 	return []healthz.HealthChecker{
-		healthz.NamedCheck("cloud-auth", func(*http.Request) error { return r.auth() }),
+		withheld(healthz.NamedCheck("cloud-auth", func(*http.Request) error { return r.auth() })),
 		leaderCheck("informer-sync", func(c *Controller) error {
 			if !c.networksSynced() {
 				return errors.New("the Network informer's cache has not synced yet")
 			}
 			return nil
 		}),
-		leaderCheck("neutron", func(c *Controller) error { return c.inventory.Health().Err() }),
+		withheld(leaderCheck("neutron", func(c *Controller) error { return c.inventory.Health().Err() })),
 	}
+}
+
+// withheld is check without its reason: a failing check's error may carry
+// the cloud's own answers (Keystone's error text, an endpoint), and anyone
+// who reaches the probes' port, which the kubelet calls without
+// credentials, may read /readyz/<check>. The reason goes to the log.
+func withheld(check healthz.HealthChecker) healthz.HealthChecker {
+	return healthz.NamedCheck(check.Name(), func(r *http.Request) error {
+		err := check.Check(r)
+		if err == nil {
+			return nil
+		}
+		klog.FromContext(r.Context()).V(2).Info("Readiness check failing", "check", check.Name(), "err", err)
+		return errors.New("failing; the reason is in the controller's log")
+	})
 }
 
 // serve serves /healthz and /readyz on probeAddr and /metrics on
 // metricsAddr (the same server when they are equal; "0" turns one off)
-// until ctx ends.
-func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, health, ready []healthz.HealthChecker) error {
+// until ctx ends. With auth, /metrics is served over HTTPS to the callers
+// auth lets through.
+func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, auth *serving.DelegatedAuth, health, ready []healthz.HealthChecker) error {
 	muxes := map[string]*mux.PathRecorderMux{}
 	muxFor := func(addr string) *mux.PathRecorderMux {
 		if muxes[addr] == nil {
@@ -392,7 +419,7 @@ func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, h
 		serving.InstallProbes(muxFor(probeAddr), health, ready)
 	}
 	if metricsAddr != "0" {
-		serving.InstallMetrics(muxFor(metricsAddr), profiling)
+		serving.InstallMetrics(muxFor(metricsAddr), profiling, auth)
 	}
 	logger := klog.FromContext(ctx)
 	for addr, m := range muxes {
@@ -401,12 +428,17 @@ func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, h
 			return fmt.Errorf("listening on %s: %w", addr, err)
 		}
 		srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
+		if auth != nil && addr == metricsAddr {
+			if srv.TLSConfig, err = serving.SelfSignedTLS(controllerAgentName); err != nil {
+				return err
+			}
+		}
 		go func() {
 			if err := serving.Run(ctx, srv, ln); err != nil {
 				logger.Error(err, "HTTP server failed", "address", addr)
 			}
 		}()
-		logger.Info("Serving", "address", ln.Addr().String())
+		logger.Info("Serving", "address", ln.Addr().String(), "tls", srv.TLSConfig != nil)
 	}
 	return nil
 }

@@ -54,6 +54,7 @@ type options struct {
 	configMapNamespace    string
 	configMapName         string
 	maxConcurrent         int
+	metricsSecure         bool
 }
 
 // addFlags binds the webhook's flags to fs.
@@ -65,6 +66,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
 	fs.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or out of cluster the kubeconfig context's (else \"default\").")
 	fs.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics only to callers the API server authenticates (TokenReview) and authorizes to get it (SubjectAccessReview); needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
 }
 
@@ -148,7 +150,13 @@ func run(ctx context.Context, o options) error {
 	}, Observe: metrics.ObserveAdmission}
 	m.Handle("/mutate", serving.LimitConcurrency(webhook, o.maxConcurrent, time.Second,
 		func() { metrics.ObserveAdmission(injector.ResultOverloaded, 0) }))
-	serving.InstallMetrics(m, false)
+	var auth *serving.DelegatedAuth
+	if o.metricsSecure {
+		if auth, err = serving.NewDelegatedAuth(client); err != nil {
+			return err
+		}
+	}
+	serving.InstallMetrics(m, false, auth)
 	serving.InstallProbes(m, []healthz.HealthChecker{healthz.PingHealthz}, []healthz.HealthChecker{
 		healthz.NamedCheck("configmap-informer", func(*http.Request) error {
 			if !synced() {

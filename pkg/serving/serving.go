@@ -34,17 +34,23 @@ func InstallProbes(m *mux.PathRecorderMux, health, ready []healthz.HealthChecker
 // InstallMetrics installs /metrics, component-base's registry, and with
 // profiling Go's profiler at /debug/pprof/, the routes kube-apiserver's
 // --profiling serves (/debug/pprof/heap?gc=1 measures the live heap).
-// They are wired here from net/http/pprof rather than with apiserver's
-// routes.Profiling: that package brings the API server's OpenAPI and
-// endpoint handlers with it, 27 MB of binary for five routes.
-func InstallMetrics(m *mux.PathRecorderMux, profiling bool) {
-	m.Handle("/metrics", legacyregistry.Handler())
+// With auth, only callers the API server authorizes are served (see
+// DelegatedAuth). The profiler is wired here from net/http/pprof rather
+// than with apiserver's routes.Profiling: that package brings the API
+// server's OpenAPI and endpoint handlers with it, 27 MB of binary for five
+// routes.
+func InstallMetrics(m *mux.PathRecorderMux, profiling bool, auth *DelegatedAuth) {
+	protect := func(h http.Handler) http.Handler { return h }
+	if auth != nil {
+		protect = auth.Protect
+	}
+	m.Handle("/metrics", protect(legacyregistry.Handler()))
 	if profiling {
-		m.HandlePrefix("/debug/pprof/", http.HandlerFunc(pprof.Index))
-		m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		m.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		m.HandlePrefix("/debug/pprof/", protect(http.HandlerFunc(pprof.Index)))
+		m.Handle("/debug/pprof/cmdline", protect(http.HandlerFunc(pprof.Cmdline)))
+		m.Handle("/debug/pprof/profile", protect(http.HandlerFunc(pprof.Profile)))
+		m.Handle("/debug/pprof/symbol", protect(http.HandlerFunc(pprof.Symbol)))
+		m.Handle("/debug/pprof/trace", protect(http.HandlerFunc(pprof.Trace)))
 	}
 }
 

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -208,6 +213,11 @@ func TestMetricsAndReadiness(t *testing.T) {
 		code, body := get(ctx, c.probeURL+"/readyz")
 		return code != http.StatusOK && strings.Contains(body, "neutron"), fmt.Sprintf("/readyz %d with neutron-server down: %s", code, body), nil
 	})
+	// Why is for the log: the probes' port answers anyone.
+	if code, body := get(ctx, c.probeURL+"/readyz/neutron"); code == http.StatusOK || strings.Contains(body, stack.Neutron.Endpoint) ||
+		strings.Contains(body, "refused") || !strings.Contains(body, "the reason is in the controller's log") {
+		t.Errorf("/readyz/neutron %d with neutron-server down says: %s", code, body)
+	}
 	if err := startNeutronServer(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -262,5 +272,98 @@ func TestLogsCanBeJSON(t *testing.T) {
 	}
 	if lines == 0 || !created {
 		t.Errorf("%d JSON lines, none saying what was created", lines)
+	}
+}
+
+// TestMetricsNeedAnAuthorizedToken: with --metrics-secure, /metrics is
+// HTTPS and the API server decides who reads it: no token is 401, a
+// ServiceAccount without the manifests' network-controller-metrics-reader
+// ClusterRole is 403, one bound to it is served.
+func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
+	ctx := framework.TestContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns, "--metrics-secure=true")
+	url := strings.Replace(c.metricsURL, "http://", "https://", 1) + "/metrics"
+	kube := kubeClient(t)
+
+	reader := manifestObject[rbacv1.ClusterRole](t, "artifacts/deploy/rbac.yaml", "ClusterRole", "network-controller-metrics-reader")
+	reader.Name = ns + "-metrics-reader"
+	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, reader, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: reader.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reader.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "prometheus"}}}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+		_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), reader.Name, metav1.DeleteOptions{})
+	})
+	token := func(sa string) string {
+		cfg, err := stack.ControlPlane.ServiceAccountConfig(ctx, ns, sa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.BearerToken
+	}
+	scrape := func(token string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		// The certificate is self-signed: a scraper authenticates itself,
+		// it does not pin the controller.
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	c.waitReady(ctx, t)
+	if code, body := scrape(""); code != http.StatusUnauthorized {
+		t.Errorf("without a token: %d %.200s", code, body)
+	}
+	if code, body := scrape(token("nobody")); code != http.StatusForbidden {
+		t.Errorf("a ServiceAccount without the reader role: %d %.200s", code, body)
+	}
+	prometheus := token("prometheus")
+	framework.Eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
+		code, body := scrape(prometheus)
+		return code == http.StatusOK && strings.Contains(body, "network_controller_syncs_total"), fmt.Sprintf("the reader: %d %.200s", code, body), nil
+	})
+	if code, _ := get(ctx, strings.Replace(url, "https://", "http://", 1)); code == http.StatusOK {
+		t.Error("/metrics is also served without TLS")
+	}
+}
+
+// manifestObject decodes the object kind/name of a multi-document file of
+// the repository.
+func manifestObject[T any](t *testing.T, file, kind, name string) *T {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(stack.RepoRoot, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var raw map[string]any
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatalf("%s has no %s %s (%v)", file, kind, name, err)
+		}
+		meta, _ := raw["metadata"].(map[string]any)
+		if raw["kind"] != kind || meta["name"] != name {
+			continue
+		}
+		out := new(T)
+		b, _ := json.Marshal(raw)
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
 }
