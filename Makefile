@@ -55,7 +55,7 @@ image: build ## Build the image (name and tag from artifacts/deploy) with docker
 ##@ Testing
 
 .PHONY: test
-test: verify unit charts e2e e2e-node soak-short check-docs ## Run everything CI runs: verification, unit tests, the charts, the e2e suite, a short fault soak and the docs' commands, against the real stack.
+test: verify unit charts monitoring e2e e2e-node soak-short check-docs ## Run everything CI runs: verification, unit tests, the charts, the alert rules, the e2e suite, a short fault soak and the docs' commands, against the real stack.
 
 .PHONY: verify
 verify: ## Check formatting, go vet, and that generated code is up to date.
@@ -76,6 +76,14 @@ charts: ## Lint the Helm charts and check that they render what the kustomizatio
 	hack/build-controlplane.sh helm
 	bin/helm lint --strict charts/network-controller charts/envoy-injector
 	$(GO) test -count=1 ./test/charts
+
+.PHONY: monitoring
+monitoring: packages ## Check the Prometheus configuration and alert rules, and run the rules' tests (promtool test rules).
+	promtool check rules artifacts/prometheus/rules.yaml
+	cd artifacts/prometheus && promtool test rules rules_test.yaml
+	@tmp=$$(mktemp -d) && sed -e "s#RULES#$$PWD/artifacts/prometheus/rules.yaml#" -e "s#TOKEN_FILE#$$tmp/token#" -e "s#TARGETS#$$tmp#" \
+		artifacts/prometheus/prometheus.yml >"$$tmp/prometheus.yml" && touch "$$tmp/token" && \
+		promtool check config "$$tmp/prometheus.yml"; status=$$?; rm -rf "$$tmp"; exit $$status
 
 .PHONY: e2e
 e2e: controlplane packages ## Run the e2e suite against real etcd, kube-apiserver and neutron-server.

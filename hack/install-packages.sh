@@ -2,7 +2,8 @@
 # Installs the Debian packages behind the local stack: OVN's databases
 # (ovn-central), neutron-server (ML2/OVN), MariaDB and Keystone; for the real node,
 # containerd, the CNI plugins and iptables; and podman to build the images
-# without a Docker engine. Packages already present are not touched, so a
+# without a Docker engine; Prometheus (and promtool) to scrape both programs
+# and test the alert rules. Packages already present are not touched, so a
 # second run costs one dpkg query.
 #
 # Debian's packages start their own services on their default ports when a
@@ -12,7 +13,7 @@
 set -euo pipefail
 
 packages=(ovn-central neutron-server python3-pymysql mariadb-server-core mariadb-client-core
-	keystone containerd containernetworking-plugins runc iptables podman)
+	keystone containerd containernetworking-plugins runc iptables podman prometheus)
 
 missing=()
 for p in "${packages[@]}"; do

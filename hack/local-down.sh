@@ -26,4 +26,7 @@ fi
 if [[ -f "${state}/injector.pid" ]]; then
 	kill "$(cat "${state}/injector.pid")" 2>/dev/null || true
 fi
+if [[ -f "${state}/prometheus/pid" ]]; then
+	kill "$(cat "${state}/prometheus/pid")" 2>/dev/null || true
+fi
 rm -rf "${state}"

@@ -141,7 +141,7 @@ func run(ctx context.Context, o options) error {
 	defer factory.Shutdown()
 
 	m := serving.NewMux("envoy-injector")
-	metrics.RegisterInjector()
+	metrics.RegisterInjector(injector.ResultInjected, injector.ResultUnchanged, injector.ResultSkipped, injector.ResultDenied, injector.ResultOverloaded)
 	webhook := &injector.Webhook{Template: func() (*injector.Template, error) {
 		if !synced() {
 			return nil, errors.New("the template ConfigMap has not been read yet")

@@ -6,6 +6,7 @@
 package metrics
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -128,22 +129,65 @@ var (
 	})
 )
 
+// Why an orphan was not collected: the values of the "reason" label of
+// orphans_held_back_total.
+const (
+	HeldDisabled       = "disabled"
+	HeldNotThisCluster = "not-this-cluster"
+	HeldOwnerAlive     = "owner-alive"
+	HeldCap            = "cap"
+)
+
+// controllerMetrics and injectorMetrics are each program's own metrics.
+var (
+	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
+		NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
+		DuplicatesDeleted, BreakerOpen, NeutronThrottled}
+	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration}
+)
+
+// Names are the names of both programs' own metrics, as Prometheus sees
+// them (histograms add _bucket, _sum and _count).
+func Names() []string {
+	var out []string
+	for _, m := range append(slices.Clone(controllerMetrics), injectorMetrics...) {
+		out = append(out, m.FQName())
+	}
+	return out
+}
+
 var registerController, registerInjector sync.Once
 
 // RegisterController registers the controller's metrics; called once more,
-// it does nothing.
+// it does nothing. The series of every known label value start at zero, so
+// that a rate or an alert sees them before the first event, not only after.
 func RegisterController() {
 	registerController.Do(func() {
-		legacyregistry.MustRegister(SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
-			NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
-			DuplicatesDeleted, BreakerOpen, NeutronThrottled)
+		legacyregistry.MustRegister(controllerMetrics...)
+		for _, r := range []string{ResultSuccess, ResultError, ResultRejected, ResultInvalid} {
+			SyncsTotal.WithLabelValues(r)
+		}
+		for _, r := range []string{ResultSuccess, ResultError} {
+			NeutronRefreshesTotal.WithLabelValues(r)
+		}
+		for _, r := range []string{"network", "subnet"} {
+			OrphansCollected.WithLabelValues(r)
+		}
+		for _, r := range []string{HeldDisabled, HeldNotThisCluster, HeldOwnerAlive, HeldCap} {
+			OrphansHeldBack.WithLabelValues(r)
+		}
 	})
 }
 
-// RegisterInjector registers the webhook's metrics; called once more, it
-// does nothing.
-func RegisterInjector() {
-	registerInjector.Do(func() { legacyregistry.MustRegister(AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration) })
+// RegisterInjector registers the webhook's metrics, with a zero series for
+// each admission result it names; called once more, it does nothing.
+func RegisterInjector(results ...string) {
+	registerInjector.Do(func() {
+		legacyregistry.MustRegister(injectorMetrics...)
+		for _, r := range results {
+			AdmissionsTotal.WithLabelValues(r)
+		}
+	})
 }
 
 // ObserveSync records one sync's result and duration.

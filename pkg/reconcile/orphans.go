@@ -18,15 +18,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// Why an orphan was not collected: the values of the "reason" label of
-// orphans_held_back_total.
-const (
-	heldDisabled       = "disabled"
-	heldNotThisCluster = "not-this-cluster"
-	heldOwnerAlive     = "owner-alive"
-	heldCap            = "cap"
-)
-
 // SightOrphans takes the UIDs that a list of Neutron, begun at started,
 // found without a Network in the informer's cache, and returns those to
 // queue for collection: the ones in the controller's scope. It starts the
@@ -63,9 +54,9 @@ func (r *Reconciler) CollectOrphans(ctx context.Context, uid types.UID, cached b
 	}
 	switch {
 	case !r.opts.CollectOrphans:
-		return r.holdBack(ctx, owned, heldDisabled)
+		return r.holdBack(ctx, owned, metrics.HeldDisabled)
 	case !r.mark.Collectable(owned.Owner):
-		return r.holdBack(ctx, owned, heldNotThisCluster)
+		return r.holdBack(ctx, owned, metrics.HeldNotThisCluster)
 	case !r.orphans.Due(uid):
 		if !r.orphans.Sighted(uid) {
 			// Queued by a delete event, before any list saw it orphaned:
@@ -80,10 +71,10 @@ func (r *Reconciler) CollectOrphans(ctx context.Context, uid types.UID, cached b
 		return Outcome{Requeue: Backoff, Err: err}
 	}
 	if alive {
-		return r.holdBack(ctx, owned, heldOwnerAlive)
+		return r.holdBack(ctx, owned, metrics.HeldOwnerAlive)
 	}
 	if ok, first := r.orphans.Take(); !ok {
-		out := r.holdBack(ctx, owned, heldCap)
+		out := r.holdBack(ctx, owned, metrics.HeldCap)
 		if first {
 			out.Events = []Event{{Type: corev1.EventTypeWarning, Reason: eventOrphanCollectionCapped, Regarding: namespaceRef(owned.Owner.Namespace),
 				Message: fmt.Sprintf("More Neutron resources of deleted Networks are waiting to be collected than --max-orphans-per-list (%d) allows per list; the rest wait for the next list", r.opts.MaxOrphansPerList)}}

@@ -58,26 +58,26 @@ func TestOrphanCollectionDeletesOnlyWhatIsProvablyThisClustersAndGone(t *testing
 		{
 			name:     "another cluster given the same --cluster-name made it: held back",
 			seed:     func(f *neutronfake.Neutron) { seedOwned(f, sameName, gone, "10.1.0.0/24", "10.1.0.1") },
-			wantHeld: heldNotThisCluster,
+			wantHeld: metrics.HeldNotThisCluster,
 		},
 		{
 			name: "its name records no cluster (made before names recorded it): held back",
 			seed: func(f *neutronfake.Neutron) {
 				f.AddNetwork(fmt.Sprintf("%s/%s/%s", gone.Namespace, gone.Name, gone.UID), ours.Description())
 			},
-			wantHeld: heldNotThisCluster,
+			wantHeld: metrics.HeldNotThisCluster,
 		},
 		{
 			name:     "the cache lacks the Network but the API server has it: held back",
 			seed:     func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") },
 			alive:    true,
-			wantHeld: heldOwnerAlive,
+			wantHeld: metrics.HeldOwnerAlive,
 		},
 		{
 			name:     "collection turned off: held back",
 			seed:     func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") },
 			opts:     func(o *Options) { o.CollectOrphans = false },
-			wantHeld: heldDisabled,
+			wantHeld: metrics.HeldDisabled,
 		},
 	}
 	for _, tc := range tests {
@@ -96,7 +96,7 @@ func TestOrphanCollectionDeletesOnlyWhatIsProvablyThisClustersAndGone(t *testing
 				f.uncached = map[types.UID]bool{gone.UID: true}
 			}
 			before := map[string]float64{}
-			for _, r := range []string{heldDisabled, heldNotThisCluster, heldOwnerAlive, heldCap} {
+			for _, r := range []string{metrics.HeldDisabled, metrics.HeldNotThisCluster, metrics.HeldOwnerAlive, metrics.HeldCap} {
 				before[r] = heldBack(t, r)
 			}
 

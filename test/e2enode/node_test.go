@@ -7,12 +7,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/samplecrd/network-controller/test/monitoring"
 
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -486,5 +490,117 @@ func TestHelmUninstallKeepsNetworks(t *testing.T) {
 	unfinalize := []byte(`{"metadata":{"finalizers":null}}`)
 	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, kept.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{}); err != nil {
 		t.Errorf("removing the finalizer by hand: %v", err)
+	}
+}
+
+// TestPrometheusScrapesBothProgramsAndLoadsTheRules runs Debian's
+// Prometheus as hack/local-prometheus.sh does: both programs' Pods are
+// scraped healthy through their authenticated /metrics, every alert rule
+// evaluates, and every metric the dashboard asks for is in what was
+// scraped.
+func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
+	waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)
+	ports, err := framework.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(stack.Dir, "prometheus")
+	cmd := exec.CommandContext(ctx, filepath.Join(stack.RepoRoot, "hack", "local-prometheus.sh"))
+	cmd.Env = append(os.Environ(), "DEPLOY_ENV=0", "KUBECONFIG="+stack.ControlPlane.AdminKubeconfig,
+		"PROMETHEUS_DIR="+dir, fmt.Sprintf("PROMETHEUS_PORT=%d", ports[0]))
+	out, err := cmd.CombinedOutput()
+	t.Cleanup(func() {
+		if pid, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil {
+			_ = exec.Command("kill", strings.TrimSpace(string(pid))).Run()
+		}
+	})
+	if err != nil {
+		t.Fatalf("hack/local-prometheus.sh: %v\n%s", err, out)
+	}
+	api := func(ctx context.Context, path string, into any) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/api/v1/%s", ports[0], path), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(into)
+	}
+
+	framework.Eventually(ctx, t, 90*time.Second, func(ctx context.Context) (bool, string, error) {
+		var targets struct {
+			Data struct {
+				ActiveTargets []struct {
+					Labels    map[string]string `json:"labels"`
+					Health    string            `json:"health"`
+					LastError string            `json:"lastError"`
+				} `json:"activeTargets"`
+			} `json:"data"`
+		}
+		if err := api(ctx, "targets", &targets); err != nil {
+			return false, err.Error(), nil
+		}
+		up := map[string]int{}
+		var states []string
+		for _, tg := range targets.Data.ActiveTargets {
+			if tg.Health == "up" {
+				up[tg.Labels["job"]]++
+			}
+			states = append(states, fmt.Sprintf("%s/%s %s %s", tg.Labels["job"], tg.Labels["pod"], tg.Health, tg.LastError))
+		}
+		return up["network-controller"] == 2 && up["envoy-injector"] == 2, fmt.Sprintf("targets: %v", states), nil
+	})
+
+	var rules struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct {
+					Name      string `json:"name"`
+					Health    string `json:"health"`
+					LastError string `json:"lastError"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		if err := api(ctx, "rules", &rules); err != nil {
+			return false, err.Error(), nil
+		}
+		var bad []string
+		n := 0
+		for _, g := range rules.Data.Groups {
+			for _, r := range g.Rules {
+				n++
+				if r.Health != "ok" {
+					bad = append(bad, fmt.Sprintf("%s: %s %s", r.Name, r.Health, r.LastError))
+				}
+			}
+		}
+		return n > 0 && len(bad) == 0, fmt.Sprintf("%d rules, not evaluated ok: %v", n, bad), nil
+	})
+
+	data, err := os.ReadFile(filepath.Join(stack.RepoRoot, "artifacts", "prometheus", "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dashboard monitoring.Dashboard
+	if err := json.Unmarshal(data, &dashboard); err != nil {
+		t.Fatal(err)
+	}
+	var names struct {
+		Data []string `json:"data"`
+	}
+	if err := api(ctx, "label/__name__/values", &names); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range monitoring.Queried(t, dashboard) {
+		found := slices.ContainsFunc(names.Data, func(n string) bool {
+			return n == want || n == want+"_bucket" || n == want+"_total"
+		})
+		if !found {
+			t.Errorf("the dashboard asks for %s, which no scrape holds", want)
+		}
 	}
 }
