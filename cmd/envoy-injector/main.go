@@ -7,7 +7,8 @@
 // GET /healthz and /readyz (ready once the ConfigMap informer has synced),
 // and GET /metrics.
 // `envoy-injector inject -f FILE` does the same injection offline, on
-// manifests (inject.go).
+// manifests (inject.go); `envoy-injector check -f POD.yaml` says what it
+// would decide for each Pod, and why (check.go).
 package main
 
 import (
@@ -24,6 +25,9 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/component-base/featuregate"
 
@@ -38,8 +42,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
 	"github.com/samplecrd/network-controller/pkg/metrics"
@@ -73,6 +79,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "inject" {
 		os.Exit(inject(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "check" {
+		os.Exit(check(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	var o options
 	o.addFlags(pflag.CommandLine)
@@ -141,15 +150,26 @@ func run(ctx context.Context, o options) error {
 	defer factory.Shutdown()
 
 	m := serving.NewMux("envoy-injector")
-	metrics.RegisterInjector(injector.ResultInjected, injector.ResultUnchanged, injector.ResultSkipped, injector.ResultDenied, injector.ResultOverloaded)
+	metrics.RegisterInjector(injector.ResultInjected+"/"+injector.ReasonInjected,
+		injector.ResultUnchanged+"/"+injector.ReasonAlreadyInjected, injector.ResultUnchanged+"/"+injector.ReasonHasSidecar,
+		injector.ResultSkipped+"/"+injector.ReasonNotRequested, injector.ResultSkipped+"/"+injector.ReasonHostNetwork,
+		injector.ResultDenied+"/"+injector.ReasonNoTemplate, injector.ResultDenied+"/"+injector.ReasonTemplateFailed,
+		injector.ResultDenied+"/"+injector.ReasonOverrideRefused, injector.ResultDenied+"/"+injector.ReasonClash,
+		injector.ResultOverloaded+"/"+injector.ReasonOverloaded)
+	// Why a Pod was (not) injected goes on its owner, where `kubectl
+	// describe` shows it.
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	events := announcer{recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "envoy-injector"})}
 	webhook := &injector.Webhook{Template: func() (*injector.Template, error) {
 		if !synced() {
 			return nil, errors.New("the template ConfigMap has not been read yet")
 		}
 		return source.Template()
-	}, Observe: metrics.ObserveAdmission}
+	}, Observe: metrics.ObserveAdmission, Announce: events.announce}
 	m.Handle("/mutate", serving.LimitConcurrency(webhook, o.maxConcurrent, time.Second,
-		func() { metrics.ObserveAdmission(injector.ResultOverloaded, 0) }))
+		func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) }))
 	var auth *serving.DelegatedAuth
 	if o.metricsSecure {
 		if auth, err = serving.NewDelegatedAuth(client); err != nil {

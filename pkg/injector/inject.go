@@ -27,8 +27,8 @@ type Status struct {
 // annotation RequestAnnotation; anything but "true" — "false" included —
 // is a Pod that does not ask.
 func Wants(pod *corev1.Pod) bool {
-	asks := pod.Labels[RequestLabel] == "true" || pod.Annotations[RequestAnnotation] == "true"
-	return asks && !pod.Spec.HostNetwork
+	wants, _ := wantsWhy(pod)
+	return wants
 }
 
 // InjectJSON decides on pod and merges the sidecar into raw, the same Pod
@@ -48,18 +48,28 @@ func Wants(pod *corev1.Pod) bool {
 // for something different is an error: the Pod's would be silently
 // replaced.
 func InjectJSON(raw []byte, pod *corev1.Pod, tmpl *Template) ([]byte, error) {
-	if !Wants(pod) || injectedAlready(pod) {
-		return nil, nil
+	merged, _, err := injectJSON(raw, pod, tmpl)
+	return merged, err
+}
+
+// injectJSON is InjectJSON that also says why: a Reason* value, and, on
+// error, a refusal that carries it.
+func injectJSON(raw []byte, pod *corev1.Pod, tmpl *Template) ([]byte, string, error) {
+	if wants, why := wantsWhy(pod); !wants {
+		return nil, why, nil
+	}
+	if injectedAlready(pod) {
+		return nil, ReasonAlreadyInjected, nil
 	}
 	sidecar, err := tmpl.Render(podData(pod))
 	if err != nil {
-		return nil, err
+		return nil, ReasonTemplateFailed, refused(ReasonTemplateFailed, err)
 	}
 	if hasAll(pod, sidecar) {
-		return nil, nil
+		return nil, ReasonHasSidecar, nil
 	}
 	if err := applyOverrides(sidecar, pod.Annotations); err != nil {
-		return nil, err
+		return nil, ReasonOverrideRefused, refused(ReasonOverrideRefused, err)
 	}
 	if sidecar.NativeSidecar {
 		for i := range sidecar.Containers {
@@ -67,9 +77,10 @@ func InjectJSON(raw []byte, pod *corev1.Pod, tmpl *Template) ([]byte, error) {
 		}
 	}
 	if err := checkClashes(pod, sidecar); err != nil {
-		return nil, err
+		return nil, ReasonClash, refused(ReasonClash, err)
 	}
-	return merge(raw, pod, sidecar, tmpl.Hash)
+	merged, err := merge(raw, pod, sidecar, tmpl.Hash)
+	return merged, ReasonInjected, err
 }
 
 // ReadStatus returns the status annotation among a Pod's (or a pod

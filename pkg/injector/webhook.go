@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	jsonpatch "gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,9 +41,12 @@ type Webhook struct {
 	// Template is read on every request that needs it, so an edit of the
 	// ConfigMap applies to the next Pod.
 	Template TemplateSource
-	// Observe, if set, is told the result and duration of every review:
-	// the program's metrics.
-	Observe func(result string, elapsed time.Duration)
+	// Observe, if set, is told the result, reason and duration of every
+	// review: the program's metrics.
+	Observe func(result, reason string, elapsed time.Duration)
+	// Announce, if set, is told the decision on every review that is not
+	// a dry run: the program's Events.
+	Announce func(req *admissionv1.AdmissionRequest, d Decision)
 }
 
 // MaxRequestBytes bounds a request body: kube-apiserver's own limit on a
@@ -71,13 +76,16 @@ func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	response, result := wh.review(review.Request)
+	response, d := wh.review(review.Request)
 	if wh.Observe != nil {
-		wh.Observe(result, time.Since(start))
+		wh.Observe(d.Result, d.Reason, time.Since(start))
+	}
+	if wh.Announce != nil && !ptr.Deref(review.Request.DryRun, false) {
+		wh.Announce(review.Request, d)
 	}
 	response.UID = review.Request.UID
 	logger.V(2).Info("Admission", "namespace", review.Request.Namespace, "name", review.Request.Name,
-		"result", result)
+		"result", d.Result, "reason", d.Reason)
 	out, err := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: response})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -95,37 +103,57 @@ func (wh *Webhook) Review(req *admissionv1.AdmissionRequest) *admissionv1.Admiss
 	return response
 }
 
-func (wh *Webhook) review(req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
+// Decide is what the webhook would decide for pod (raw is the Pod as
+// written): what `envoy-injector check` prints. The patch of an injection
+// is the second value.
+func (wh *Webhook) Decide(raw []byte, pod *corev1.Pod) (Decision, []byte) {
+	if wants, why := wantsWhy(pod); !wants {
+		if why == ReasonHostNetwork {
+			return decided(ResultSkipped, why, "the Pod asks for the sidecar, but runs on the node's network (hostNetwork), where the sidecar's ports would be the node's"), nil
+		}
+		return decided(ResultSkipped, why, "the Pod asks for no sidecar: neither the label %s=true nor the annotation %s=true", RequestLabel, RequestAnnotation), nil
+	}
+	tmpl, err := wh.Template()
+	if err != nil {
+		return decided(ResultDenied, ReasonNoTemplate, "envoy sidecar injection: the Pod asks for it but %v", err), nil
+	}
+	merged, why, err := injectJSON(raw, pod, tmpl)
+	switch {
+	case err != nil:
+		return decided(ResultDenied, why, "envoy sidecar injection: %v", err), nil
+	case merged == nil && why == ReasonHasSidecar:
+		return decided(ResultUnchanged, why, "the Pod has the sidecar's containers of its own; nothing is added"), nil
+	case merged == nil:
+		return decided(ResultUnchanged, why, "the Pod was injected already (%s); nothing is added", StatusAnnotation), nil
+	}
+	patch, err := podPatch(raw, merged)
+	if err != nil {
+		return decided(ResultDenied, ReasonUnreadable, "envoy sidecar injection: %v", err), nil
+	}
+	return decided(ResultInjected, ReasonInjected, "the sidecar of template %s was merged in", tmpl.Hash), patch
+}
+
+func (wh *Webhook) review(req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, Decision) {
 	if req.Kind.Kind != "Pod" || req.Operation != admissionv1.Create {
-		return allowed(), ResultSkipped
+		return allowed(), decided(ResultSkipped, ReasonNotRequested, "not the creation of a Pod")
 	}
 	pod := &corev1.Pod{}
 	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
-		return denied(fmt.Sprintf("envoy sidecar injection: cannot read the Pod: %v", err)), ResultDenied
-	}
-	if !Wants(pod) {
-		return allowed(), ResultSkipped
+		d := decided(ResultDenied, ReasonUnreadable, "envoy sidecar injection: cannot read the Pod: %v", err)
+		return denied(d.Message), d
 	}
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace // for the template's .Namespace only
 	}
-	tmpl, err := wh.Template()
-	if err != nil {
-		return denied(fmt.Sprintf("envoy sidecar injection: the Pod asks for it (%s) but %v", RequestAnnotation, err)), ResultDenied
+	d, patch := wh.Decide(req.Object.Raw, pod)
+	switch d.Result {
+	case ResultDenied:
+		return denied(d.Message), d
+	case ResultInjected:
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}, d
 	}
-	merged, err := InjectJSON(req.Object.Raw, pod, tmpl)
-	if err != nil {
-		return denied("envoy sidecar injection: " + err.Error()), ResultDenied
-	}
-	if merged == nil {
-		return allowed(), ResultUnchanged
-	}
-	patch, err := podPatch(req.Object.Raw, merged)
-	if err != nil {
-		return denied(fmt.Sprintf("envoy sidecar injection: %v", err)), ResultDenied
-	}
-	pt := admissionv1.PatchTypeJSONPatch
-	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}, ResultInjected
+	return allowed(), d
 }
 
 // podPatch is the JSON patch from the Pod as the API server sent it to

@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,9 +112,9 @@ var (
 	AdmissionsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "envoy_injector",
 		Name:           "admissions_total",
-		Help:           "Pod admissions by result: injected, unchanged (injected already: reinvocation or a copy), skipped (did not ask, or hostNetwork), denied, overloaded (refused with 503: --max-concurrent-reviews were under way).",
+		Help:           "Pod admissions by result (injected, unchanged: injected already or its own sidecar, skipped: did not ask or hostNetwork, denied, overloaded: refused with 503 while --max-concurrent-reviews were under way) and reason (pkg/injector's Reason* values).",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"result"})
+	}, []string{"result", "reason"})
 	AdmissionDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Subsystem:      "envoy_injector",
 		Name:           "admission_duration_seconds",
@@ -180,12 +181,14 @@ func RegisterController() {
 }
 
 // RegisterInjector registers the webhook's metrics, with a zero series for
-// each admission result it names; called once more, it does nothing.
+// each admission "result/reason" it names; called once more, it does
+// nothing.
 func RegisterInjector(results ...string) {
 	registerInjector.Do(func() {
 		legacyregistry.MustRegister(injectorMetrics...)
 		for _, r := range results {
-			AdmissionsTotal.WithLabelValues(r)
+			result, reason, _ := strings.Cut(r, "/")
+			AdmissionsTotal.WithLabelValues(result, reason)
 		}
 	})
 }
@@ -214,9 +217,9 @@ func ObserveNeutronRequest(method, code string, d time.Duration) {
 	NeutronRequestDuration.WithLabelValues(method).Observe(d.Seconds())
 }
 
-// ObserveAdmission records one admission's result and the time it took;
-// it is the webhook's Observe.
-func ObserveAdmission(result string, elapsed time.Duration) {
-	AdmissionsTotal.WithLabelValues(result).Inc()
+// ObserveAdmission records one admission's result, its reason and the
+// time it took; it is the webhook's Observe.
+func ObserveAdmission(result, reason string, elapsed time.Duration) {
+	AdmissionsTotal.WithLabelValues(result, reason).Inc()
 	AdmissionDuration.WithLabelValues(result).Observe(elapsed.Seconds())
 }

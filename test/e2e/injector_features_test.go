@@ -112,7 +112,7 @@ func TestInjectionFollowsThePod(t *testing.T) {
 	t.Run("a copy of an injected Pod is not injected again after the template changed", func(t *testing.T) {
 		// The template now names the sidecar "proxy" for Pods labelled
 		// renamed: a name check alone would add a second sidecar.
-		before := f.admissions(ctx, t, injector.ResultUnchanged)
+		before := f.admissions(ctx, t, map[string]string{"result": injector.ResultUnchanged})
 		copied := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{GenerateName: "copy-", Annotations: shop.Annotations, Labels: map[string]string{"renamed": "yes"}},
 			Spec:       *shop.Spec.DeepCopy(),
@@ -125,7 +125,7 @@ func TestInjectionFollowsThePod(t *testing.T) {
 		if strings.Join(names, ",") != "web,envoy" {
 			t.Errorf("containers %v: want the copied web and envoy, and no proxy", names)
 		}
-		if d := f.admissions(ctx, t, injector.ResultUnchanged) - before; d != 1 {
+		if d := f.admissions(ctx, t, map[string]string{"result": injector.ResultUnchanged}) - before; d != 1 {
 			t.Errorf("%v admissions left unchanged, want 1", d)
 		}
 	})
@@ -140,9 +140,9 @@ func TestInjectionFollowsThePod(t *testing.T) {
 			}
 			return p.Labels["relabelled"] == "yes", fmt.Sprintf("labels %v", p.Labels), nil
 		})
-		before := f.admissions(ctx, t, injector.ResultUnchanged)
+		before := f.admissions(ctx, t, map[string]string{"result": injector.ResultUnchanged})
 		p = create(t, f.pod(nil))
-		if d := f.admissions(ctx, t, injector.ResultUnchanged) - before; d != 1 {
+		if d := f.admissions(ctx, t, map[string]string{"result": injector.ResultUnchanged}) - before; d != 1 {
 			t.Errorf("the webhook was called again %v times after the labeller, want 1", d)
 		}
 		var names []string
@@ -153,4 +153,42 @@ func TestInjectionFollowsThePod(t *testing.T) {
 			t.Errorf("containers %v, labels %v, volumes %v: want one envoy and the label", names, p.Labels, p.Spec.Volumes)
 		}
 	})
+}
+
+// TestInjectionIsExplained: why a Pod was or was not injected is an Event
+// on it (or on its owner), by reason, and a label of the admissions
+// metric.
+func TestInjectionIsExplained(t *testing.T) {
+	ctx := framework.TestContext(t, 2*time.Minute)
+	f := newInjectorFixture(ctx, t, podTemplate)
+	asks := f.pod(nil)
+	asks.GenerateName, asks.Name = "", "explained"
+	if _, err := f.create(ctx, asks); err != nil {
+		t.Fatal(err)
+	}
+	onHost := f.pod(nil)
+	onHost.GenerateName, onHost.Name = "", "on-the-host"
+	onHost.Spec.HostNetwork = true
+	if _, err := f.create(ctx, onHost); err != nil {
+		t.Fatal(err)
+	}
+	for pod, reason := range map[string]string{"explained": "SidecarInjected", "on-the-host": "SidecarHostNetwork"} {
+		framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+			events, err := f.kube.CoreV1().Events(f.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			var got []string
+			for _, e := range events.Items {
+				if e.Reason == reason && e.InvolvedObject.Kind == "Pod" {
+					return true, "", nil
+				}
+				got = append(got, e.Type+" "+e.Reason)
+			}
+			return false, fmt.Sprintf("Pod %s: events %v, want %s", pod, got, reason), nil
+		})
+	}
+	if n := f.admissions(ctx, t, map[string]string{"result": injector.ResultSkipped, "reason": injector.ReasonHostNetwork}); n < 1 {
+		t.Errorf("envoy_injector_admissions_total{result=skipped,reason=HostNetwork} = %v", n)
+	}
 }

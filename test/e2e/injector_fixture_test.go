@@ -140,13 +140,14 @@ func (f *injectorFixture) setConfig(ctx context.Context, t *testing.T, config st
 	})
 }
 
-// admissions is the webhook's count of admissions with that result.
-func (f *injectorFixture) admissions(ctx context.Context, t *testing.T, result string) float64 {
+// admissions is the webhook's count of admissions whose labels include
+// labels (result, reason).
+func (f *injectorFixture) admissions(ctx context.Context, t *testing.T, labels map[string]string) float64 {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.certs.CAPEM)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	return scrapeMetric(ctx, t, client, "https://"+f.addr+"/metrics", "envoy_injector_admissions_total", map[string]string{"result": result})
+	return scrapeMetric(ctx, t, client, "https://"+f.addr+"/metrics", "envoy_injector_admissions_total", labels)
 }
 
 // startLabeller serves a second mutating webhook, registered to run after

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckSaysWhatTheWebhookWouldDecideAndWhy: one line per Pod, with
+// the result and the reason, and exit 1 when one would be denied.
+func TestCheckSaysWhatTheWebhookWouldDecideAndWhy(t *testing.T) {
+	pods := `apiVersion: v1
+kind: Pod
+metadata: {name: by-label, labels: {sidecar.samplecrd.k8s.io/inject: "true"}}
+spec: {containers: [{name: web, image: nginx}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec: {containers: [{name: web, image: nginx}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: on-the-host, annotations: {initializer.kubernetes.io/envoy: "true"}}
+spec: {hostNetwork: true, containers: [{name: web, image: nginx}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: greedy, annotations: {initializer.kubernetes.io/envoy: "true", sidecar.samplecrd.k8s.io/cpu-limit: "lots"}}
+spec: {containers: [{name: web, image: nginx}]}
+`
+	file := filepath.Join(t.TempDir(), "pods.yaml")
+	if err := os.WriteFile(file, []byte(pods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := check([]string{"-f", file, "--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml")}, &stdout, &stderr)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (one Pod would be denied); stderr %s", code, stderr.String())
+	}
+	var decisions []string
+	for line := range strings.Lines(stdout.String()) {
+		if !strings.HasPrefix(line, " ") {
+			decisions = append(decisions, strings.Join(strings.SplitN(line, ": ", 3)[:2], ": "))
+		}
+	}
+	want := []string{"by-label: injected (Injected)", "plain: skipped (NotRequested)", "on-the-host: skipped (HostNetwork)", "greedy: denied (OverrideRefused)"}
+	if strings.Join(decisions, "\n") != strings.Join(want, "\n") {
+		t.Errorf("decisions:\n%s\nwant:\n%s\n(output:\n%s)", strings.Join(decisions, "\n"), strings.Join(want, "\n"), stdout.String())
+	}
+}
