@@ -41,12 +41,14 @@ func Validate(c componentbaseconfig.LeaderElectionConfiguration) error {
 // work stopped at once, and the kubelet restarts a fresh candidate.
 var ErrLostLease = errors.New("lost the leader lease")
 
-// Run runs work while this process holds the Lease, and
-// returns when ctx ends (releasing the Lease, so a standby takes over at
-// once rather than after the lease duration) or the Lease is lost.
+// Run runs work while this process holds the Lease, and returns when ctx
+// ends or the Lease is lost. When ctx ends, the work is stopped and waited
+// for first, and only then is the Lease released (so a standby takes over
+// at once rather than after the lease duration): client-go's
+// ReleaseOnCancel alone would release it as soon as ctx ends, while the
+// workers still drain the queue, and a successor could write beside them.
 func Run(ctx context.Context, client kubernetes.Interface, opts componentbaseconfig.LeaderElectionConfiguration,
 	watchdog *leaderelection.HealthzAdaptor, work func(ctx context.Context) error, onStandby func()) error {
-	logger := klog.FromContext(ctx)
 	hostname, err := os.Hostname()
 	if err != nil {
 		return err
@@ -58,11 +60,26 @@ func Run(ctx context.Context, client kubernetes.Interface, opts componentbasecon
 	if err != nil {
 		return fmt.Errorf("creating the leader election lock: %w", err)
 	}
+	return run(ctx, lock, id, opts, watchdog, work, onStandby)
+}
 
+func run(ctx context.Context, lock resourcelock.Interface, id string, opts componentbaseconfig.LeaderElectionConfiguration,
+	watchdog *leaderelection.HealthzAdaptor, work func(ctx context.Context) error, onStandby func()) error {
+	logger := klog.FromContext(ctx)
+	// The election's context ends only once the work is over (or when ctx
+	// ends while standing by): its end is what releases the Lease.
+	electionCtx, endElection := context.WithCancel(context.WithoutCancel(ctx))
+	defer endElection()
 	workDone := make(chan error, 1)
 	var leading atomic.Bool
+	go func() {
+		<-ctx.Done()
+		if !leading.Load() {
+			endElection()
+		}
+	}()
 	onStandby()
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+	leaderelection.RunOrDie(electionCtx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            opts.ResourceName,
 		LeaseDuration:   opts.LeaseDuration.Duration,
@@ -71,10 +88,23 @@ func Run(ctx context.Context, client kubernetes.Interface, opts componentbasecon
 		ReleaseOnCancel: true,
 		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
+			OnStartedLeading: func(leaderCtx context.Context) {
 				leading.Store(true)
 				logger.Info("Became the leader", "identity", id)
-				workDone <- work(ctx)
+				// The work stops when the Lease is lost (leaderCtx) or
+				// the process shuts down (ctx), whichever comes first.
+				workCtx, stop := context.WithCancel(leaderCtx)
+				defer stop()
+				go func() {
+					select {
+					case <-ctx.Done():
+						stop()
+					case <-workCtx.Done():
+					}
+				}()
+				workDone <- work(workCtx)
+				// The workers have finished: now the Lease may go.
+				endElection()
 			},
 			OnStoppedLeading: func() {
 				logger.Info("Stopped leading", "identity", id)
@@ -89,9 +119,9 @@ func Run(ctx context.Context, client kubernetes.Interface, opts componentbasecon
 	if !leading.Load() {
 		return nil // ctx ended while standing by
 	}
-	// RunOrDie returns once the lease is gone; the work's context is
-	// cancelled by then: wait for the workers to finish.
-	err = <-workDone
+	// RunOrDie returns once the Lease is released or lost; the work's
+	// context is cancelled by then: wait for the workers to finish.
+	err := <-workDone
 	if ctx.Err() == nil {
 		return errors.Join(ErrLostLease, err)
 	}
