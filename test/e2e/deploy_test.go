@@ -145,6 +145,8 @@ func TestLeaderElectionFailsOver(t *testing.T) {
 		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "POST"})
 	}
 	first := startController(t, ns, fast...)
+	// /healthz answers once the process serves, /metrics with it.
+	first.waitProbe(ctx, t, "/healthz")
 	framework.Eventually(ctx, t, 30*time.Second, func(context.Context) (bool, string, error) {
 		return leading(first), "the first controller is not leading yet", nil
 	})
