@@ -442,57 +442,6 @@ func servedCertificates(ctx context.Context, t *testing.T) map[string]string {
 	return out
 }
 
-// TestHelmUninstallKeepsNetworks uninstalls the controller's chart, as an
-// operator removes the controller: the CRD (from the chart's crds/), the
-// Networks and their Neutron networks all stay, and the chart's notes said
-// so at install. It runs last: the controller is gone after it.
-func TestHelmUninstallKeepsNetworks(t *testing.T) {
-	ctx := framework.TestContext(t, 3*time.Minute)
-	ns := newNamespace(ctx, t, nil)
-	createNetworks(ctx, t, ns, "kept", 155, 1)
-	kept := waitAllReady(ctx, t, ns, 1, time.Minute)[0]
-	helm := func(args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, filepath.Join(stack.RepoRoot, "bin", "helm"), append(args, "--namespace", controllerNamespace)...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+stack.ControlPlane.AdminKubeconfig)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("helm %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	if notes := helm("get", "notes", "network-controller"); !strings.Contains(notes, "The CRD (in crds/)\nstays, and so do the Networks and their Neutron networks") {
-		t.Errorf("the chart's notes do not say what uninstalling keeps:\n%s", notes)
-	}
-	helm("uninstall", "network-controller", "--wait")
-
-	crds, err := apiextensionsclientset.NewForConfig(stack.ControlPlane.AdminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "networks.samplecrd.k8s.io", metav1.GetOptions{}); err != nil {
-		t.Errorf("the CRD did not survive helm uninstall: %v", err)
-	}
-	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, kept.Name, metav1.GetOptions{}); err != nil {
-		t.Errorf("the Network did not survive helm uninstall: %v", err)
-	}
-	if _, err := networks.Get(ctx, stack.Neutron.Client, kept.Status.NetworkID).Extract(); err != nil {
-		t.Errorf("its Neutron network did not survive helm uninstall: %v", err)
-	}
-	if _, err := kubeClient(t).AppsV1().Deployments(controllerNamespace).Get(ctx, "network-controller", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the controller's Deployment after helm uninstall: %v", err)
-	}
-	// What the controller would have done on the Network's deletion is
-	// done by hand, as README's "Uninstall" tells an operator who got here.
-	if err := networks.Delete(ctx, stack.Neutron.Client, kept.Status.NetworkID).ExtractErr(); err != nil {
-		t.Errorf("deleting the Neutron network by hand: %v", err)
-	}
-	unfinalize := []byte(`{"metadata":{"finalizers":null}}`)
-	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, kept.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{}); err != nil {
-		t.Errorf("removing the finalizer by hand: %v", err)
-	}
-}
-
 // TestPrometheusScrapesBothProgramsAndLoadsTheRules runs Debian's
 // Prometheus as hack/local-prometheus.sh does: both programs' Pods are
 // scraped healthy through their authenticated /metrics, every alert rule
@@ -602,5 +551,56 @@ func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
 		if !found {
 			t.Errorf("the dashboard asks for %s, which no scrape holds", want)
 		}
+	}
+}
+
+// TestHelmUninstallKeepsNetworks uninstalls the controller's chart, as an
+// operator removes the controller: the CRD (from the chart's crds/), the
+// Networks and their Neutron networks all stay, and the chart's notes said
+// so at install. It runs last: the controller is gone after it.
+func TestHelmUninstallKeepsNetworks(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t, nil)
+	createNetworks(ctx, t, ns, "kept", 155, 1)
+	kept := waitAllReady(ctx, t, ns, 1, time.Minute)[0]
+	helm := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, filepath.Join(stack.RepoRoot, "bin", "helm"), append(args, "--namespace", controllerNamespace)...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+stack.ControlPlane.AdminKubeconfig)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("helm %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if notes := helm("get", "notes", "network-controller"); !strings.Contains(notes, "The CRD (in crds/)\nstays, and so do the Networks and their Neutron networks") {
+		t.Errorf("the chart's notes do not say what uninstalling keeps:\n%s", notes)
+	}
+	helm("uninstall", "network-controller", "--wait")
+
+	crds, err := apiextensionsclientset.NewForConfig(stack.ControlPlane.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "networks.samplecrd.k8s.io", metav1.GetOptions{}); err != nil {
+		t.Errorf("the CRD did not survive helm uninstall: %v", err)
+	}
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, kept.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the Network did not survive helm uninstall: %v", err)
+	}
+	if _, err := networks.Get(ctx, stack.Neutron.Client, kept.Status.NetworkID).Extract(); err != nil {
+		t.Errorf("its Neutron network did not survive helm uninstall: %v", err)
+	}
+	if _, err := kubeClient(t).AppsV1().Deployments(controllerNamespace).Get(ctx, "network-controller", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the controller's Deployment after helm uninstall: %v", err)
+	}
+	// What the controller would have done on the Network's deletion is
+	// done by hand, as README's "Uninstall" tells an operator who got here.
+	if err := networks.Delete(ctx, stack.Neutron.Client, kept.Status.NetworkID).ExtractErr(); err != nil {
+		t.Errorf("deleting the Neutron network by hand: %v", err)
+	}
+	unfinalize := []byte(`{"metadata":{"finalizers":null}}`)
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, kept.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{}); err != nil {
+		t.Errorf("removing the finalizer by hand: %v", err)
 	}
 }
