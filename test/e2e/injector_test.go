@@ -145,6 +145,11 @@ func TestInjectorManifestsApply(t *testing.T) {
 	// it; a Pod that does not ask is created, because the API server never
 	// calls the webhook for it.
 	ns := framework.NewNamespace(ctx, t, kube, map[string]string{"envoy-injection": "enabled"})
+	// The ServiceAccount admission plugin wants the namespace's default
+	// ServiceAccount, which kube-controller-manager would have made.
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}}
 	byLabel, byAnnotation := plain.DeepCopy(), plain.DeepCopy()
