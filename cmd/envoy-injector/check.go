@@ -23,10 +23,8 @@ func check(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("envoy-injector check", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.StringP("filename", "f", "", `Pods to decide on: YAML or JSON, several documents; "-" is standard input.`)
-	template := fs.String("template", "", "The envoy-initializer ConfigMap as a manifest file. Empty: read it from the cluster (--kubeconfig, --configmap-namespace, --configmap-name).")
-	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig, to read the ConfigMap from the cluster when --template is empty.")
-	namespace := fs.String("configmap-namespace", "", "Namespace of the ConfigMap in the cluster; empty means the kubeconfig context's.")
-	name := fs.String("configmap-name", "envoy-initializer", "Name of the ConfigMap in the cluster.")
+	var source templateSource
+	source.addFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: envoy-injector check -f POD.yaml [--template CONFIGMAP.yaml]\n")
 		fs.PrintDefaults()
@@ -47,9 +45,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// The template is read once, and only if a Pod asks.
-	wh := &injector.Webhook{Template: sync.OnceValues(func() (*injector.Template, error) {
-		return loadTemplate(*template, *kubeconfig, *namespace, *name)
-	})}
+	wh := &injector.Webhook{Template: sync.OnceValues(source.load)}
 	code := 0
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {

@@ -25,10 +25,8 @@ func inject(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("envoy-injector inject", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.StringP("filename", "f", "", `Manifests to inject into: YAML or JSON, several documents and Lists; "-" is standard input. Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs that ask for the sidecar get it; everything else is written out unchanged.`)
-	template := fs.String("template", "", "The envoy-initializer ConfigMap as a manifest file. Empty: read it from the cluster (--kubeconfig, --configmap-namespace, --configmap-name).")
-	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig, to read the ConfigMap from the cluster when --template is empty.")
-	namespace := fs.String("configmap-namespace", "", "Namespace of the ConfigMap in the cluster; empty means the kubeconfig context's.")
-	name := fs.String("configmap-name", "envoy-initializer", "Name of the ConfigMap in the cluster.")
+	var source templateSource
+	source.addFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: envoy-injector inject -f FILE [--template CONFIGMAP.yaml]\n")
 		fs.PrintDefaults()
@@ -43,7 +41,7 @@ func inject(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "envoy-injector inject: -f (--filename) is required")
 		return 2
 	}
-	tmpl, err := loadTemplate(*template, *kubeconfig, *namespace, *name)
+	tmpl, err := source.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "envoy-injector inject: %v\n", err)
 		return 1
@@ -65,8 +63,23 @@ func inject(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// loadTemplate reads the template from a ConfigMap manifest, or from the
-// cluster when path is empty.
+// templateSource is where the offline commands read the template: a
+// ConfigMap manifest, or the cluster.
+type templateSource struct {
+	file, kubeconfig, namespace, name string
+}
+
+func (t *templateSource) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&t.file, "template", "", "The envoy-initializer ConfigMap as a manifest file. Empty: read it from the cluster (--kubeconfig, --configmap-namespace, --configmap-name).")
+	fs.StringVar(&t.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, to read the ConfigMap from the cluster when --template is empty.")
+	fs.StringVar(&t.namespace, "configmap-namespace", "", "Namespace of the ConfigMap in the cluster; empty means the kubeconfig context's.")
+	fs.StringVar(&t.name, "configmap-name", "envoy-initializer", "Name of the ConfigMap in the cluster.")
+}
+
+func (t *templateSource) load() (*injector.Template, error) {
+	return loadTemplate(t.file, t.kubeconfig, t.namespace, t.name)
+}
+
 func loadTemplate(path, kubeconfig, namespace, name string) (*injector.Template, error) {
 	cm := &corev1.ConfigMap{}
 	if path != "" {
