@@ -25,14 +25,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/samplecrd/network-controller/pkg/logging"
+
 	corev1 "k8s.io/api/core/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/component-base/featuregate"
-
-	"k8s.io/component-base/logs"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,18 +82,10 @@ func main() {
 	}
 	var o options
 	o.addFlags(pflag.CommandLine)
-	// Logging as every Kubernetes component configures it (see the
-	// controller's main.go).
-	logging := logsapi.NewLoggingConfiguration()
-	logsapi.AddFlags(logging, pflag.CommandLine)
-	// The logging features at their defaults (JSON is beta, on); the gate
-	// is not offered as a flag.
-	features := featuregate.NewFeatureGate()
-	utilruntime.Must(logsapi.AddFeatureGates(features))
+	logOpts := logging.AddFlags(pflag.CommandLine)
 	pflag.Parse()
-	logs.InitLogs()
-	defer logs.FlushLogs()
-	if err := logsapi.ValidateAndApply(logging, features); err != nil {
+	defer logging.Flush()
+	if err := logOpts.Apply(); err != nil {
 		fmt.Fprintf(os.Stderr, "envoy-injector: %v\n", err)
 		os.Exit(2)
 	}
