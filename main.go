@@ -21,11 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/component-base/featuregate"
+	"github.com/samplecrd/network-controller/pkg/logging"
 
-	"k8s.io/component-base/logs"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -155,19 +152,10 @@ func (o *options) validate() error {
 func main() {
 	var opts options
 	opts.addFlags(pflag.CommandLine)
-	// Logging as every Kubernetes component configures it: -v, --vmodule,
-	// --logging-format=text|json; klog's own flags, deprecated, are not
-	// offered.
-	logging := logsapi.NewLoggingConfiguration()
-	logsapi.AddFlags(logging, pflag.CommandLine)
-	// The logging features at their defaults (JSON is beta, on); the gate
-	// is not offered as a flag.
-	features := featuregate.NewFeatureGate()
-	utilruntime.Must(logsapi.AddFeatureGates(features))
+	logOpts := logging.AddFlags(pflag.CommandLine)
 	pflag.Parse()
-	logs.InitLogs()
-	defer logs.FlushLogs()
-	if err := logsapi.ValidateAndApply(logging, features); err != nil {
+	defer logging.Flush()
+	if err := logOpts.Apply(); err != nil {
 		fmt.Fprintf(os.Stderr, "network-controller: %v\n", err)
 		os.Exit(2)
 	}
