@@ -11,45 +11,59 @@ import (
 	"github.com/samplecrd/network-controller/pkg/metrics"
 )
 
-// breaker is the inventory's circuit breaker on Neutron. When a request
-// gets no answer (or a 5xx), Neutron is known to be down: the breaker
-// opens, and every Neutron request a sync would make fails at once with
-// ErrNeutronDown instead of waiting out --neutron-timeout, so each affected
-// Network says why within moments and the workers do not queue behind a
-// dead server. Networks already in sync need no request and stay Ready.
+// breaker is the inventory's circuit breaker on Neutron. When threshold
+// requests in a row get no answer (or a 5xx), Neutron is known to be down:
+// the breaker opens, and every Neutron request a sync would make fails at
+// once with ErrNeutronDown instead of waiting out --neutron-timeout, so
+// each affected Network says why within moments and the workers do not
+// queue behind a dead server. Networks already in sync need no request and
+// stay Ready. One failure among answers does not open it: a trickle of
+// 5xx or timeouts must not stop every Network's writes. (The Network whose
+// write went unanswered waits for a list all the same: door.go.)
 //
 // The inventory's list is the probe: while the breaker is open Neutron is
 // listed every few seconds, and the first list that succeeds closes it
 // (and the controller then queues every Network again).
 type breaker struct {
-	// clock tells the time of trips; the inventory's, a fake in tests.
+	// clock tells the time of failures; the inventory's, a fake in tests.
 	clock clock.PassiveClock
+	// threshold is how many unanswered requests in a row open it.
+	threshold int
 
-	mu    sync.Mutex
-	open  bool      // whether requests are refused
-	since time.Time // when the breaker opened
-	last  time.Time // when it last tripped
+	mu       sync.Mutex
+	open     bool      // whether requests are refused
+	since    time.Time // when the breaker opened
+	last     time.Time // when a request last went unanswered
+	failures int       // unanswered requests since the last answer
 }
 
 // ErrNeutronDown is what a request refused by the open breaker returns.
 var ErrNeutronDown = errors.New("Neutron is not answering")
 
-// trip opens the breaker: a request showed Neutron is down. What the
-// request was is its own sync's to log, not the breaker's to repeat.
-func (b *breaker) trip() {
+// fail counts a request that got no answer, and opens the breaker at the
+// threshold-th in a row. What the request was is its own sync's to log,
+// not the breaker's to repeat.
+func (b *breaker) fail() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.last = b.clock.Now()
-	if !b.open {
-		b.since = b.last
+	b.failures++
+	if !b.open && b.failures >= max(b.threshold, 1) {
+		b.open, b.since = true, b.last
+		metrics.BreakerOpen.Set(1)
 	}
-	b.open = true
-	metrics.BreakerOpen.Set(1)
+}
+
+// succeed counts an answer: the failures in a row start again from none.
+func (b *breaker) succeed() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures = 0
 }
 
 // resetAfter closes the breaker on the evidence of a list of Neutron that
 // began at listStarted, and reports whether it was open. A list that began
-// before the breaker last tripped proves nothing: it may have been read before
+// before a request last went unanswered proves nothing: it may have been read before
 // a late create completed, so the breaker stays open for the next one.
 func (b *breaker) resetAfter(listStarted time.Time) bool {
 	b.mu.Lock()
@@ -57,7 +71,7 @@ func (b *breaker) resetAfter(listStarted time.Time) bool {
 	if !b.open || listStarted.Before(b.last) {
 		return false
 	}
-	b.open = false
+	b.open, b.failures = false, 0
 	metrics.BreakerOpen.Set(0)
 	return true
 }

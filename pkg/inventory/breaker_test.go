@@ -13,7 +13,7 @@ import (
 // so only a list begun after the latest trip may close the breaker.
 func TestBreakerClosesOnlyOnAListThatBeganAfterTheLastTrip(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1e9, 0))
-	b := breaker{clock: clk}
+	b := breaker{clock: clk, threshold: 1}
 	if err := b.allow(); err != nil {
 		t.Fatalf("a new breaker refuses: %v", err)
 	}
@@ -21,11 +21,11 @@ func TestBreakerClosesOnlyOnAListThatBeganAfterTheLastTrip(t *testing.T) {
 		t.Error("resetAfter reported a closed breaker as open")
 	}
 
-	b.trip()
+	b.fail()
 	clk.SetTime(clk.Now().Add(time.Second))
 	listBetween := clk.Now()
 	clk.SetTime(clk.Now().Add(time.Second))
-	b.trip()
+	b.fail()
 	err := b.allow()
 	if !errors.Is(err, ErrNeutronDown) {
 		t.Fatalf("an open breaker allowed a request: %v", err)
@@ -48,11 +48,33 @@ func TestBreakerClosesOnlyOnAListThatBeganAfterTheLastTrip(t *testing.T) {
 // the first trip of this outage, not of the latest.
 func TestTheBreakerSaysSinceWhenNeutronIsDown(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC))
-	b := breaker{clock: clk}
-	b.trip()
+	b := breaker{clock: clk, threshold: 1}
+	b.fail()
 	clk.SetTime(clk.Now().Add(time.Minute))
-	b.trip()
+	b.fail()
 	if err := b.allow(); err == nil || err.Error() != "Neutron is not answering since 2026-11-24T03:00:00Z; waiting for a list of Neutron to succeed" {
 		t.Errorf("allow() = %v", err)
+	}
+}
+
+// TestTheBreakerOpensOnFailuresInARow: an answer between two unanswered
+// requests starts the count again; the threshold-th in a row opens it.
+func TestTheBreakerOpensOnFailuresInARow(t *testing.T) {
+	b := breaker{clock: clocktesting.NewFakePassiveClock(time.Unix(1e9, 0)), threshold: 3}
+	for _, step := range []struct {
+		answered bool
+		wantOpen bool
+	}{
+		{false, false}, {false, false}, {true, false}, // an answer in between
+		{false, false}, {false, false}, {false, true}, // three in a row
+	} {
+		if step.answered {
+			b.succeed()
+		} else {
+			b.fail()
+		}
+		if got := b.isOpen(); got != step.wantOpen {
+			t.Fatalf("after %+v: open = %v, want %v (failures %d)", step, got, step.wantOpen, b.failures)
+		}
 	}
 }

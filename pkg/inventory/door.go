@@ -26,6 +26,11 @@ import (
 //   - ask for an early list when a write's answer was lost, because the
 //     request may complete anyway (Options.LateCompletionGrace).
 
+// ErrListPending is what a write returns for an owner whose previous write
+// went unanswered, until a list of Neutron begun after it succeeds: Neutron
+// may have done that write, and only a list says whether.
+var ErrListPending = errors.New("a request of this Network went unanswered; waiting for a list of Neutron to show what it did")
+
 // ErrNotOurs is what a write to a resource the store does not hold for
 // its owner returns. The callers write only IDs they read from the store,
 // so it is a broken invariant, never an answer of Neutron's.
@@ -35,13 +40,14 @@ func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, E
 
 // CreateNetwork creates a network of owner with mtu (0: Neutron's choice).
 func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mtu int) (neutron.Network, error) {
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.CreateNetwork(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), mtu)
 	if err != nil {
-		return neutron.Network{}, inv.afterFailedWrite(err)
+		return neutron.Network{}, inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.AddNetwork(owner, n)
 	return n, nil
 }
@@ -49,14 +55,15 @@ func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mt
 // CreateSubnet creates the subnet req asks for, with owner's name and the
 // mark.
 func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req neutron.SubnetRequest) (neutron.Subnet, error) {
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return neutron.Subnet{}, err
 	}
 	req.Name, req.Description = inv.mark.ResourceName(owner), inv.mark.Description()
 	s, err := inv.client.CreateSubnet(ctx, req)
 	if err != nil {
-		return neutron.Subnet{}, inv.afterFailedWrite(err)
+		return neutron.Subnet{}, inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, s)
 	return s, nil
 }
@@ -66,13 +73,14 @@ func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id
 	if !inv.ownsNetwork(owner, id) {
 		return neutron.Network{}, notOurs("network", id)
 	}
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return neutron.Network{}, err
 	}
 	updated, err := inv.client.UpdateNetwork(ctx, id, u)
 	if err != nil {
-		return neutron.Network{}, inv.afterFailedWrite(err)
+		return neutron.Network{}, inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.AddNetwork(owner, updated)
 	return updated, nil
 }
@@ -82,13 +90,14 @@ func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsSubnet(owner, id) {
 		return neutron.Subnet{}, notOurs("subnet", id)
 	}
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return neutron.Subnet{}, err
 	}
 	updated, err := inv.client.UpdateSubnet(ctx, id, u)
 	if err != nil {
-		return neutron.Subnet{}, inv.afterFailedWrite(err)
+		return neutron.Subnet{}, inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, updated)
 	return updated, nil
 }
@@ -98,12 +107,13 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsSubnet(owner, id) {
 		return notOurs("subnet", id)
 	}
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return err
 	}
 	if err := inv.client.DeleteSubnet(ctx, id); err != nil {
-		return inv.afterFailedWrite(err)
+		return inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.RemoveSubnet(owner, id)
 	return nil
 }
@@ -113,12 +123,13 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)
 	}
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return err
 	}
 	if err := inv.client.DeleteNetwork(ctx, id); err != nil {
-		return inv.afterFailedWrite(err)
+		return inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.RemoveNetwork(owner, id)
 	return nil
 }
@@ -165,13 +176,14 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 		return nil
 	}
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return err
 	}
 	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc})
 	if err != nil {
-		return inv.afterFailedWrite(err)
+		return inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, marked)
 	return nil
 }
@@ -179,13 +191,14 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 // MarkNetwork is MarkSubnet for a network; it returns the marked network.
 func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.breaker.allow(); err != nil {
+	if err := inv.allowWrite(owner); err != nil {
 		return neutron.Network{}, err
 	}
 	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc})
 	if err != nil {
-		return neutron.Network{}, inv.afterFailedWrite(err)
+		return neutron.Network{}, inv.afterFailedWrite(owner, err)
 	}
+	inv.breaker.succeed()
 	inv.store.AddNetwork(owner, marked)
 	return marked, nil
 }
@@ -252,26 +265,51 @@ func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
 	return slices.ContainsFunc(inv.store.Get(owner.UID).Subnets, func(s neutron.Subnet) bool { return s.ID == id })
 }
 
-// afterFailedWrite asks for an early list when Neutron's answer to a write
-// is unknown: anything but a refusal, which Neutron sends only for what it
-// did not do. When no answer came at all, it opens the breaker.
-func (inv *Inventory) afterFailedWrite(err error) error {
-	var rejected *neutron.RejectedError
-	if !errors.As(err, &rejected) {
-		inv.RequestRefresh(inv.opts.LateCompletionGrace)
+// allowWrite returns nil when a write of owner may go to Neutron, else
+// why not: the breaker is open, or a write of owner's went unanswered and
+// no list since has shown what became of it.
+func (inv *Inventory) allowWrite(owner neutron.Owner) error {
+	if err := inv.breaker.allow(); err != nil {
+		return err
 	}
+	inv.unsureMu.Lock()
+	defer inv.unsureMu.Unlock()
+	if _, ok := inv.unsure[owner.UID]; ok {
+		return ErrListPending
+	}
+	return nil
+}
+
+// afterFailedWrite handles a write of owner's that failed. Anything but a
+// refusal, which Neutron sends only for what it did not do, leaves the
+// write's outcome unknown: owner's writes wait for a list begun after now,
+// and one is asked for LateCompletionGrace later. A request with no answer
+// at all counts towards the breaker.
+func (inv *Inventory) afterFailedWrite(owner neutron.Owner, err error) error {
+	var rejected *neutron.RejectedError
+	if errors.As(err, &rejected) || neutron.IsAuthError(err) {
+		inv.breaker.succeed() // an answer
+		return err
+	}
+	inv.unsureMu.Lock()
+	inv.unsure[owner.UID] = inv.clock.Now()
+	inv.unsureMu.Unlock()
+	inv.RequestRefresh(inv.opts.LateCompletionGrace)
 	if neutron.Unreachable(err) {
-		inv.breaker.trip()
+		inv.breaker.fail()
 	}
 	return err
 }
 
-// afterFailedRead opens the breaker when a read got no answer at all. A
-// read changes nothing in Neutron, so, unlike a write, it leaves no outcome
-// for an early list to find.
+// afterFailedRead counts a read that got no answer at all towards the
+// breaker. A read changes nothing in Neutron, so, unlike a write, it
+// leaves no outcome for a list to find.
 func (inv *Inventory) afterFailedRead(err error) error {
-	if err != nil && neutron.Unreachable(err) {
-		inv.breaker.trip()
+	switch {
+	case err == nil:
+		inv.breaker.succeed()
+	case neutron.Unreachable(err):
+		inv.breaker.fail()
 	}
 	return err
 }

@@ -79,22 +79,24 @@ func TestTheDoorWritesOnlyWhatTheStoreHoldsForTheOwner(t *testing.T) {
 	}
 }
 
-// TestTheOpenBreakerRefusesEveryRequest: a request without an answer opens
-// the breaker; then nothing goes to Neutron, reads included, until a list
-// that began after the trip succeeds.
+// TestTheOpenBreakerRefusesEveryRequest: three requests in a row without
+// an answer open the breaker; then nothing goes to Neutron, reads
+// included, until a list that began after the last failure succeeds.
 func TestTheOpenBreakerRefusesEveryRequest(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New()
 	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
 	f.FailOn(fake.CreateNetwork, errors.New("connection refused"))
-	if _, err := inv.CreateNetwork(ctx, ownerA, 0); err == nil {
-		t.Fatal("the create succeeded")
+	for _, o := range []neutron.Owner{ownerA, ownerB, ownerC} {
+		if _, err := inv.CreateNetwork(ctx, o, 0); err == nil {
+			t.Fatal("the create succeeded")
+		}
 	}
 	f.ClearRequests()
 	if _, err := inv.GetNetwork(ctx, "net-1"); !errors.Is(err, inventory.ErrNeutronDown) {
 		t.Errorf("a read with the breaker open = %v", err)
 	}
-	if _, err := inv.CreateNetwork(ctx, ownerA, 0); !errors.Is(err, inventory.ErrNeutronDown) {
+	if _, err := inv.CreateNetwork(ctx, ownerD, 0); !errors.Is(err, inventory.ErrNeutronDown) {
 		t.Errorf("a write with the breaker open = %v", err)
 	}
 	if got := f.Requests(); len(got) != 0 {
@@ -105,7 +107,41 @@ func TestTheOpenBreakerRefusesEveryRequest(t *testing.T) {
 	}
 	l, err := inv.Refresh(ctx)
 	if err != nil || !l.Recovered || inv.Health().Down != nil {
-		t.Errorf("the list after the trip: %+v, %v; Health %+v", l, err, inv.Health())
+		t.Errorf("the list after the failures: %+v, %v; Health %+v", l, err, inv.Health())
+	}
+}
+
+// TestALostAnswerHoldsBackItsOwnerOnly: a write whose answer was lost may
+// have been done, so its Network's writes wait for a list begun after it,
+// which shows what happened; other Networks' writes go on, and one failure
+// does not open the breaker.
+func TestALostAnswerHoldsBackItsOwnerOnly(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	f := fake.New()
+	inv := listed(t, f, time.Hour, clk)
+	f.CompleteLate(fake.CreateNetwork)
+	if _, err := inv.CreateNetwork(ctx, ownerA, 0); err == nil {
+		t.Fatal("the create whose answer was lost succeeded")
+	}
+	if _, err := inv.CreateNetwork(ctx, ownerA, 0); !errors.Is(err, inventory.ErrListPending) {
+		t.Errorf("A's next write = %v, want ErrListPending", err)
+	}
+	if _, err := inv.CreateNetwork(ctx, ownerB, 0); err != nil {
+		t.Errorf("B's write after A's lost answer: %v", err)
+	}
+	if inv.Health().Down != nil {
+		t.Error("one lost answer opened the breaker")
+	}
+	if _, err := inv.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := inv.Get(ownerA.UID).Networks; len(got) != 1 {
+		t.Fatalf("the list shows %d networks of A, want the one the lost create made", len(got))
+	}
+	clk.Step(time.Second)
+	if _, err := inv.UpdateNetwork(ctx, ownerA, inv.Get(ownerA.UID).Networks[0].ID, neutron.NetworkUpdate{MTU: ptr.To(1400)}); err != nil {
+		t.Errorf("A's write after a list: %v", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -42,6 +43,9 @@ type Options struct {
 	// create that completed late is seen then rather than at the next
 	// periodic list.
 	LateCompletionGrace time.Duration
+	// BreakerFailures is how many Neutron requests in a row must go
+	// unanswered to open the breaker; 3 when 0.
+	BreakerFailures int
 	// Reachability, when set, is whether the latest Neutron request of
 	// any kind was answered: part of Health.
 	Reachability *neutron.Reachability
@@ -60,6 +64,12 @@ type Inventory struct {
 	refresh workqueue.TypedDelayingInterface[string]
 	clock   clock.WithTicker
 	opts    Options
+
+	// unsure holds, by owner UID, when a write of that owner went
+	// unanswered: Neutron may have done it. The owner's writes wait for a
+	// list begun after then, which shows what happened (door.go).
+	unsureMu sync.Mutex
+	unsure   map[types.UID]time.Time
 }
 
 // Listed is what one successful list of Neutron found.
@@ -85,10 +95,12 @@ func New(client neutron.Interface, mark neutron.Mark, opts Options) *Inventory {
 		refresh: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "neutron-refresh", Clock: clk,
 		}),
-		clock: clk,
-		opts:  opts,
+		clock:  clk,
+		opts:   opts,
+		unsure: map[types.UID]time.Time{},
 	}
 	inv.breaker.clock = clk
+	inv.breaker.threshold = cmp.Or(opts.BreakerFailures, 3)
 	return inv
 }
 
@@ -108,10 +120,12 @@ func (inv *Inventory) Refresh(ctx context.Context) (Listed, error) {
 	metrics.ObserveRefresh(err, inv.store.Status().Unrecognised)
 	if err != nil {
 		if neutron.Unreachable(err) {
-			inv.breaker.trip()
+			inv.breaker.fail()
 		}
 		return Listed{}, err
 	}
+	inv.breaker.succeed()
+	inv.settle(started)
 	return Listed{Started: started, Changed: changed, Recovered: inv.breaker.resetAfter(started)}, nil
 }
 
@@ -139,6 +153,18 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 			continue
 		}
 		handle(ctx, listed)
+	}
+}
+
+// settle clears the owners whose unanswered write happened before a list
+// that began at started: that list shows what the write did.
+func (inv *Inventory) settle(started time.Time) {
+	inv.unsureMu.Lock()
+	defer inv.unsureMu.Unlock()
+	for uid, at := range inv.unsure {
+		if !started.Before(at) {
+			delete(inv.unsure, uid)
+		}
 	}
 }
 

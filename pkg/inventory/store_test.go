@@ -15,6 +15,8 @@ import (
 var (
 	ownerA = neutron.Owner{Namespace: "ns", Name: "a", UID: "0a0a0a0a-0000-4000-8000-00000000000a"}
 	ownerB = neutron.Owner{Namespace: "ns", Name: "b", UID: "0b0b0b0b-0000-4000-8000-00000000000b"}
+	ownerC = neutron.Owner{Namespace: "ns", Name: "c", UID: "0c0c0c0c-0000-4000-8000-00000000000c"}
+	ownerD = neutron.Owner{Namespace: "ns", Name: "d", UID: "0d0d0d0d-0000-4000-8000-00000000000d"}
 )
 
 // seed stores a network and subnet of owner, marked with m.

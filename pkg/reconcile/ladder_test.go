@@ -17,16 +17,16 @@ import (
 )
 
 // TestLostAnswersPauseWritesUntilAListShowsWhatHappened: Neutron completes
-// creates whose answers the controller never got. The breaker opens, the
-// next pass makes no request and says why, and the list that closes the
-// breaker shows the late creates: they are used, not made again.
+// creates whose answers the controller never got. The Network's next pass
+// makes no request and says why, and the list begun after shows the late
+// creates: they are used, not made again.
 func TestLostAnswersPauseWritesUntilAListShowsWhatHappened(t *testing.T) {
 	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
 	probe := func() {
 		t.Helper()
 		f.list()
 		if err := f.inv.Health().Down; err != nil {
-			t.Fatalf("a successful list did not close the breaker: %v", err)
+			t.Fatalf("the breaker is open after a successful list: %v", err)
 		}
 	}
 
@@ -34,8 +34,8 @@ func TestLostAnswersPauseWritesUntilAListShowsWhatHappened(t *testing.T) {
 	if out := f.sync("net"); out.Err == nil {
 		t.Fatal("the pass whose create answer was lost succeeded")
 	}
-	if out := f.sync("net"); !errors.Is(out.Err, inventory.ErrNeutronDown) {
-		t.Fatalf("a pass with the breaker open returned %v, want ErrNeutronDown", out.Err)
+	if out := f.sync("net"); !errors.Is(out.Err, inventory.ErrListPending) {
+		t.Fatalf("a pass before a list showed what the lost create did returned %v, want ErrListPending", out.Err)
 	}
 	if cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady); cond.Reason != samplecrdv1.ReasonNeutronUnavailable {
 		t.Errorf("Ready = %s: %s", cond.Reason, cond.Message)

@@ -334,7 +334,7 @@ func warningsFor(ctx context.Context, t *testing.T, ns, name, reason string) []c
 // TestAnOutageNamesNoOtherNamespacesNetwork: one controller manages two
 // namespaces (of a cluster of the test's own, so it may watch them all).
 // Neutron fails the create of team-a's Network and every list, so the
-// breaker opens on team-a's request and stays open. team-b's new Network
+// breaker opens (on failures in a row) and stays open. team-b's new Network
 // is refused by the breaker: its condition and Events say Neutron is down,
 // and nothing of team-a's. The Network team-b had before stays Ready.
 func TestAnOutageNamesNoOtherNamespacesNetwork(t *testing.T) {
@@ -344,7 +344,7 @@ func TestAnOutageNamesNoOtherNamespacesNetwork(t *testing.T) {
 	other.namespace(ctx, t, teamA)
 	other.namespace(ctx, t, teamB)
 	proxy := faultProxy(t)
-	startControllerOn(t, other.cp, teamA, nil, "--namespace=", "--neutron-endpoint="+proxy.URL, "--max-retry-delay=2s")
+	c := startControllerOn(t, other.cp, teamA, nil, "--namespace=", "--neutron-endpoint="+proxy.URL, "--max-retry-delay=2s")
 	cleanupNetworksIn(t, other.nc, teamA)
 	cleanupNetworksIn(t, other.nc, teamB)
 
@@ -357,6 +357,10 @@ func TestAnOutageNamesNoOtherNamespacesNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := waitForConditionIn(ctx, t, other.nc, teamA, "secret-project", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonNeutronUnavailable)
+	// The lists keep failing too: the breaker opens on failures in a row.
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		return c.metric(ctx, t, "network_controller_neutron_breaker_open", nil) == 1, "the breaker is not open yet", nil
+	})
 
 	if _, err := other.nc.SamplecrdV1().Networks(teamB).Create(ctx, &samplecrdv1.Network{
 		ObjectMeta: metav1.ObjectMeta{Name: "new"}, Spec: samplecrdv1.NetworkSpec{CIDR: "10.71.2.0/24"},
