@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -326,4 +327,34 @@ func TestFrozenNeutronFailsFast(t *testing.T) {
 	if got := c.metric(ctx, t, "network_controller_neutron_breaker_open", nil); got != 0 {
 		t.Errorf("breaker open = %.0f after the thaw, want 0", got)
 	}
+}
+
+// TestOneFailedWriteHoldsBackOnlyItsNetwork: a trickle of 5xx answers
+// must not stop every Network's writes. Neutron's load balancer refuses
+// one network create with a 502; Neutron may or may not have done it, so
+// that Network waits for a list to show what happened (two
+// --neutron-timeouts later), while a Network created after it is made at
+// once and the breaker stays closed.
+func TestOneFailedWriteHoldsBackOnlyItsNetwork(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	proxy := faultProxy(t)
+	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--neutron-timeout=10s", "--max-retry-delay=1s")
+	cleanupNetworks(t, ns)
+
+	proxy.Refuse(http.MethodPost, "/v2.0/networks", 1, http.StatusBadGateway, "")
+	createNetwork(ctx, t, ns, "refused", "10.66.0.0/24", "10.66.0.1")
+	waitForCondition(ctx, t, ns, "refused", 30*time.Second, metav1.ConditionFalse, samplecrdv1.ReasonNeutronUnavailable)
+	createNetwork(ctx, t, ns, "after", "10.66.1.0/24", "10.66.1.1")
+	// Well within the 20 s until the list that releases "refused".
+	waitForReady(ctx, t, ns, "after", 10*time.Second)
+	if got := c.metric(ctx, t, "network_controller_neutron_breaker_open", nil); got != 0 {
+		t.Errorf("breaker open = %.0f after one refused write, want 0", got)
+	}
+	if n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "refused", metav1.GetOptions{}); err != nil || readyCondition(n).Status == metav1.ConditionTrue {
+		t.Errorf("the refused Network is Ready (%v) before a list showed what its create did", err)
+	}
+
+	waitForReady(ctx, t, ns, "refused", time.Minute)
+	waitForExactlyOnePerNetwork(ctx, t, c, ns, time.Minute)
 }

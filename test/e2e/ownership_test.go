@@ -59,9 +59,10 @@ func waitForExactlyOnePerNetwork(ctx context.Context, t *testing.T, c *controlle
 
 // TestLostCreateAnswersLeaveNoDuplicates loses the answers to one network
 // create and one subnet create to the controller's own timeout, while
-// Neutron carries both out. Each lost answer opens the breaker, so no
-// write is retried before a list that began afterwards shows what Neutron
-// did: the late network and subnet are used, and nothing is made twice.
+// Neutron carries both out. A lost answer holds back its own Network's
+// writes, so no write is retried before a list that began afterwards
+// shows what Neutron did: the late network and subnet are used, and
+// nothing is made twice.
 func TestLostCreateAnswersLeaveNoDuplicates(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)

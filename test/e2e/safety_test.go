@@ -344,7 +344,10 @@ func TestAnOutageNamesNoOtherNamespacesNetwork(t *testing.T) {
 	other.namespace(ctx, t, teamA)
 	other.namespace(ctx, t, teamB)
 	proxy := faultProxy(t)
-	c := startControllerOn(t, other.cp, teamA, nil, "--namespace=", "--neutron-endpoint="+proxy.URL, "--max-retry-delay=2s")
+	// A short --neutron-timeout: the list that shows what became of the
+	// refused create comes two timeouts later, and only then do three
+	// requests in a row fail.
+	c := startControllerOn(t, other.cp, teamA, nil, "--namespace=", "--neutron-endpoint="+proxy.URL, "--max-retry-delay=2s", "--neutron-timeout=5s")
 	cleanupNetworksIn(t, other.nc, teamA)
 	cleanupNetworksIn(t, other.nc, teamB)
 
