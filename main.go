@@ -233,6 +233,12 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 
+	// Every Neutron write asks the fence first: a leader frozen past its
+	// lease must not act on its stale cache when it resumes (pkg/leader).
+	var fence *leader.Fence
+	if opts.leaderElection.LeaderElect {
+		fence = &leader.Fence{}
+	}
 	work := func(ctx context.Context) error {
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
 			informers.WithNamespace(opts.namespace))
@@ -243,6 +249,7 @@ func run(ctx context.Context, opts options) error {
 			// still be under way in Neutron; two timeouts cover it.
 			LateCompletionGrace: 2 * opts.neutronTimeout,
 			Reachability:        reach,
+			Fence:               fence.Check,
 		})
 		reconciler := reconcile.New(inv, mark, networkClient, reconcile.Options{
 			Namespace:          opts.namespace,
@@ -266,7 +273,7 @@ func run(ctx context.Context, opts options) error {
 	if !opts.leaderElection.LeaderElect {
 		return work(ctx)
 	}
-	return leader.Run(ctx, kubeClient, opts.leaderElection, watchdog, work, func() { ready.set(true, nil) })
+	return leader.Run(ctx, kubeClient, opts.leaderElection, watchdog, fence, work, func() { ready.set(true, nil) })
 }
 
 // clusterMark is the ownership mark of this cluster: named by

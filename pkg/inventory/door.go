@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -30,6 +31,11 @@ import (
 // went unanswered, until a list of Neutron begun after it succeeds: Neutron
 // may have done that write, and only a list says whether.
 var ErrListPending = errors.New("a request of this Network went unanswered; waiting for a list of Neutron to show what it did")
+
+// ErrFenced is what a write returns while this replica cannot prove it
+// still leads (Options.Fence): another replica may have taken over while
+// this one was frozen or cut off, and acts on a fresher view of Neutron.
+var ErrFenced = errors.New("this replica cannot prove it still holds the leader Lease")
 
 // ErrNotOurs is what a write to a resource the store does not hold for
 // its owner returns. The callers write only IDs they read from the store,
@@ -266,9 +272,19 @@ func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
 }
 
 // allowWrite returns nil when a write of owner may go to Neutron, else
-// why not: the breaker is open, or a write of owner's went unanswered and
-// no list since has shown what became of it.
+// why not: this replica may no longer lead, the breaker is open, or a
+// write of owner's went unanswered and no list since has shown what
+// became of it. The fence comes first and is asked at the last moment
+// before the request: a process resumed after a freeze runs its queued
+// syncs on a cache from before it, at once, while its renewal is still
+// on the wire.
 func (inv *Inventory) allowWrite(owner neutron.Owner) error {
+	if inv.opts.Fence != nil {
+		if err := inv.opts.Fence(); err != nil {
+			metrics.WritesFenced.Inc()
+			return fmt.Errorf("%w: %v", ErrFenced, err)
+		}
+	}
 	if err := inv.breaker.allow(); err != nil {
 		return err
 	}

@@ -216,3 +216,51 @@ func TestRunListsAtStartOnRequestAndOnThePeriod(t *testing.T) {
 	default:
 	}
 }
+
+// TestAFencedReplicaSendsNoWrite: while the fence refuses (this replica
+// may no longer lead), no write of any kind reaches Neutron, the breaker
+// and the owner's hold are untouched, and writes go out again once the
+// fence opens (the Lease was renewed after all).
+func TestAFencedReplicaSendsNoWrite(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	netA, subA := seed(f, mark(t, "prod"), ownerA, "10.0.0.0/24")
+	var refusal error = errors.New("the Lease was last renewed 12s ago")
+	inv := inventory.New(f, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour,
+		Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0)), Fence: func() error { return refusal }})
+	if _, err := inv.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.ClearRequests()
+
+	writes := map[string]func() error{
+		"CreateNetwork": func() error { _, err := inv.CreateNetwork(ctx, ownerB, 0); return err },
+		"CreateSubnet": func() error {
+			_, err := inv.CreateSubnet(ctx, ownerA, neutron.SubnetRequest{NetworkID: netA, CIDR: "10.0.1.0/24"})
+			return err
+		},
+		"UpdateNetwork": func() error {
+			_, err := inv.UpdateNetwork(ctx, ownerA, netA, neutron.NetworkUpdate{MTU: ptr.To(1400)})
+			return err
+		},
+		"DeleteSubnet":  func() error { return inv.DeleteSubnet(ctx, ownerA, subA) },
+		"DeleteNetwork": func() error { return inv.DeleteNetwork(ctx, ownerA, netA) },
+		"ReleaseSubnet": func() error { return inv.ReleaseSubnet(ctx, ownerA, subA, nil) },
+	}
+	for verb, write := range writes {
+		if err := write(); !errors.Is(err, inventory.ErrFenced) {
+			t.Errorf("%s while fenced = %v, want ErrFenced", verb, err)
+		}
+	}
+	if got := f.Requests(); len(got) != 0 {
+		t.Errorf("requests sent while fenced: %q", got)
+	}
+	if h := inv.Health(); h.Down != nil {
+		t.Errorf("the fence opened the breaker: %v", h.Down)
+	}
+
+	refusal = nil
+	if err := inv.DeleteSubnet(ctx, ownerA, subA); err != nil {
+		t.Errorf("deleting once the fence opened: %v", err)
+	}
+}

@@ -43,6 +43,10 @@ type Options struct {
 	// create that completed late is seen then rather than at the next
 	// periodic list.
 	LateCompletionGrace time.Duration
+	// Fence, when set, is asked before every write to Neutron and refuses
+	// it with an error when this replica cannot prove it still leads
+	// (pkg/leader's Fence.Check); nil when leader election is off.
+	Fence func() error
 	// BreakerFailures is how many Neutron requests in a row must go
 	// unanswered to open the breaker; 3 when 0.
 	BreakerFailures int

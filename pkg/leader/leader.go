@@ -48,7 +48,7 @@ var ErrLostLease = errors.New("lost the leader lease")
 // ReleaseOnCancel alone would release it as soon as ctx ends, while the
 // workers still drain the queue, and a successor could write beside them.
 func Run(ctx context.Context, client kubernetes.Interface, opts componentbaseconfig.LeaderElectionConfiguration,
-	watchdog *leaderelection.HealthzAdaptor, work func(ctx context.Context) error, onStandby func()) error {
+	watchdog *leaderelection.HealthzAdaptor, fence *Fence, work func(ctx context.Context) error, onStandby func()) error {
 	hostname, err := os.Hostname()
 	if err != nil {
 		return err
@@ -60,11 +60,11 @@ func Run(ctx context.Context, client kubernetes.Interface, opts componentbasecon
 	if err != nil {
 		return fmt.Errorf("creating the leader election lock: %w", err)
 	}
-	return run(ctx, lock, id, opts, watchdog, work, onStandby)
+	return run(ctx, lock, id, opts, watchdog, fence, work, onStandby)
 }
 
 func run(ctx context.Context, lock resourcelock.Interface, id string, opts componentbaseconfig.LeaderElectionConfiguration,
-	watchdog *leaderelection.HealthzAdaptor, work func(ctx context.Context) error, onStandby func()) error {
+	watchdog *leaderelection.HealthzAdaptor, fence *Fence, work func(ctx context.Context) error, onStandby func()) error {
 	logger := klog.FromContext(ctx)
 	// The election's context ends only once the work is over (or when ctx
 	// ends while standing by): its end is what releases the Lease.
@@ -78,15 +78,13 @@ func run(ctx context.Context, lock resourcelock.Interface, id string, opts compo
 			endElection()
 		}
 	}()
-	onStandby()
-	leaderelection.RunOrDie(electionCtx, leaderelection.LeaderElectionConfig{
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            opts.ResourceName,
 		LeaseDuration:   opts.LeaseDuration.Duration,
 		RenewDeadline:   opts.RenewDeadline.Duration,
 		RetryPeriod:     opts.RetryPeriod.Duration,
 		ReleaseOnCancel: true,
-		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leaderCtx context.Context) {
 				leading.Store(true)
@@ -116,14 +114,23 @@ func run(ctx context.Context, lock resourcelock.Interface, id string, opts compo
 			},
 		},
 	})
+	if err != nil {
+		return fmt.Errorf("configuring leader election: %w", err)
+	}
+	if watchdog != nil {
+		watchdog.SetLeaderElection(elector)
+	}
+	fence.watch(elector, opts.LeaseDuration.Duration, opts.RenewDeadline.Duration)
+	onStandby()
+	elector.Run(electionCtx)
 	if !leading.Load() {
 		return nil // ctx ended while standing by
 	}
-	// RunOrDie returns once the Lease is released or lost; the work's
+	// Run returns once the Lease is released or lost; the work's
 	// context is cancelled by then: wait for the workers to finish.
-	err := <-workDone
+	workErr := <-workDone
 	if ctx.Err() == nil {
-		return errors.Join(ErrLostLease, err)
+		return errors.Join(ErrLostLease, workErr)
 	}
-	return err
+	return workErr
 }

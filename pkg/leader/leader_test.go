@@ -41,7 +41,7 @@ func TestTheLeaseOutlivesTheWork(t *testing.T) {
 		return nil
 	}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, lock, "me", opts, nil, work, func() {}) }()
+	go func() { done <- run(ctx, lock, "me", opts, nil, nil, work, func() {}) }()
 
 	<-working
 	shutdown()

@@ -91,6 +91,15 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"code"})
 
+	// WritesFenced counts Neutron writes refused because this replica could
+	// not prove it still held the leader Lease (pkg/leader's Fence).
+	WritesFenced = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_writes_fenced_total",
+		Help:           "Neutron writes not sent because this replica had not renewed its leader Lease within the renew deadline (it may have been frozen, or cut off from the API server, while another took over).",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	BreakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_breaker_open",
@@ -143,7 +152,7 @@ const (
 var (
 	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
 		NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
-		DuplicatesDeleted, BreakerOpen, NeutronThrottled}
+		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced}
 	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration}
 )
 

@@ -124,6 +124,11 @@ func classify(ph phase, err error) verdict {
 	)
 	isRejected := errors.As(err, &rejected)
 	switch {
+	case errors.Is(err, inventory.ErrFenced):
+		// Not this replica's to say anything: it may no longer lead, and
+		// a status or Warning written now could overwrite what the new
+		// leader wrote. No condition; the retry finds out which it is.
+		return verdict{requeue: Backoff}
 	case errors.Is(err, inventory.ErrNotOurs):
 		// A broken invariant, not Neutron's doing: said as such.
 		return verdict{samplecrdv1.ReasonInternalError, samplecrdv1.ReasonInternalError,
@@ -170,9 +175,14 @@ func classify(ph phase, err error) verdict {
 }
 
 // outcome turns the verdict on err into the Outcome of a failed pass.
+// A verdict without a reason writes no condition.
 func (v verdict) outcome(err error, obs Observed, events []Event) Outcome {
-	cond := notReady(v.reason, v.message)
-	return Outcome{Condition: &cond, Warning: v.warning, Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: err}
+	out := Outcome{Warning: v.warning, Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: err}
+	if v.reason != "" {
+		cond := notReady(v.reason, v.message)
+		out.Condition = &cond
+	}
+	return out
 }
 
 // ready is the condition of a Network whose Neutron resources match.

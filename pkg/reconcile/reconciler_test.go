@@ -143,12 +143,18 @@ func TestClassify(t *testing.T) {
 		{"a delete refused otherwise backs off", phaseDeleting, refused, samplecrdv1.ReasonDeleting, Backoff},
 		{"a release that failed", phaseReleasing, errUnavailable, samplecrdv1.ReasonDeleting, Backoff},
 		{"before the first list", phaseWaiting, inventory.ErrNotSynced, samplecrdv1.ReasonNeutronUnavailable, Backoff},
+		// No reason: a replica that may no longer lead writes no condition.
+		{"a fenced write says nothing", phaseSyncing, fmt.Errorf("creating: %w", inventory.ErrFenced), "", Backoff},
+		{"a fenced delete says nothing either", phaseDeleting, fmt.Errorf("deleting: %w", inventory.ErrFenced), "", Backoff},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			v := classify(tc.ph, tc.err)
 			if v.reason != tc.wantReason || v.requeue != tc.wantRequeue {
 				t.Errorf("classify = %s, %v; want %s, %v", v.reason, v.requeue, tc.wantReason, tc.wantRequeue)
+			}
+			if out := v.outcome(tc.err, Observed{}, nil); (out.Condition == nil) != (tc.wantReason == "") {
+				t.Errorf("outcome's condition = %v, want one exactly when there is a reason", out.Condition)
 			}
 		})
 	}

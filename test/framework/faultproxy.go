@@ -26,7 +26,8 @@ type FaultProxy struct {
 	proxy *httputil.ReverseProxy
 
 	mu       sync.Mutex
-	counts   map[string]int
+	counts   map[string]int // requests passed on (or held), by method and path
+	arrivals map[string]int // every request, refused ones too
 	holds    []*Hold
 	refusals []*refusal
 }
@@ -38,6 +39,8 @@ type refusal struct {
 	left         int
 	code         int
 	retryAfter   string
+	// neutronType is the NeutronError type of the answer's body.
+	neutronType string
 }
 
 // Hold is one request held back by a FaultProxy.
@@ -62,7 +65,7 @@ func StartFaultProxy(target string) (*FaultProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &FaultProxy{URL: "http://" + ln.Addr().String() + "/", proxy: httputil.NewSingleHostReverseProxy(u), counts: map[string]int{}}
+	p := &FaultProxy{URL: "http://" + ln.Addr().String() + "/", proxy: httputil.NewSingleHostReverseProxy(u), counts: map[string]int{}, arrivals: map[string]int{}}
 	p.srv = &http.Server{Handler: p}
 	go func() {
 		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -81,7 +84,24 @@ func (p *FaultProxy) Close() error { return p.srv.Close() }
 func (p *FaultProxy) Refuse(method, path string, n, code int, retryAfter string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refusals = append(p.refusals, &refusal{method: method, path: path, left: n, code: code, retryAfter: retryAfter})
+	p.refusals = append(p.refusals, &refusal{method: method, path: path, left: n, code: code, retryAfter: retryAfter, neutronType: "OverLimit"})
+}
+
+// RefuseOverQuota answers the next n requests of method to path as
+// Neutron does a create over the project's quota: 409 OverQuota, which
+// the controller retries with backoff.
+func (p *FaultProxy) RefuseOverQuota(method, path string, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refusals = append(p.refusals, &refusal{method: method, path: path, left: n, code: http.StatusConflict, neutronType: "OverQuota"})
+}
+
+// Arrivals is how many requests of method to path have reached the
+// proxy, refused or not.
+func (p *FaultProxy) Arrivals(method, path string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.arrivals[method+" "+path]
 }
 
 // ClearRefusals ends every refusal: the outage is over.
@@ -124,13 +144,16 @@ func (h *Hold) Completed() <-chan struct{} { return h.completed }
 func (h *Hold) Release() { h.releaseOnce.Do(func() { close(h.release) }) }
 
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.arrivals[r.Method+" "+r.URL.Path]++
+	p.mu.Unlock()
 	if f := p.refuse(r); f != nil {
 		if f.retryAfter != "" {
 			w.Header().Set("Retry-After", f.retryAfter)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(f.code)
-		_, _ = fmt.Fprintf(w, `{"NeutronError": {"type": "OverLimit", "message": "Request refused by the fault proxy (%d)", "detail": ""}}`, f.code)
+		_, _ = fmt.Fprintf(w, `{"NeutronError": {"type": %q, "message": "Request refused by the fault proxy (%d)", "detail": ""}}`, f.neutronType, f.code)
 		return
 	}
 	h := p.match(r)
