@@ -104,12 +104,12 @@ SOAK_DURATION ?= 3m
 SOAK_SEED ?= 1
 
 .PHONY: soak
-soak: controlplane packages ## Random Network workload under faults (controller kill/stop, neutron-server, Keystone and kube-apiserver restarts), then the invariant (SOAK_DURATION=3m SOAK_SEED=1).
+soak: controlplane packages ## Random Network workload in two namespaces under faults (controller kill, stop and freeze, Neutron chaos, neutron-server, Keystone, kube-apiserver, etcd, MariaDB and OVN NB restarts), the history checked during and after, then the invariant (SOAK_DURATION=3m SOAK_SEED=1).
 	$(GO) run ./test/soak -duration $(SOAK_DURATION) -seed $(SOAK_SEED)
 
 .PHONY: soak-short
-soak-short: controlplane packages ## The soak of make test: one minute, a fault every 10 s, seed 1.
-	$(GO) run ./test/soak -duration 1m -fault-every 10s -seed 1
+soak-short: controlplane packages ## The soak of make test: 90 s, a fault 5 s after the last ended, seed 4 (a leader freeze, Neutron chaos, a MariaDB and an apiserver restart first).
+	$(GO) run ./test/soak -duration 90s -fault-every 5s -seed 4
 
 INJECTOR_N ?= 500
 CONCURRENCY ?= 1,8,32

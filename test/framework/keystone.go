@@ -286,6 +286,26 @@ func (k *Keystone) writeCloudsYAML(ctx context.Context, userID string) error {
 	})
 }
 
+// ControllerCloudVia writes a clouds.yaml whose one cloud, PasswordCloud,
+// is CloudsYAML's (the controller's user in its project) but in a region
+// of its own, name, whose catalog sends network requests to networkURL:
+// e.g. a proxy in front of Neutron.KeystoneServer that only one replica
+// goes through. It returns the file's path.
+func (k *Keystone) ControllerCloudVia(ctx context.Context, name, networkURL string) (string, error) {
+	admin, err := k.AdminClient(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := regions.Create(ctx, admin, regions.CreateOpts{ID: name}).Extract(); err != nil {
+		return "", fmt.Errorf("creating region %s: %w", name, err)
+	}
+	if err := registerNetworkEndpoint(ctx, admin, k.networkServiceID, name, networkURL); err != nil {
+		return "", err
+	}
+	path := filepath.Join(k.dir, name+"-clouds.yaml")
+	return path, writeClouds(path, map[string]any{PasswordCloud: k.passwordCloud(ControllerUser, k.Password, ControllerProject, name)})
+}
+
 // passwordCloud is a clouds.yaml cloud that authenticates as user with
 // password, scoped to project, and takes endpoints from regionID.
 // PasswordCloudsYAML is a clouds.yaml with one cloud, PasswordCloud, for

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// converge waits until every Network is Ready for its generation and no
+// deleted one is left, and returns when that was first seen.
+func (s *soak) converge(ctx context.Context, timeout time.Duration) (time.Time, error) {
+	waiting := -1
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := s.supervise(); err != nil {
+			return false, err
+		}
+		list, err := s.nc.SamplecrdV1().Networks("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil // the API server may be coming back
+		}
+		waiting = 0
+		for _, n := range list.Items {
+			c := meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady)
+			if n.DeletionTimestamp != nil || c == nil || c.Status != metav1.ConditionTrue || n.Status.ObservedGeneration != n.Generation {
+				waiting++
+			}
+		}
+		return waiting == 0, nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%d Networks not Ready for their generation (or not gone) %s after the workload", waiting, timeout)
+	}
+	return time.Now(), nil
+}
+
+// checkAfterCollection runs check until it finds nothing, for at most the
+// time garbage collection may take (the grace period, and the resync
+// period for the list that sights it first), and returns what the last
+// check found.
+func (s *soak) checkAfterCollection(ctx context.Context) ([]string, error) {
+	var violations []string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, orphanGrace+neutronResync+5*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		violations, err = s.check(ctx)
+		return err == nil && len(violations) == 0, err
+	})
+	if err != nil && !wait.Interrupted(err) {
+		return nil, err
+	}
+	return violations, nil
+}
+
+// check compares Neutron with the Networks, and returns what differs:
+// a Network without its network, or whose subnet is not its spec; a
+// network or subnet with the mark and no Network (a leak); a foreign
+// resource that Neutron no longer answers for with the same bytes.
+func (s *soak) check(ctx context.Context) ([]string, error) {
+	list, err := s.nc.SamplecrdV1().Networks("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	mark, err := neutron.NewMark(cluster, s.stack.ControlPlane.ClusterUID)
+	if err != nil {
+		return nil, err
+	}
+	allNets, allSubnets, err := s.listNeutron(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var violations []string
+	ours := map[string]networks.Network{}
+	for _, n := range allNets {
+		if n.Description == mark.Description() {
+			ours[n.ID] = n
+		}
+	}
+	subnetsOf, markedSubnets := map[string][]subnets.Subnet{}, map[string]subnets.Subnet{}
+	for _, sn := range allSubnets {
+		subnetsOf[sn.NetworkID] = append(subnetsOf[sn.NetworkID], sn)
+		if sn.Description == mark.Description() {
+			markedSubnets[sn.ID] = sn
+		}
+	}
+	for _, n := range list.Items {
+		net, ok := ours[n.Status.NetworkID]
+		if !ok {
+			violations = append(violations, fmt.Sprintf("Network %s/%s: its Neutron network %q is missing", n.Namespace, n.Name, n.Status.NetworkID))
+			continue
+		}
+		delete(ours, net.ID)
+		sns := subnetsOf[net.ID]
+		for _, sn := range sns {
+			delete(markedSubnets, sn.ID)
+		}
+		if len(sns) != 1 || sns[0].CIDR != n.Spec.CIDR || sns[0].GatewayIP != n.Spec.Gateway {
+			violations = append(violations, fmt.Sprintf("Network %s/%s (cidr %s gateway %s): Neutron has subnets %v", n.Namespace, n.Name, n.Spec.CIDR, n.Spec.Gateway, describe(sns)))
+		}
+	}
+	for id, n := range ours {
+		violations = append(violations, fmt.Sprintf("leaked: network %s %q has no Network", id, n.Name))
+	}
+	for id, sn := range markedSubnets {
+		violations = append(violations, fmt.Sprintf("leaked: subnet %s %q (%s) of network %s has no Network", id, sn.Name, sn.CIDR, sn.NetworkID))
+	}
+	for url, want := range s.foreign {
+		if got, err := s.readRaw(ctx, url); err != nil || !bytes.Equal(got, want) {
+			violations = append(violations, fmt.Sprintf("foreign %s was touched: Neutron answered %s (%v), was %s", url, got, err, want))
+		}
+	}
+	sort.Strings(violations)
+	return violations, nil
+}
+
+// listNeutron lists every network and subnet, through the noauth
+// neutron-server: an operator's view of all projects.
+func (s *soak) listNeutron(ctx context.Context) ([]networks.Network, []subnets.Subnet, error) {
+	pages, err := networks.List(s.stack.Neutron.Client, networks.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	nets, err := networks.ExtractNetworks(pages)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pages, err = subnets.List(s.stack.Neutron.Client, subnets.ListOpts{}).AllPages(ctx); err != nil {
+		return nil, nil, err
+	}
+	subs, err := subnets.ExtractSubnets(pages)
+	return nets, subs, err
+}
+
+func describe(sns []subnets.Subnet) []string {
+	var out []string
+	for _, sn := range sns {
+		out = append(out, sn.CIDR+" gw "+sn.GatewayIP)
+	}
+	return out
+}
