@@ -19,13 +19,13 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/events"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	networkscheme "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
@@ -56,6 +56,9 @@ type Options struct {
 	// Neutron unavailable, over quota, or a delete blocked by ports. It is
 	// how long, at most, a Network waits to notice that the cause is gone.
 	MaxRetryDelay time.Duration
+	// EventLimit bounds the Events all Networks together write (none when
+	// zero): --event-qps and --event-burst.
+	EventLimit events.Limit
 }
 
 // Reconciler makes Neutron match one Network per call, and says what it
@@ -130,9 +133,7 @@ func NewController(
 
 	// Events of our own type need our scheme to name the object's kind.
 	utilruntime.Must(networkscheme.AddToScheme(scheme.Scheme))
-	eventBroadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	eventBroadcaster.StartStructuredLogging(0)
-	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
+	eventBroadcaster := events.NewBroadcaster(ctx, kubeclientset, opts.EventLimit, metrics.EventsDropped.Inc)
 	recorder := eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 
 	c := &Controller{

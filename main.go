@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/samplecrd/network-controller/pkg/events"
 	"github.com/samplecrd/network-controller/pkg/logging"
 
 	_ "k8s.io/component-base/logs/json/register"
@@ -77,6 +78,7 @@ type options struct {
 	neutronQPS          float64
 	neutronBurst        int
 	maxRetryDelay       time.Duration
+	eventLimit          events.Limit
 
 	leaderElection     componentbaseconfig.LeaderElectionConfiguration
 	probeBindAddress   string
@@ -106,6 +108,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
 	fs.Float64Var(&o.neutronQPS, "neutron-qps", 20, "Client-side rate limit of requests to Neutron, per second. Beside it, a 429 (or a 503 with Retry-After) from Neutron pauses all requests for the time it names, and the refused request is sent again.")
 	fs.IntVar(&o.neutronBurst, "neutron-burst", 40, "Burst allowed above --neutron-qps.")
+	fs.Float32Var(&o.eventLimit.QPS, "event-qps", 50, "Most Events per second written for all Networks together, on average (as the kubelet's flag); beyond it and --event-burst they are dropped and counted in network_controller_events_dropped_total. 0: no limit beyond client-go's per-object one.")
+	fs.IntVar(&o.eventLimit.Burst, "event-burst", 100, "Events allowed at once above --event-qps.")
 	fs.DurationVar(&o.maxRetryDelay, "max-retry-delay", 2*time.Minute, "Cap of the exponential backoff of a Network whose sync failed (Neutron unavailable, over quota, a delete blocked by ports): the longest it takes to notice the cause is gone. Neutron's refusals of an invalid request are retried every 5 minutes instead, or at once when the Network changes.")
 
 	// The --leader-elect* flags, bound and validated by component-base as
@@ -259,7 +263,7 @@ func run(ctx context.Context, opts options) error {
 			MaxOrphansPerList:  opts.maxOrphansPerList,
 		})
 		controller, err := NewController(ctx, kubeClient, networkClient, networks, inv, reconciler,
-			Options{MaxRetryDelay: opts.maxRetryDelay})
+			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit})
 		if err != nil {
 			return err
 		}

@@ -100,6 +100,14 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	// EventsDropped counts Events over --event-qps and --event-burst.
+	EventsDropped = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "events_dropped_total",
+		Help:           "Events not written because all objects together were over --event-qps and --event-burst.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	BreakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_breaker_open",
@@ -131,6 +139,15 @@ var (
 		Buckets:        metrics.ExponentialBuckets(0.0001, 2, 16),
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
+	// InjectorEventsDropped counts the webhook's Events over its
+	// --event-qps and --event-burst.
+	InjectorEventsDropped = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "envoy_injector",
+		Name:           "events_dropped_total",
+		Help:           "Events (why a Pod was or was not injected) not written because all Pods together were over --event-qps and --event-burst.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	ServingCertificateExpiration = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "envoy_injector",
 		Name:           "serving_certificate_expiration_timestamp_seconds",
@@ -152,8 +169,8 @@ const (
 var (
 	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
 		NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
-		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced}
-	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration}
+		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped}
+	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration, InjectorEventsDropped}
 )
 
 // Names are the names of both programs' own metrics, as Prometheus sees
