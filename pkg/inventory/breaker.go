@@ -21,9 +21,10 @@ import (
 // 5xx or timeouts must not stop every Network's writes. (The Network whose
 // write went unanswered waits for a list all the same: door.go.)
 //
-// The inventory's list is the probe: while the breaker is open Neutron is
-// listed every few seconds, and the first list that succeeds closes it
-// (and the controller then queues every Network again).
+// While the breaker is open, Neutron is probed every few seconds with its
+// cheapest question (Inventory.Probe); the first answer to a probe, or a
+// list, sent after the last failure closes it, and the next list that
+// succeeds makes the controller queue every Network again.
 type breaker struct {
 	// clock tells the time of failures; the inventory's, a fake in tests.
 	clock clock.PassiveClock
@@ -87,7 +88,7 @@ func (b *breaker) allow() error {
 	if !b.open {
 		return nil
 	}
-	return fmt.Errorf("%w since %s; waiting for a list of Neutron to succeed", ErrNeutronDown,
+	return fmt.Errorf("%w since %s; probing it every few seconds", ErrNeutronDown,
 		b.since.UTC().Format(time.RFC3339))
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -172,7 +173,7 @@ func TestHealthSaysWhyNeutronIsNotTrusted(t *testing.T) {
 // TestRunListsAtStartOnRequestAndOnThePeriod: the loop lists a
 // LateCompletionGrace after start, when asked, and every ResyncPeriod, and
 // hands each list to its handler. (While no list has succeeded it lists
-// every few seconds instead: the list is the breaker's probe.)
+// every few seconds instead.)
 func TestRunListsAtStartOnRequestAndOnThePeriod(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -262,5 +263,83 @@ func TestAFencedReplicaSendsNoWrite(t *testing.T) {
 	refusal = nil
 	if err := inv.DeleteSubnet(ctx, ownerA, subA); err != nil {
 		t.Errorf("deleting once the fence opened: %v", err)
+	}
+}
+
+// TestAProbeClosesTheBreakerWhileListsStillFail: Neutron answers its
+// cheapest question again while a full list still fails (a page times
+// out): writes go again at once, and the next list that succeeds reports
+// the recovery, which queues every Network.
+func TestAProbeClosesTheBreakerWhileListsStillFail(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+	down := errors.New("connection refused")
+	f.FailOn(fake.CreateNetwork, down)
+	for _, o := range []neutron.Owner{ownerA, ownerB, ownerC} {
+		_, _ = inv.CreateNetwork(ctx, o, 0)
+	}
+	f.FailOn(fake.CreateNetwork, nil)
+	f.FailOn(fake.ListNetworks, down)
+
+	f.FailOn(fake.Probe, down)
+	if err := inv.Probe(ctx); err == nil || inv.Health().Down == nil {
+		t.Fatalf("an unanswered probe: %v, breaker %v; want an error and the breaker open", err, inv.Health().Down)
+	}
+	f.FailOn(fake.Probe, nil)
+	if err := inv.Probe(ctx); err != nil || inv.Health().Down != nil {
+		t.Fatalf("an answered probe: %v, breaker %v; want the breaker closed", err, inv.Health().Down)
+	}
+	if _, err := inv.CreateNetwork(ctx, ownerD, 0); err != nil {
+		t.Errorf("a write after the probe: %v", err)
+	}
+	if _, err := inv.Refresh(ctx); err == nil {
+		t.Fatal("the list succeeded")
+	}
+	f.FailOn(fake.ListNetworks, nil)
+	if l, err := inv.Refresh(ctx); err != nil || !l.Recovered {
+		t.Errorf("the first list that succeeded: %+v, %v; want Recovered", l, err)
+	}
+	if l, _ := inv.Refresh(ctx); l.Recovered {
+		t.Error("a second list reported the recovery again")
+	}
+}
+
+// TestRunOnlyProbesWhileTheBreakerIsOpen: while Neutron is down, the loop
+// sends one small request every few seconds, never a list.
+func TestRunOnlyProbesWhileTheBreakerIsOpen(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	f := fake.New()
+	inv := listed(t, f, time.Hour, clk)
+	down := errors.New("connection refused")
+	f.FailOn(fake.CreateNetwork, down)
+	for _, o := range []neutron.Owner{ownerA, ownerB, ownerC} {
+		_, _ = inv.CreateNetwork(ctx, o, 0)
+	}
+	f.FailOn(fake.Probe, down)
+	f.ClearRequests()
+	go inv.Run(ctx, func(context.Context, inventory.Listed) {})
+
+	probes := func() (n int) {
+		for _, r := range f.Requests() {
+			if r != fake.Probe {
+				t.Fatalf("requests %q while the breaker is open, want only probes", f.Requests())
+			}
+			n++
+		}
+		return n
+	}
+	// The loop's timers fire on its own goroutine: move the clock a little
+	// at a time until three probes went out.
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		if probes() >= 3 {
+			return true, nil
+		}
+		clk.Step(100 * time.Millisecond)
+		return false, nil
+	}); err != nil {
+		t.Fatalf("%d probes after %v", probes(), clk.Since(time.Unix(1e9, 0)))
 	}
 }

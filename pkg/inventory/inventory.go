@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -24,7 +25,7 @@ import (
 )
 
 // unsyncedRefreshInterval is how often Neutron is listed while the latest
-// list failed or the breaker is open: the list is the breaker's probe.
+// list failed or the breaker is open (then probing before it lists).
 const unsyncedRefreshInterval = 5 * time.Second
 
 // refreshKey is the one key of the refresh queue: a delaying work queue
@@ -74,6 +75,10 @@ type Inventory struct {
 	// list begun after then, which shows what happened (door.go).
 	unsureMu sync.Mutex
 	unsure   map[types.UID]time.Time
+
+	// recovered is set when a probe closed the breaker, until a list
+	// reports it (Listed.Recovered).
+	recovered atomic.Bool
 }
 
 // Listed is what one successful list of Neutron found.
@@ -130,7 +135,31 @@ func (inv *Inventory) Refresh(ctx context.Context) (Listed, error) {
 	}
 	inv.breaker.succeed()
 	inv.settle(started)
-	return Listed{Started: started, Changed: changed, Recovered: inv.breaker.resetAfter(started)}, nil
+	recovered := inv.breaker.resetAfter(started)
+	return Listed{Started: started, Changed: changed, Recovered: inv.recovered.Swap(false) || recovered}, nil
+}
+
+// Probe asks Neutron its cheapest question (one network's ID), and closes
+// the breaker if Neutron answers and was asked after the last failure.
+// Writes may then go again at once, whether or not a full list can finish
+// (a list costs a request per page of 1,000): each Network whose write
+// went unanswered still waits for a list of its own (door.go), and the
+// next list that succeeds reports Recovered, which queues every Network.
+// Run probes before it lists while the breaker is open, so a Neutron that
+// is down costs one small request every few seconds.
+func (inv *Inventory) Probe(ctx context.Context) error {
+	started := inv.clock.Now()
+	if err := inv.client.Probe(ctx); err != nil {
+		if neutron.Unreachable(err) {
+			inv.breaker.fail()
+		}
+		return err
+	}
+	inv.breaker.succeed()
+	if inv.breaker.resetAfter(started) {
+		inv.recovered.Store(true)
+	}
+	return nil
 }
 
 // Run lists Neutron every ResyncPeriod, every few seconds while the latest
@@ -149,6 +178,13 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		key, shutdown := inv.refresh.Get()
 		if shutdown {
 			return
+		}
+		if inv.breaker.isOpen() {
+			if err := inv.Probe(ctx); err != nil {
+				inv.refresh.Done(key)
+				utilruntime.HandleErrorWithContext(ctx, err, "Neutron does not answer its probe; will probe again")
+				continue
+			}
 		}
 		listed, err := inv.Refresh(ctx)
 		inv.refresh.Done(key)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -149,6 +150,10 @@ type Interface interface {
 	// PortsOf lists the ports of a network: read only when Neutron refuses
 	// a delete because the network or its subnet is in use.
 	PortsOf(ctx context.Context, networkID string) ([]Port, error)
+	// Probe asks for one network's ID: the cheapest request that Neutron
+	// answers only when it serves its API and reaches its database, where
+	// a list of every marked network costs a request per page.
+	Probe(ctx context.Context) error
 }
 
 // Gophercloud implements Interface with gophercloud against a real Neutron.
@@ -356,6 +361,19 @@ func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string) error {
 	err := networks.Delete(ctx, g.client, id).ExtractErr()
 	if err != nil && !gophercloud.ResponseCodeIs(err, 404) {
 		return classify("deleting network "+id, err)
+	}
+	return nil
+}
+
+// Probe implements Interface: GET /v2.0/networks?limit=1&fields=id, in
+// the controller's project when it knows it.
+func (g *Gophercloud) Probe(ctx context.Context) error {
+	q := url.Values{"limit": {"1"}, "fields": {"id"}}
+	if g.projectID != "" {
+		q.Set("project_id", g.projectID)
+	}
+	if _, err := g.client.Get(ctx, g.client.ServiceURL("networks")+"?"+q.Encode(), nil, nil); err != nil {
+		return classify("probing Neutron", err)
 	}
 	return nil
 }

@@ -246,3 +246,9 @@ func (s *Session) DeleteNetwork(ctx context.Context, id string) error {
 func (s *Session) PortsOf(ctx context.Context, networkID string) ([]Port, error) {
 	return call(ctx, s, func(g *Gophercloud) ([]Port, error) { return g.PortsOf(ctx, networkID) })
 }
+
+// Probe implements Interface.
+func (s *Session) Probe(ctx context.Context) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.Probe(ctx) })
+	return err
+}

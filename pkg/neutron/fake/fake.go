@@ -35,6 +35,7 @@ const (
 	DeleteSubnet   = "delete-subnet"
 	DeleteNetwork  = "delete-network"
 	PortsOf        = "ports-of"
+	Probe          = "probe"
 )
 
 // ErrAnswerLost is what a caller gets for a request that CompleteLate made
@@ -314,6 +315,13 @@ func (f *Neutron) answer(req string) error {
 		return fmt.Errorf("%s: %w", req, ErrAnswerLost)
 	}
 	return nil
+}
+
+// Probe implements neutron.Interface.
+func (f *Neutron) Probe(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.request(Probe)
 }
 
 func (f *Neutron) ListNetworks(_ context.Context, description string) ([]neutron.Network, error) {
