@@ -2,6 +2,7 @@ package leader
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,17 @@ func TestTheFenceClosesWhileARenewalHangs(t *testing.T) {
 		RetryPeriod:   metav1.Duration{Duration: 100 * time.Millisecond},
 		ResourceName:  "network-controller",
 	}
+	// Renewals hang once hanging is set, until hung is closed. The
+	// reactor is in place before the elector starts: the fake's reactor
+	// chain is not safe to change while it is used.
+	var hanging atomic.Bool
+	hung := make(chan struct{})
+	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if hanging.Load() {
+			<-hung
+		}
+		return false, nil, nil
+	})
 	fence := &Fence{}
 	working := make(chan context.Context)
 	work := func(ctx context.Context) error {
@@ -51,11 +63,7 @@ func TestTheFenceClosesWhileARenewalHangs(t *testing.T) {
 		t.Fatalf("the fence refuses the leader that just renewed: %v", err)
 	}
 
-	hung := make(chan struct{})
-	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
-		<-hung
-		return false, nil, nil
-	})
+	hanging.Store(true)
 	closedAt := time.Now()
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, renewDeadline+time.Second, true, func(context.Context) (bool, error) {
 		return fence.Check() != nil, nil
