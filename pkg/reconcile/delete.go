@@ -93,7 +93,7 @@ func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
 func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err error) Outcome {
 	out := p.failed(phaseDeleting, err, LastObserved(p.network.Status))
 	var rejected *neutron.RejectedError
-	if out.Condition.Reason != samplecrdv1.ReasonDeletionBlocked || !errors.As(err, &rejected) {
+	if out.Condition == nil || out.Condition.Reason != samplecrdv1.ReasonDeletionBlocked || !errors.As(err, &rejected) {
 		return out
 	}
 	var blocking []string

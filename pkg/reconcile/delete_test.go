@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -90,4 +92,34 @@ func TestDelete(t *testing.T) {
 			check:       untouched,
 		},
 	})
+}
+
+// TestAFencedReplicaSaysNothing: while this replica cannot prove it still
+// leads, no pass (a sync that would update, a delete, a release) writes to
+// Neutron, and none returns a condition, so the controller writes no
+// status over the new leader's. (The soak found the delete pass reading
+// the condition it did not get.)
+func TestAFencedReplicaSaysNothing(t *testing.T) {
+	inNeutron := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
+	for name, network := range map[string]*samplecrdv1.Network{
+		"a sync that would move the gateway": withSpec(inNeutron.DeepCopy(), func(s *samplecrdv1.NetworkSpec) { s.Gateway = "192.168.0.2" }),
+		"a delete":                           deleting(inNeutron.DeepCopy()),
+		"a release (deletionPolicy Orphan)": withSpec(deleting(inNeutron.DeepCopy()),
+			func(s *samplecrdv1.NetworkSpec) { s.DeletionPolicy = samplecrdv1.DeletionPolicyOrphan }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, network, inSync("192.168.0.0/16", "192.168.0.1"))
+			f.fenced = errors.New("the Lease was last renewed 12s ago")
+			out := f.sync(network.Name)
+			if !errors.Is(out.Err, inventory.ErrFenced) || out.Requeue != Backoff {
+				t.Errorf("outcome %+v, want ErrFenced retried with backoff", out)
+			}
+			if out.Condition != nil || out.Warning != "" {
+				t.Errorf("a fenced pass says %+v (Warning %q), want nothing", out.Condition, out.Warning)
+			}
+			if got := f.neutron.Requests(); len(got) != 0 {
+				t.Errorf("Neutron requests %q while fenced", got)
+			}
+		})
+	}
 }

@@ -41,6 +41,9 @@ type fixture struct {
 	// uncached are UIDs of Networks in the API server that the
 	// informer's cache has not caught up with.
 	uncached map[types.UID]bool
+	// fenced, when set, is the inventory's fence's refusal: this replica
+	// cannot prove it still leads.
+	fenced error
 }
 
 // The fixture's reconciler is this cluster's; otherCluster shares its
@@ -107,7 +110,8 @@ func newFixtureWith(t *testing.T, opts Options, clk clock.WithTicker, networks [
 // list's requests are not part of any test.
 func (f *fixture) connect(client neutron.Interface, opts Options, clk clock.WithTicker) {
 	f.t.Helper()
-	f.inv = inventory.New(client, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: clk})
+	f.inv = inventory.New(client, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: clk,
+		Fence: func() error { return f.fenced }})
 	f.r = New(f.inv, ours, f.client, opts)
 	f.list()
 	f.neutron.ClearRequests()

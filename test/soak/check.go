@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
@@ -20,7 +21,7 @@ import (
 // converge waits until every Network is Ready for its generation and no
 // deleted one is left, and returns when that was first seen.
 func (s *soak) converge(ctx context.Context, timeout time.Duration) (time.Time, error) {
-	waiting := -1
+	var waiting []string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := s.supervise(); err != nil {
 			return false, err
@@ -29,19 +30,33 @@ func (s *soak) converge(ctx context.Context, timeout time.Duration) (time.Time, 
 		if err != nil {
 			return false, nil // the API server may be coming back
 		}
-		waiting = 0
+		waiting = nil
 		for _, n := range list.Items {
 			c := meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady)
 			if n.DeletionTimestamp != nil || c == nil || c.Status != metav1.ConditionTrue || n.Status.ObservedGeneration != n.Generation {
-				waiting++
+				waiting = append(waiting, waitingFor(&n, c))
 			}
 		}
-		return waiting == 0, nil
+		return len(waiting) == 0, nil
 	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%d Networks not Ready for their generation (or not gone) %s after the workload", waiting, timeout)
+		return time.Time{}, fmt.Errorf("%d Networks not Ready for their generation (or not gone) %s after the workload: %s",
+			len(waiting), timeout, strings.Join(waiting, "; "))
 	}
 	return time.Now(), nil
+}
+
+// waitingFor says what a Network that is not done waits for.
+func waitingFor(n *samplecrdv1.Network, ready *metav1.Condition) string {
+	state := "no Ready condition"
+	if ready != nil {
+		state = fmt.Sprintf("Ready=%s %s (%q) for generation %d", ready.Status, ready.Reason, ready.Message, n.Status.ObservedGeneration)
+	}
+	deleting := ""
+	if n.DeletionTimestamp != nil {
+		deleting = ", deleting"
+	}
+	return fmt.Sprintf("%s/%s generation %d%s: %s", n.Namespace, n.Name, n.Generation, deleting, state)
 }
 
 // checkAfterCollection runs check until it finds nothing, for at most the

@@ -149,6 +149,9 @@ func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Du
 	}
 	s.report(seed, duration, converged.Sub(lastFault), lastFault.IsZero() || convergeErr != nil, violations)
 	if len(violations) > 0 {
+		for _, c := range s.controllers {
+			fmt.Printf("\n%s log (tail):\n%s\n", c.Name, c.Tail(8000))
+		}
 		return fmt.Errorf("%d invariant violations", len(violations))
 	}
 	return nil
