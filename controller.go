@@ -59,6 +59,10 @@ type Options struct {
 	// EventLimit bounds the Events all Networks together write (none when
 	// zero): --event-qps and --event-burst.
 	EventLimit events.Limit
+	// Fence, when set, is asked before every write to the API server
+	// (status, finalizer, Events), as the inventory asks it before every
+	// write to Neutron: pkg/leader's Fence.Check.
+	Fence func() error
 }
 
 // Reconciler makes Neutron match one Network per call, and says what it
@@ -115,6 +119,8 @@ type Controller struct {
 	// recorder writes Events to the API server, where `kubectl describe`
 	// shows them.
 	recorder record.EventRecorder
+	// fence says whether this replica may still write (Options.Fence).
+	fence func() error
 }
 
 // NewController returns a controller that reconciles the Networks of
@@ -148,6 +154,7 @@ func NewController(
 			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName},
 		),
 		recorder: recorder,
+		fence:    opts.Fence,
 	}
 
 	// The cache keeps only what the controller reads: managedFields (often
@@ -415,6 +422,9 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 	if key.OrphanUID != "" {
 		_, cached := c.networkByUID(key.OrphanUID)
 		out := c.reconciler.CollectOrphans(ctx, key.OrphanUID, cached)
+		if err := c.fenced(); err != nil {
+			return failed(errors.Join(out.Err, err))
+		}
 		c.recordEvents(nil, out.Events)
 		return result{requeue: out.Requeue, after: out.After, err: out.Err}
 	}
@@ -463,6 +473,9 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 // Warning Event when a condition that is not Ready changes (so a Network
 // stuck for one reason says so once, not at every retry).
 func (c *Controller) record(ctx context.Context, network *samplecrdv1.Network, out reconcile.Outcome) result {
+	if err := c.fenced(); err != nil {
+		return failed(errors.Join(out.Err, err))
+	}
 	c.recordEvents(network, out.Events)
 	res := result{requeue: out.Requeue, after: out.After, err: out.Err}
 	if out.Condition == nil {
@@ -476,6 +489,22 @@ func (c *Controller) record(ctx context.Context, network *samplecrdv1.Network, o
 		return failed(errors.Join(out.Err, err))
 	}
 	return res
+}
+
+// fenced returns why this replica may not write to the API server now,
+// nil when it may. A leader resumed after a freeze, whose Neutron request
+// timed out while it was stopped, would otherwise write its stale view of
+// that Network over the new leader's status; the new leader does not sync
+// a Network for a change of status alone, so the stale one would stay.
+func (c *Controller) fenced() error {
+	if c.fence == nil {
+		return nil
+	}
+	if err := c.fence(); err != nil {
+		metrics.WritesFenced.WithLabelValues(metrics.FencedAPIServer).Inc()
+		return fmt.Errorf("%w: %v", inventory.ErrFenced, err)
+	}
+	return nil
 }
 
 // recordEvents records events on network, or on the object each names.
@@ -543,6 +572,9 @@ const finalizerFieldManager = controllerAgentName + "-finalizer"
 // server-side apply: metadata.finalizers is a set, so the controller's
 // apply adds or withdraws its own entry and leaves everyone else's alone.
 func (c *Controller) setFinalizer(ctx context.Context, network *samplecrdv1.Network, present bool) error {
+	if err := c.fenced(); err != nil {
+		return err
+	}
 	ac := applyv1.Network(network.Name, network.Namespace)
 	if present {
 		ac.WithFinalizers(samplecrdv1.NetworkFinalizer)

@@ -555,3 +555,30 @@ func TestCacheKeepsOnlyWhatTheControllerReads(t *testing.T) {
 		t.Errorf("the transform dropped what the controller reads: %+v", got)
 	}
 }
+
+// TestAFencedReplicaWritesNothingToTheAPIServer: a replica that cannot
+// prove it still leads writes no finalizer, no status and no Event, and
+// retries: a deposed leader's stale view must not land over the new
+// leader's (the soak's leader freeze found one that did).
+func TestAFencedReplicaWritesNothingToTheAPIServer(t *testing.T) {
+	for name, network := range map[string]*samplecrdv1.Network{
+		"a new Network (finalizer, then status)": newNetwork(),
+		"a provisioned Network (status)":         provisioned(newNetwork()),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, network)
+			f.reconciler.outcome = ready(created)
+			f.controller.fence = func() error { return errors.New("the Lease was last renewed 12s ago") }
+			res := f.sync()
+			if !errors.Is(res.err, inventory.ErrFenced) {
+				t.Errorf("sync = %+v, want ErrFenced", res)
+			}
+			if got := f.writes(); len(got) != 0 {
+				t.Errorf("API writes %q while fenced", got)
+			}
+			if got := f.events(); len(got) != 0 {
+				t.Errorf("Events %q while fenced", got)
+			}
+		})
+	}
+}

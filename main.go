@@ -263,7 +263,7 @@ func run(ctx context.Context, opts options) error {
 			MaxOrphansPerList:  opts.maxOrphansPerList,
 		})
 		controller, err := NewController(ctx, kubeClient, networkClient, networks, inv, reconciler,
-			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit})
+			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check})
 		if err != nil {
 			return err
 		}

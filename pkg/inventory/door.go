@@ -281,7 +281,7 @@ func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
 func (inv *Inventory) allowWrite(owner neutron.Owner) error {
 	if inv.opts.Fence != nil {
 		if err := inv.opts.Fence(); err != nil {
-			metrics.WritesFenced.Inc()
+			metrics.WritesFenced.WithLabelValues(metrics.FencedNeutron).Inc()
 			return fmt.Errorf("%w: %v", ErrFenced, err)
 		}
 	}

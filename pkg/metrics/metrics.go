@@ -91,14 +91,15 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"code"})
 
-	// WritesFenced counts Neutron writes refused because this replica could
-	// not prove it still held the leader Lease (pkg/leader's Fence).
-	WritesFenced = metrics.NewCounter(&metrics.CounterOpts{
+	// WritesFenced counts writes not made because this replica could not
+	// prove it still held the leader Lease (pkg/leader's Fence), by where
+	// they were going: "neutron" or "apiserver" (status, finalizer, Events).
+	WritesFenced = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "network_controller",
-		Name:           "neutron_writes_fenced_total",
-		Help:           "Neutron writes not sent because this replica had not renewed its leader Lease within the renew deadline (it may have been frozen, or cut off from the API server, while another took over).",
+		Name:           "writes_fenced_total",
+		Help:           "Writes not made because this replica had not renewed its leader Lease within the renew deadline (it may have been frozen, or cut off from the API server, while another took over), by target: neutron or apiserver.",
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{"to"})
 
 	// EventsDropped counts Events over --event-qps and --event-burst.
 	EventsDropped = metrics.NewCounter(&metrics.CounterOpts{
@@ -114,6 +115,12 @@ var (
 		Help:           "1 while Neutron is known to be down and syncs fail fast without asking it, else 0.",
 		StabilityLevel: metrics.ALPHA,
 	})
+)
+
+// Where a fenced write was going, the values of WritesFenced's "to".
+const (
+	FencedNeutron   = "neutron"
+	FencedAPIServer = "apiserver"
 )
 
 // Sync and list results, the values of the "result" label.
@@ -199,6 +206,9 @@ func RegisterController() {
 		}
 		for _, r := range []string{"network", "subnet"} {
 			OrphansCollected.WithLabelValues(r)
+		}
+		for _, to := range []string{FencedNeutron, FencedAPIServer} {
+			WritesFenced.WithLabelValues(to)
 		}
 		for _, r := range []string{HeldDisabled, HeldNotThisCluster, HeldOwnerAlive, HeldCap} {
 			OrphansHeldBack.WithLabelValues(r)

@@ -88,7 +88,7 @@ func TestAFrozenLeaderWritesNothingWhenItResumes(t *testing.T) {
 		if sent := neutronOfOld.Arrivals(http.MethodPost, "/v2.0/networks") - posts; sent > 0 {
 			t.Fatalf("the old leader sent %d network creates after it lost the Lease", sent)
 		}
-		fenced := old.metric(ctx, t, "network_controller_neutron_writes_fenced_total", nil)
+		fenced := old.metric(ctx, t, "network_controller_writes_fenced_total", map[string]string{"to": "neutron"})
 		return fenced > 0, "the old leader has not tried its retry yet", nil
 	})
 
