@@ -140,6 +140,7 @@ func NewController(
 	// Events of our own type need our scheme to name the object's kind.
 	utilruntime.Must(networkscheme.AddToScheme(scheme.Scheme))
 	eventBroadcaster := events.NewBroadcaster(ctx, kubeclientset, opts.EventLimit, metrics.EventsDropped.Inc)
+	eventBroadcaster.StartStructuredLogging(0)
 	recorder := eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 
 	c := &Controller{

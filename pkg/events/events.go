@@ -33,12 +33,11 @@ type Limit struct {
 }
 
 // NewBroadcaster starts a broadcaster that writes to client's Events API
-// within limit, and calls dropped for every Event the limit held back. It
-// logs every Event as structured logs too. Shut it down when done.
+// within limit, and calls dropped for every Event the limit held back.
+// Shut it down when done.
 func NewBroadcaster(ctx context.Context, client kubernetes.Interface, limit Limit, dropped func()) record.EventBroadcaster {
 	b := record.NewBroadcaster(record.WithContext(ctx),
 		record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: CorrelatorCacheSize}))
-	b.StartStructuredLogging(0)
 	b.StartRecordingToSink(NewLimitedSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}, limit, dropped))
 	return b
 }
