@@ -38,6 +38,12 @@ type breaker struct {
 	failures int       // unanswered requests since the last answer
 }
 
+// breakerThreshold is how many Neutron requests in a row must go
+// unanswered to open the breaker: more than one, so that a single lost
+// answer among many does not stop every Network's writes, and few enough
+// that the workers stop queueing behind a hung server within a round.
+const breakerThreshold = 3
+
 // ErrNeutronDown is what a request refused by the open breaker returns.
 var ErrNeutronDown = errors.New("Neutron is not answering")
 

@@ -48,9 +48,6 @@ type Options struct {
 	// it with an error when this replica cannot prove it still leads
 	// (pkg/leader's Fence.Check); nil when leader election is off.
 	Fence func() error
-	// BreakerFailures is how many Neutron requests in a row must go
-	// unanswered to open the breaker; 3 when 0.
-	BreakerFailures int
 	// Reachability, when set, is whether the latest Neutron request of
 	// any kind was answered: part of Health.
 	Reachability *neutron.Reachability
@@ -109,7 +106,7 @@ func New(client neutron.Interface, mark neutron.Mark, opts Options) *Inventory {
 		unsure: map[types.UID]time.Time{},
 	}
 	inv.breaker.clock = clk
-	inv.breaker.threshold = cmp.Or(opts.BreakerFailures, 3)
+	inv.breaker.threshold = breakerThreshold
 	return inv
 }
 
