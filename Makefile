@@ -95,10 +95,11 @@ e2e-node: controlplane packages images ## Run the in-cluster e2e suite: the imag
 
 N ?= 100
 WORKERS ?= 8
+BENCH_FLAGS ?=
 
 .PHONY: bench
-bench: controlplane packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8).
-	$(GO) run ./test/bench -n $(N) -workers $(WORKERS)
+bench: controlplane packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8; BENCH_FLAGS=-fake-neutron for N=100000 against the real API server and an in-memory Neutron).
+	$(GO) run ./test/bench -n $(N) -workers $(WORKERS) $(BENCH_FLAGS)
 
 SOAK_DURATION ?= 3m
 SOAK_SEED ?= 1

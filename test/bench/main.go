@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -53,6 +54,11 @@ type config struct {
 	resync     time.Duration
 	// rich gives every Network the subnet options too.
 	rich bool
+	// fakeNeutron puts an in-memory Neutron (fakeneutron.go) in place of
+	// neutron-server, for N beyond what neutron-server makes in a session.
+	fakeNeutron bool
+	// neutronEndpoint is where the controller finds Neutron: set by run.
+	neutronEndpoint string
 }
 
 func main() {
@@ -61,6 +67,7 @@ func main() {
 	flag.IntVar(&c.workers, "workers", 8, "the controller's --workers, and the parallelism of the raw measurements")
 	flag.DurationVar(&c.resync, "resync", 30*time.Second, "the controller's --resync-period and --neutron-resync-period")
 	flag.BoolVar(&c.rich, "rich", false, "give every Network DNS servers, two host routes, an allocation pool and an MTU")
+	flag.BoolVar(&c.fakeNeutron, "fake-neutron", false, "an in-memory Neutron in place of neutron-server (the API server stays real): for N of 100,000")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -75,11 +82,20 @@ type row struct{ figure, value, note string }
 
 func run(ctx context.Context, c config) error {
 	start := time.Now()
-	stack, err := framework.Start(ctx, framework.Options{Neutron: true})
+	stack, err := framework.Start(ctx, framework.Options{Neutron: !c.fakeNeutron})
 	if err != nil {
 		return err
 	}
 	defer stack.Stop()
+	if c.fakeNeutron {
+		fake, err := startFakeNeutron()
+		if err != nil {
+			return err
+		}
+		c.neutronEndpoint = fake.URL
+	} else {
+		c.neutronEndpoint = stack.Neutron.Endpoint
+	}
 	binary := filepath.Join(stack.Dir, "network-controller")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
 	build.Dir = stack.RepoRoot
@@ -105,12 +121,16 @@ func run(ctx context.Context, c config) error {
 	// Neutron loop makes as many pairs as the controller will, from the
 	// same (empty) Neutron, and removes them again before the controller
 	// runs: Neutron slows as it fills, so both must see the same state.
-	neutronRate, err := rawNeutron(ctx, stack.Neutron.Client, c.workers, c.n)
-	if err != nil {
-		return err
+	neutronRate := math.Inf(1)
+	if c.fakeNeutron {
+		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
+	} else {
+		if neutronRate, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, c.n); err != nil {
+			return err
+		}
+		add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate),
+			fmt.Sprintf("%d pairs, %d in parallel, 2 writes per pair with the controller's names and descriptions", c.n, c.workers))
 	}
-	add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate),
-		fmt.Sprintf("%d pairs, %d in parallel, 2 writes per pair with the controller's names and descriptions", c.n, c.workers))
 	apiRate, err := rawStatusWrites(ctx, nc, c.workers, min(c.n, 200), 4*min(c.n, 200))
 	if err != nil {
 		return err
@@ -305,6 +325,13 @@ func inParallel(count, workers int, do func(i int) error) (time.Duration, error)
 func benchSpec(i int, rich bool) samplecrdv1.NetworkSpec {
 	prefix := fmt.Sprintf("10.%d.%d.", i/256, i%256)
 	spec := samplecrdv1.NetworkSpec{CIDR: prefix + "0/24", Gateway: prefix + "1"}
+	if i >= 1<<16 {
+		// 10/8 holds 65,536 /24s; the next 65,536 are /26s of 100.64/10.
+		j := i - 1<<16
+		base := fmt.Sprintf("100.%d.%d.", 64+j>>10, (j>>2)&255)
+		spec = samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("%s%d/26", base, (j&3)*64), Gateway: fmt.Sprintf("%s%d", base, (j&3)*64+1)}
+		return spec
+	}
 	if rich {
 		spec.DNSNameservers = []string{prefix + "53", prefix + "54"}
 		spec.HostRoutes = []samplecrdv1.HostRoute{{Destination: "172.16.0.0/16", NextHop: prefix + "254"}, {Destination: "172.17.0.0/16", NextHop: prefix + "254"}}
@@ -385,7 +412,7 @@ func startController(ctx context.Context, stack *framework.Stack, binary string,
 		Args: []string{
 			"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig,
 			"--namespace=bench",
-			"--neutron-endpoint=" + stack.Neutron.Endpoint,
+			"--neutron-endpoint=" + c.neutronEndpoint,
 			"--cluster-name=bench",
 			"--leader-elect=false",
 			"--profiling",

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	"k8s.io/utils/ptr"
+)
+
+// TestFakeNeutronAnswersAsNeutronDoes drives the fake through the
+// controller's own client: lists filter on the exact description and
+// page past 1,000, creates echo what was sent, the probe answers, and a
+// network's delete takes its subnets.
+func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
+	ctx := context.Background()
+	f, err := startFakeNeutron()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := neutron.NewNoAuthServiceClient(f.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := neutron.NewGophercloud(sc, "")
+	const ours, n = "managed-by=network-controller,cluster=bench", 2500
+	var first neutron.Network
+	for i := range n {
+		net, err := client.CreateNetwork(ctx, fmt.Sprintf("net-%d", i), ours, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = net
+		}
+	}
+	if _, err := client.CreateNetwork(ctx, "theirs", "someone else", 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := client.CreateSubnet(ctx, neutron.SubnetRequest{NetworkID: first.ID, Name: "net-0", Description: ours,
+		CIDR: "10.0.0.0/24", Gateway: ptr.To("10.0.0.1"), AllocationPools: []neutron.AllocationPool{{Start: "10.0.0.2", End: "10.0.0.254"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.CIDR != "10.0.0.0/24" || s.GatewayIP != "10.0.0.1" || len(s.AllocationPools) != 1 || first.MTU == 0 {
+		t.Errorf("created %+v in %+v: want what was sent, and Neutron's MTU", s, first)
+	}
+
+	nets, err := client.ListNetworks(ctx, ours)
+	if err != nil || len(nets) != n {
+		t.Fatalf("listed %d networks (%v), want %d over three pages", len(nets), err, n)
+	}
+	if err := client.Probe(ctx); err != nil {
+		t.Errorf("probe: %v", err)
+	}
+	if err := client.DeleteNetwork(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if subs, err := client.ListSubnets(ctx, ours); err != nil || len(subs) != 0 {
+		t.Errorf("subnets after their network's delete: %v (%v)", subs, err)
+	}
+	if _, err := client.GetNetwork(ctx, first.ID); err == nil {
+		t.Error("a deleted network is still there")
+	}
+}
