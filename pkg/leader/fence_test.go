@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/klog/v2/ktesting"
 )
@@ -26,11 +25,7 @@ func TestTheFenceClosesWhileARenewalHangs(t *testing.T) {
 	ctx, shutdown := context.WithCancel(ctx)
 	defer shutdown()
 	client := fake.NewClientset()
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "default", "network-controller",
-		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := leaseLock(t, client)
 	const leaseDuration, renewDeadline = 3 * time.Second, time.Second
 	opts := componentbaseconfig.LeaderElectionConfiguration{
 		LeaseDuration: metav1.Duration{Duration: leaseDuration},

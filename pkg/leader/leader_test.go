@@ -21,11 +21,7 @@ func TestTheLeaseOutlivesTheWork(t *testing.T) {
 	ctx, shutdown := context.WithCancel(ctx)
 	defer shutdown()
 	client := fake.NewClientset()
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "default", "network-controller",
-		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := leaseLock(t, client)
 	opts := componentbaseconfig.LeaderElectionConfiguration{
 		LeaseDuration: metav1.Duration{Duration: 15 * time.Second},
 		RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
@@ -69,4 +65,16 @@ func TestTheLeaseOutlivesTheWork(t *testing.T) {
 	}); err != nil {
 		t.Errorf("the Lease is still held by %q after the work finished", holder())
 	}
+}
+
+// leaseLock is the Lease default/network-controller in client, held as
+// "me".
+func leaseLock(t *testing.T, client *fake.Clientset) resourcelock.Interface {
+	t.Helper()
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "default", "network-controller",
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }

@@ -133,9 +133,8 @@ func (f *fakeNeutron) list(w http.ResponseWriter, r *http.Request, kind string) 
 func (f *fakeNeutron) get(w http.ResponseWriter, kind, id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	o, ok := f.resources[kind][id]
+	o, ok := f.find(w, kind, id)
 	if !ok {
-		neutronError(w, http.StatusNotFound, title(singular(kind))+"NotFound", fmt.Sprintf("%s %s could not be found.", singular(kind), id))
 		return
 	}
 	answer(w, http.StatusOK, kind, o)
@@ -178,9 +177,8 @@ func (f *fakeNeutron) update(w http.ResponseWriter, r *http.Request, kind, id st
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	o, ok := f.resources[kind][id]
+	o, ok := f.find(w, kind, id)
 	if !ok {
-		neutronError(w, http.StatusNotFound, title(singular(kind))+"NotFound", fmt.Sprintf("%s %s could not be found.", singular(kind), id))
 		return
 	}
 	for k, v := range body[singular(kind)] {
@@ -192,9 +190,8 @@ func (f *fakeNeutron) update(w http.ResponseWriter, r *http.Request, kind, id st
 func (f *fakeNeutron) delete(w http.ResponseWriter, kind, id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	o, ok := f.resources[kind][id]
+	o, ok := f.find(w, kind, id)
 	if !ok {
-		neutronError(w, http.StatusNotFound, title(singular(kind))+"NotFound", fmt.Sprintf("%s %s could not be found.", singular(kind), id))
 		return
 	}
 	if kind == "networks" {
@@ -206,6 +203,16 @@ func (f *fakeNeutron) delete(w http.ResponseWriter, kind, id string) {
 	}
 	delete(f.resources[kind], id)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// find returns the resource kind/id, or answers 404 as Neutron does.
+// Called with f.mu held.
+func (f *fakeNeutron) find(w http.ResponseWriter, kind, id string) (map[string]any, bool) {
+	o, ok := f.resources[kind][id]
+	if !ok {
+		neutronError(w, http.StatusNotFound, title(singular(kind))+"NotFound", fmt.Sprintf("%s %s could not be found.", singular(kind), id))
+	}
+	return o, ok
 }
 
 // answer writes one resource as Neutron does: {"network": {...}}.
