@@ -406,10 +406,17 @@ func startController(ctx context.Context, stack *framework.Stack, binary string,
 	if err != nil {
 		return nil, err
 	}
+	// The client-side limit on Neutron requests (--neutron-qps, 20/s)
+	// protects a real neutron-server; in front of the in-memory one it
+	// would be all the run measures (10 Networks/s).
+	var neutronLimit []string
+	if c.fakeNeutron {
+		neutronLimit = []string{"--neutron-qps=100000", "--neutron-burst=100000"}
+	}
 	p := &framework.Process{
 		Name: "network-controller",
 		Path: binary,
-		Args: []string{
+		Args: append([]string{
 			"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig,
 			"--namespace=bench",
 			"--neutron-endpoint=" + c.neutronEndpoint,
@@ -421,7 +428,7 @@ func startController(ctx context.Context, stack *framework.Stack, binary string,
 			"--neutron-resync-period=" + c.resync.String(),
 			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]),
-		},
+		}, neutronLimit...),
 		Dir:     stack.Dir,
 		LogPath: filepath.Join(stack.Dir, fmt.Sprintf("controller-%d.log", time.Now().UnixNano())),
 	}
