@@ -21,9 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/samplecrd/network-controller/pkg/events"
-	"github.com/samplecrd/network-controller/pkg/logging"
-
+	// --logging-format=json.
 	_ "k8s.io/component-base/logs/json/register"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -44,11 +42,13 @@ import (
 	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
 
+	"github.com/samplecrd/network-controller/pkg/events"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/leader"
+	"github.com/samplecrd/network-controller/pkg/logging"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
