@@ -77,11 +77,11 @@ type staticLister struct {
 	subs []neutron.Subnet
 }
 
-func (l *staticLister) ListNetworks(context.Context, string) ([]neutron.Network, error) {
-	return l.nets, nil
+func (l *staticLister) ListNetworks(_ context.Context, _ string, visit func([]neutron.Network) error) error {
+	return visit(l.nets)
 }
-func (l *staticLister) ListSubnets(context.Context, string) ([]neutron.Subnet, error) {
-	return l.subs, nil
+func (l *staticLister) ListSubnets(_ context.Context, _ string, visit func([]neutron.Subnet) error) error {
+	return visit(l.subs)
 }
 
 // decodedNetwork is a Network as the informer receives it: decoded from

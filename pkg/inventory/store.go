@@ -115,15 +115,18 @@ func (inv *Store) UIDs() []types.UID {
 // controller re-checks exactly those: that is how drift made behind its
 // back (a subnet deleted by hand) and creates that completed after their
 // sender gave up are noticed.
+//
+// The lists are indexed page by page as they arrive (index.go); the
+// inventory in use stays in place, and answers Get, until both are done.
 func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) {
 	inv.mu.RLock()
 	startWrites := inv.writes
 	inv.mu.RUnlock()
 
-	nets, err := inv.client.ListNetworks(ctx, inv.mark.Description())
-	var subs []neutron.Subnet
+	x := newIndex(inv.mark, inv.current)
+	err = inv.client.ListNetworks(ctx, inv.mark.Description(), x.addNetworks)
 	if err == nil {
-		subs, err = inv.client.ListSubnets(ctx, inv.mark.Description())
+		err = inv.client.ListSubnets(ctx, inv.mark.Description(), x.addSubnets)
 	}
 	if err != nil {
 		inv.mu.Lock()
@@ -131,46 +134,15 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 		inv.mu.Unlock()
 		return nil, err
 	}
-	fresh, unrecognised := inv.index(nets, subs)
-	return inv.replace(fresh, unrecognised, startWrites), nil
+	return inv.replace(x.fresh, len(x.unrecognised), startWrites), nil
 }
 
-// index keeps what provably belongs to the mark, keyed by owner UID. The
-// description is checked again here: a server that ignored the filter must
-// not make everything look like ours.
-func (inv *Store) index(nets []neutron.Network, subs []neutron.Subnet) (map[types.UID]*Owned, int) {
-	fresh := map[types.UID]*Owned{}
-	unrecognised := 0
-	get := func(o neutron.Owner) *Owned {
-		e := fresh[o.UID]
-		if e == nil {
-			e = &Owned{Owner: o}
-			fresh[o.UID] = e
-		}
-		if e.Owner.ClusterUID != o.ClusterUID {
-			// Resources of one Network that disagree on their cluster
-			// prove no cluster: none may collect them.
-			e.Owner.ClusterUID = ""
-		}
-		return e
-	}
-	for _, n := range nets {
-		if o, ok := inv.mark.OwnerOf(n.Name, n.Description); ok {
-			e := get(o)
-			e.Networks = append(e.Networks, n)
-		} else if n.Description == inv.mark.Description() {
-			unrecognised++
-		}
-	}
-	for _, s := range subs {
-		if o, ok := inv.mark.OwnerOf(s.Name, s.Description); ok {
-			e := get(o)
-			e.Subnets = append(e.Subnets, s)
-		} else if s.Description == inv.mark.Description() {
-			unrecognised++
-		}
-	}
-	return fresh, unrecognised
+// current is the entry in use for uid, nil if none. Entries are copied on
+// write (record), so the one returned never changes.
+func (inv *Store) current(uid types.UID) *Owned {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return inv.byUID[uid]
 }
 
 func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64) []types.UID {
@@ -190,7 +162,9 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWri
 	}
 	var changed []types.UID
 	for uid, o := range fresh {
-		if !inv.byUID[uid].equal(o) {
+		if old := inv.byUID[uid]; old.equal(o) {
+			fresh[uid] = old // and o is garbage at once
+		} else {
 			changed = append(changed, uid)
 		}
 	}

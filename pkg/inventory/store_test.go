@@ -100,8 +100,8 @@ func TestInventoryHoldsOnlyWhatIsProvablyOurs(t *testing.T) {
 // server without that filter would: the inventory must check again.
 type ignoringFilter struct{ *fake.Neutron }
 
-func (i ignoringFilter) ListNetworks(ctx context.Context, _ string) ([]neutron.Network, error) {
-	return i.Neutron.ListNetworks(ctx, "")
+func (i ignoringFilter) ListNetworks(ctx context.Context, _ string, visit func([]neutron.Network) error) error {
+	return i.Neutron.ListNetworks(ctx, "", visit)
 }
 
 func TestInventoryChecksTheMarkEvenIfNeutronDoesNotFilter(t *testing.T) {
@@ -125,12 +125,12 @@ type racingClient struct {
 	during func()
 }
 
-func (r *racingClient) ListSubnets(ctx context.Context, description string) ([]neutron.Subnet, error) {
+func (r *racingClient) ListSubnets(ctx context.Context, description string, visit func([]neutron.Subnet) error) error {
 	if r.during != nil {
 		r.during()
 		r.during = nil
 	}
-	return r.Neutron.ListSubnets(ctx, description)
+	return r.Neutron.ListSubnets(ctx, description, visit)
 }
 
 func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {

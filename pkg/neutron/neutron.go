@@ -125,10 +125,15 @@ type NetworkUpdate struct {
 // that are already gone succeed. Errors are classified: a *RejectedError is
 // a refusal that retrying unchanged will not fix; anything else may be.
 type Interface interface {
-	// ListNetworks and ListSubnets list, page by page, the resources whose
-	// description is exactly description; Neutron does the filtering.
-	ListNetworks(ctx context.Context, description string) ([]Network, error)
-	ListSubnets(ctx context.Context, description string) ([]Subnet, error)
+	// ListNetworks and ListSubnets list the resources whose description is
+	// exactly description (Neutron does the filtering) and hand them to
+	// visit a page at a time, as Neutron answers: a list of 100,000 holds
+	// one page of them, not all. An error from visit ends the list and is
+	// returned. visit may be handed a resource twice (a page read again
+	// after a new token, or an item that moved between two pages) and must
+	// keep the last it was handed.
+	ListNetworks(ctx context.Context, description string, visit func([]Network) error) error
+	ListSubnets(ctx context.Context, description string, visit func([]Subnet) error) error
 	// FindSubnetPool finds a subnet pool by ID or, failing that, by name.
 	// None, or more than one of that name, is a *RejectedError.
 	FindSubnetPool(ctx context.Context, nameOrID string) (SubnetPool, error)
@@ -177,23 +182,23 @@ func NewGophercloud(client *gophercloud.ServiceClient, projectID string) *Gopher
 }
 
 // ListNetworks lists the networks whose description is exactly description.
-func (g *Gophercloud) ListNetworks(ctx context.Context, description string) ([]Network, error) {
-	var out []Network
+func (g *Gophercloud) ListNetworks(ctx context.Context, description string, visit func([]Network) error) error {
 	err := networks.List(g.client, networks.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}).
 		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
 			var ns []networkWithMTU
 			if err := networks.ExtractNetworksInto(page, &ns); err != nil {
 				return false, err
 			}
+			out := make([]Network, 0, len(ns))
 			for _, n := range ns {
 				out = append(out, networkFrom(n))
 			}
-			return true, nil
+			return true, visit(out)
 		})
 	if err != nil {
-		return nil, classify("listing networks", err)
+		return classify("listing networks", err)
 	}
-	return out, nil
+	return nil
 }
 
 // networkWithMTU is a network as Neutron sends it with the net-mtu
@@ -204,31 +209,37 @@ type networkWithMTU struct {
 }
 
 // ListSubnets lists the subnets whose description is exactly description.
-func (g *Gophercloud) ListSubnets(ctx context.Context, description string) ([]Subnet, error) {
-	return g.listSubnets(ctx, "listing subnets", subnets.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize})
+func (g *Gophercloud) ListSubnets(ctx context.Context, description string, visit func([]Subnet) error) error {
+	return g.eachSubnetPage(ctx, "listing subnets", subnets.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}, visit)
 }
 
 // SubnetsOf lists every subnet of a network.
 func (g *Gophercloud) SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error) {
-	return g.listSubnets(ctx, "listing the subnets of network "+networkID, subnets.ListOpts{NetworkID: networkID, Limit: g.pageSize})
+	var out []Subnet
+	err := g.eachSubnetPage(ctx, "listing the subnets of network "+networkID, subnets.ListOpts{NetworkID: networkID, Limit: g.pageSize},
+		func(page []Subnet) error {
+			out = append(out, page...)
+			return nil
+		})
+	return out, err
 }
 
-func (g *Gophercloud) listSubnets(ctx context.Context, op string, opts subnets.ListOpts) ([]Subnet, error) {
-	var out []Subnet
+func (g *Gophercloud) eachSubnetPage(ctx context.Context, op string, opts subnets.ListOpts, visit func([]Subnet) error) error {
 	err := subnets.List(g.client, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
 		ss, err := subnets.ExtractSubnets(page)
 		if err != nil {
 			return false, err
 		}
+		out := make([]Subnet, 0, len(ss))
 		for _, s := range ss {
 			out = append(out, subnetFrom(s))
 		}
-		return true, nil
+		return true, visit(out)
 	})
 	if err != nil {
-		return nil, classify(op, err)
+		return classify(op, err)
 	}
-	return out, nil
+	return nil
 }
 
 // FindSubnetPool finds a subnet pool by ID, else by name.

@@ -186,13 +186,15 @@ func call[T any](ctx context.Context, s *Session, do func(g *Gophercloud) (T, er
 }
 
 // ListNetworks implements Interface.
-func (s *Session) ListNetworks(ctx context.Context, description string) ([]Network, error) {
-	return call(ctx, s, func(g *Gophercloud) ([]Network, error) { return g.ListNetworks(ctx, description) })
+func (s *Session) ListNetworks(ctx context.Context, description string, visit func([]Network) error) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.ListNetworks(ctx, description, visit) })
+	return err
 }
 
 // ListSubnets implements Interface.
-func (s *Session) ListSubnets(ctx context.Context, description string) ([]Subnet, error) {
-	return call(ctx, s, func(g *Gophercloud) ([]Subnet, error) { return g.ListSubnets(ctx, description) })
+func (s *Session) ListSubnets(ctx context.Context, description string, visit func([]Subnet) error) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.ListSubnets(ctx, description, visit) })
+	return err
 }
 
 // FindSubnetPool implements Interface.

@@ -61,8 +61,7 @@ func newCloudFixture(t *testing.T, password string) *cloudFixture {
 }
 
 func (f *cloudFixture) list() error {
-	_, err := f.session.ListNetworks(context.Background(), "mark")
-	return err
+	return f.session.ListNetworks(context.Background(), "mark", func([]Network) error { return nil })
 }
 
 // TestFixedCredentialsAreUsedWithoutARestart: wrong credentials fail every
@@ -132,7 +131,7 @@ func TestUnreachableKeystoneIsNotAnAuthError(t *testing.T) {
 		},
 		ReloadInterval: time.Hour, MaxRetryDelay: time.Minute,
 	})
-	_, err := s.ListNetworks(context.Background(), "mark")
+	err := s.ListNetworks(context.Background(), "mark", func([]Network) error { return nil })
 	if err == nil || IsAuthError(err) || !Unreachable(err) {
 		t.Errorf("err = %v: want unavailability, not an AuthError", err)
 	}

@@ -146,12 +146,11 @@ type staleSubnets struct {
 	stale bool
 }
 
-func (s *staleSubnets) ListSubnets(ctx context.Context, description string) ([]neutron.Subnet, error) {
-	subs, err := s.Neutron.ListSubnets(ctx, description)
+func (s *staleSubnets) ListSubnets(ctx context.Context, description string, visit func([]neutron.Subnet) error) error {
 	if s.stale {
-		return nil, err
+		return s.Neutron.ListSubnets(ctx, description, func([]neutron.Subnet) error { return nil })
 	}
-	return subs, err
+	return s.Neutron.ListSubnets(ctx, description, visit)
 }
 
 // TestLadder is the table of passes of the ladder: create, update in place, drift and refusals.

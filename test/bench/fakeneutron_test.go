@@ -47,9 +47,13 @@ func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 		t.Errorf("created %+v in %+v: want what was sent, and Neutron's MTU", s, first)
 	}
 
-	nets, err := client.ListNetworks(ctx, ours)
-	if err != nil || len(nets) != n {
-		t.Fatalf("listed %d networks (%v), want %d over three pages", len(nets), err, n)
+	var nets, pages int
+	err = client.ListNetworks(ctx, ours, func(page []neutron.Network) error {
+		nets, pages = nets+len(page), pages+1
+		return nil
+	})
+	if err != nil || nets != n || pages != 3 {
+		t.Fatalf("listed %d networks in %d pages (%v), want %d in three", nets, pages, err, n)
 	}
 	if err := client.Probe(ctx); err != nil {
 		t.Errorf("probe: %v", err)
@@ -57,7 +61,12 @@ func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	if err := client.DeleteNetwork(ctx, first.ID); err != nil {
 		t.Fatal(err)
 	}
-	if subs, err := client.ListSubnets(ctx, ours); err != nil || len(subs) != 0 {
+	var subs []neutron.Subnet
+	err = client.ListSubnets(ctx, ours, func(page []neutron.Subnet) error {
+		subs = append(subs, page...)
+		return nil
+	})
+	if err != nil || len(subs) != 0 {
 		t.Errorf("subnets after their network's delete: %v (%v)", subs, err)
 	}
 	if _, err := client.GetNetwork(ctx, first.ID); err == nil {

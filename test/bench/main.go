@@ -203,7 +203,15 @@ func run(ctx context.Context, c config) error {
 	add("Steady state: API server writes per resync period", fmt.Sprintf("%.0f", (a3.networks-a2.networks)+(a3.events-a2.events)), fmt.Sprintf("over %s with %.0f syncs", time.Since(t2).Round(time.Second), m3.syncs()-m2.syncs()))
 	// A full last page is followed by an empty one.
 	pages := c.n/1000 + 1
-	add("Steady state: Neutron requests per resync period", fmt.Sprintf("%.0f", (m3.neutron("GET", "POST", "PUT", "DELETE")-m2.neutron("GET", "POST", "PUT", "DELETE"))/max(1, time.Since(t2).Seconds()/c.resync.Seconds())),
+	periods := max(1, time.Since(t2).Seconds()/c.resync.Seconds())
+	add("Steady state: controller CPU per resync period", fmt.Sprintf("%.2f s", (m3.value("process_cpu_seconds_total")-m2.value("process_cpu_seconds_total"))/periods),
+		"process_cpu_seconds_total: the informer's resync, the Neutron list, N syncs")
+	peak, err := ctrl.proc.PeakRSS()
+	if err != nil {
+		return err
+	}
+	add("Controller peak RSS (VmHWM), from start through the resync", mib(float64(peak)), "what a container memory limit must hold")
+	add("Steady state: Neutron requests per resync period", fmt.Sprintf("%.0f", (m3.neutron("GET", "POST", "PUT", "DELETE")-m2.neutron("GET", "POST", "PUT", "DELETE"))/periods),
 		fmt.Sprintf("%d page(s) of networks and of subnets per list", pages))
 
 	// 5. Restart of an in-sync cluster.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -73,6 +74,32 @@ func (p *Process) Start() error {
 	}()
 	p.cmd, p.done = cmd, done
 	return nil
+}
+
+// PeakRSS is the most resident memory the running daemon has used, the
+// kernel's high-water mark (VmHWM in /proc/PID/status): the figure that
+// decides whether it fits a container's memory limit.
+func (p *Process) PeakRSS() (bytes int64, err error) {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return 0, fmt.Errorf("%s: not running", p.Name)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p.Name, err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var n int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(kb), "%d kB", &n); err != nil {
+				return 0, fmt.Errorf("%s: reading VmHWM %q: %w", p.Name, kb, err)
+			}
+			return n << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: no VmHWM in /proc/%d/status", p.Name, cmd.Process.Pid)
 }
 
 // Exited reports whether a started daemon has exited by itself.

@@ -324,22 +324,41 @@ func (f *Neutron) Probe(context.Context) error {
 	return f.request(Probe)
 }
 
-func (f *Neutron) ListNetworks(_ context.Context, description string) ([]neutron.Network, error) {
+// PageSize is how many resources a list hands over at a time: the limit
+// the controller asks Neutron for.
+const PageSize = 1000
+
+func (f *Neutron) ListNetworks(_ context.Context, description string, visit func([]neutron.Network) error) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if err := f.request(ListNetworks); err != nil {
-		return nil, err
+		f.mu.Unlock()
+		return err
 	}
-	return filter(sortedValues(f.networks), func(n neutron.Network) bool { return n.Description == description }), nil
+	nets := filter(sortedValues(f.networks), func(n neutron.Network) bool { return n.Description == description })
+	f.mu.Unlock()
+	return inPages(nets, visit)
 }
 
-func (f *Neutron) ListSubnets(_ context.Context, description string) ([]neutron.Subnet, error) {
+func (f *Neutron) ListSubnets(_ context.Context, description string, visit func([]neutron.Subnet) error) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if err := f.request(ListSubnets); err != nil {
-		return nil, err
+		f.mu.Unlock()
+		return err
 	}
-	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.Description == description }), nil
+	subs := filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.Description == description })
+	f.mu.Unlock()
+	return inPages(subs, visit)
+}
+
+// inPages hands all to visit PageSize at a time, outside the fake's lock
+// as a real list's pages arrive outside Neutron's transactions.
+func inPages[T any](all []T, visit func([]T) error) error {
+	for page := range slices.Chunk(all, PageSize) {
+		if err := visit(page); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, error) {

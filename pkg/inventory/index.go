@@ -1,0 +1,109 @@
+package inventory
+
+import (
+	"reflect"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// index builds a Store's next contents from one list of Neutron, a page at
+// a time as the pages arrive, so that a list holds one page of what
+// Neutron sent beside the contents it builds. It keeps what provably
+// belongs to the mark, keyed by owner UID.
+//
+// A resource that has not changed since the contents being replaced is
+// kept as their copy of it, not the one just decoded: the two contents
+// then share their strings, and a list in steady state costs the map and
+// its entries, not a second inventory.
+type index struct {
+	mark neutron.Mark
+	// previous looks up what the contents being replaced hold for uid.
+	previous func(uid types.UID) *Owned
+	fresh    map[types.UID]*Owned
+	// unrecognised holds the IDs of resources that carry the mark but whose
+	// name does not parse as ours: by ID, since a page may come twice.
+	unrecognised map[string]struct{}
+}
+
+func newIndex(mark neutron.Mark, previous func(types.UID) *Owned) *index {
+	return &index{mark: mark, previous: previous, fresh: map[types.UID]*Owned{}, unrecognised: map[string]struct{}{}}
+}
+
+// addNetworks indexes one page of listed networks. The description is
+// checked again here: a server that ignored the filter must not make
+// everything look like ours.
+func (x *index) addNetworks(page []neutron.Network) error {
+	for _, n := range page {
+		o, ok := x.mark.OwnerOf(n.Name, n.Description)
+		if !ok {
+			x.noteUnrecognised(n.ID, n.Description)
+			continue
+		}
+		e := x.entry(o)
+		if prev := x.previous(o.UID); prev != nil {
+			n = unchanged(prev.Networks, n, func(p neutron.Network) string { return p.ID })
+		}
+		e.Networks = upsert(e.Networks, n, func(p neutron.Network) string { return p.ID })
+	}
+	return nil
+}
+
+// addSubnets indexes one page of listed subnets, as addNetworks does.
+func (x *index) addSubnets(page []neutron.Subnet) error {
+	for _, s := range page {
+		o, ok := x.mark.OwnerOf(s.Name, s.Description)
+		if !ok {
+			x.noteUnrecognised(s.ID, s.Description)
+			continue
+		}
+		e := x.entry(o)
+		if prev := x.previous(o.UID); prev != nil {
+			s = unchanged(prev.Subnets, s, func(p neutron.Subnet) string { return p.ID })
+		}
+		e.Subnets = upsert(e.Subnets, s, func(p neutron.Subnet) string { return p.ID })
+	}
+	return nil
+}
+
+func (x *index) noteUnrecognised(id, description string) {
+	if description == x.mark.Description() {
+		x.unrecognised[id] = struct{}{}
+	}
+}
+
+// entry returns o's entry, made on first sight.
+func (x *index) entry(o neutron.Owner) *Owned {
+	e := x.fresh[o.UID]
+	if e == nil {
+		e = &Owned{Owner: o}
+		x.fresh[o.UID] = e
+	}
+	if e.Owner.ClusterUID != o.ClusterUID {
+		// Resources of one Network that disagree on their cluster
+		// prove no cluster: none may collect them.
+		e.Owner.ClusterUID = ""
+	}
+	return e
+}
+
+// unchanged returns the previous copy of r when it equals r, else r.
+func unchanged[T any](previous []T, r T, id func(T) string) T {
+	i := slices.IndexFunc(previous, func(p T) bool { return id(p) == id(r) })
+	if i >= 0 && reflect.DeepEqual(previous[i], r) {
+		return previous[i]
+	}
+	return r
+}
+
+// upsert puts r into rs in place of the element with its ID, if any: the
+// last sighting of a resource listed twice wins.
+func upsert[T any](rs []T, r T, id func(T) string) []T {
+	if i := slices.IndexFunc(rs, func(p T) bool { return id(p) == id(r) }); i >= 0 {
+		rs[i] = r
+		return rs
+	}
+	return append(rs, r)
+}
