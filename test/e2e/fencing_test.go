@@ -4,38 +4,26 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
-// partitionableKubeconfig starts a TCP proxy in front of the stack's
-// kube-apiserver and writes a kubeconfig that goes through it: one
-// replica's own way to the API server, which the test can cut.
+// partitionableKubeconfig is a kubeconfig for one replica through a
+// proxy of its own to the API server, which the test can cut.
 func partitionableKubeconfig(t *testing.T, ns string) (*framework.TCPProxy, string) {
 	t.Helper()
-	server, err := url.Parse(stack.ControlPlane.AdminConfig.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := framework.StartTCPProxy(server.Host)
+	path := filepath.Join(stack.Dir, ns+"-partitionable.kubeconfig")
+	proxy, err := framework.PartitionableKubeconfig(stack.ControlPlane.AdminConfig, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = proxy.Close() })
-	config := rest.CopyConfig(stack.ControlPlane.AdminConfig)
-	config.Host = "https://" + proxy.Addr
-	path := filepath.Join(stack.Dir, ns+"-partitionable.kubeconfig")
-	if err := framework.WriteKubeconfig(config, "admin", path); err != nil {
-		t.Fatal(err)
-	}
 	return proxy, path
 }
 

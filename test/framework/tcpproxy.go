@@ -1,8 +1,12 @@
 package framework
 
 import (
+	"fmt"
 	"net"
+	"net/url"
 	"sync"
+
+	"k8s.io/client-go/rest"
 )
 
 // TCPProxy forwards TCP connections to a server and can cut them off
@@ -119,4 +123,26 @@ func (p *TCPProxy) wait() {
 	healed := p.healed
 	p.mu.Unlock()
 	<-healed
+}
+
+// PartitionableKubeconfig starts a TCPProxy in front of config's API
+// server and writes to path a kubeconfig (user "admin") that reaches it
+// through the proxy: one client's own way to the API server, which a test
+// can cut (Partition) while every other client still gets through.
+func PartitionableKubeconfig(config *rest.Config, path string) (*TCPProxy, error) {
+	server, err := url.Parse(config.Host)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server's address: %w", err)
+	}
+	proxy, err := StartTCPProxy(server.Host)
+	if err != nil {
+		return nil, err
+	}
+	proxied := rest.CopyConfig(config)
+	proxied.Host = "https://" + proxy.Addr
+	if err := WriteKubeconfig(proxied, "admin", path); err != nil {
+		_ = proxy.Close()
+		return nil, err
+	}
+	return proxy, nil
 }

@@ -34,6 +34,13 @@ type chaosProxy struct {
 	rng      *rand.Rand
 	on       bool
 	injected map[string]int // by kind
+	// token is the Keystone token of the replica's latest request, which
+	// a token-revoke fault revokes; tokens counts the distinct ones seen.
+	token  string
+	tokens map[string]bool
+	// refused counts Neutron's own 401s: a revoked token that Neutron no
+	// longer accepts.
+	refused int
 }
 
 // The chaos: the share of requests each kind of fault takes while on.
@@ -55,7 +62,8 @@ func startChaosProxy(replica int, target string, hist *history, rng *rand.Rand) 
 		return nil, err
 	}
 	c := &chaosProxy{URL: "http://" + ln.Addr().String() + "/", replica: replica, hist: hist,
-		proxy: httputil.NewSingleHostReverseProxy(u), rng: rng, injected: map[string]int{}}
+		proxy: httputil.NewSingleHostReverseProxy(u), rng: rng, injected: map[string]int{}, tokens: map[string]bool{}}
+	c.proxy.ModifyResponse = c.noteAnswer
 	// A client that gave up (its timeout, a killed replica) is every
 	// fault's daily bread here, not news for the soak's output.
 	c.proxy.ErrorLog = log.New(io.Discard, "", 0)
@@ -101,6 +109,7 @@ func (c *chaosProxy) draw() (string, time.Duration) {
 }
 
 func (c *chaosProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.noteToken(r.Header.Get("X-Auth-Token"))
 	if r.Method != http.MethodGet {
 		c.hist.recordWrite(write{at: time.Now(), replica: c.replica, method: r.Method, path: r.URL.Path})
 	}
@@ -128,6 +137,31 @@ func writeNeutronError(w http.ResponseWriter, code int) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_, _ = fmt.Fprintf(w, `{"NeutronError": {"type": "HTTPError", "message": "injected by the soak (%d)", "detail": ""}}`, code)
+}
+
+func (c *chaosProxy) noteToken(token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if token != "" {
+		c.token, c.tokens[token] = token, true
+	}
+}
+
+// noteAnswer counts Neutron's refusals of a token.
+func (c *chaosProxy) noteAnswer(resp *http.Response) error {
+	if resp.StatusCode == http.StatusUnauthorized {
+		c.mu.Lock()
+		c.refused++
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// latestToken is the token of the replica's latest request, "" if none.
+func (c *chaosProxy) latestToken() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.token
 }
 
 // close stops the proxy.

@@ -118,10 +118,12 @@ func (s *soak) check(ctx context.Context) ([]string, error) {
 		for _, sn := range sns {
 			delete(markedSubnets, sn.ID)
 		}
-		if len(sns) != 1 || sns[0].CIDR != n.Spec.CIDR || sns[0].GatewayIP != n.Spec.Gateway {
-			violations = append(violations, fmt.Sprintf("Network %s/%s (cidr %s gateway %s): Neutron has subnets %v", n.Namespace, n.Name, n.Spec.CIDR, n.Spec.Gateway, describe(sns)))
+		if len(sns) != 1 || !matches(&n, sns[0]) {
+			violations = append(violations, fmt.Sprintf("Network %s/%s (cidr %s gateway %s pool %q, status cidr %s): Neutron has subnets %v",
+				n.Namespace, n.Name, n.Spec.CIDR, n.Spec.Gateway, n.Spec.SubnetPool, n.Status.CIDR, describe(sns)))
 		}
 	}
+	violations = append(violations, s.checkReleased(list.Items, allNets, allSubnets)...)
 	for id, n := range ours {
 		violations = append(violations, fmt.Sprintf("leaked: network %s %q has no Network", id, n.Name))
 	}
@@ -135,6 +137,52 @@ func (s *soak) check(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(violations)
 	return violations, nil
+}
+
+// matches reports whether sn is what Network n asks for: its range and
+// gateway, or for a range from the pool, the range its status reports,
+// inside the pool's 10.151.0.0/16.
+func matches(n *samplecrdv1.Network, sn subnets.Subnet) bool {
+	if n.Spec.SubnetPool != "" {
+		return sn.CIDR == n.Status.CIDR && strings.HasPrefix(sn.CIDR, "10.151.")
+	}
+	return sn.CIDR == n.Spec.CIDR && sn.GatewayIP == n.Spec.Gateway
+}
+
+// checkReleased checks the adoptees that no Network holds any more: each
+// must be in Neutron under exactly its own name and description again,
+// not deleted and not left marked.
+func (s *soak) checkReleased(live []samplecrdv1.Network, nets []networks.Network, subs []subnets.Subnet) []string {
+	held := map[string]bool{}
+	for _, n := range live {
+		held[n.Status.NetworkID] = true
+		if n.Spec.Adopt != nil {
+			held[n.Spec.Adopt.NetworkID] = true
+		}
+	}
+	byID := map[string][2]string{}
+	for _, n := range nets {
+		byID[n.ID] = [2]string{n.Name, n.Description}
+	}
+	for _, sn := range subs {
+		byID[sn.ID] = [2]string{sn.Name, sn.Description}
+	}
+	var violations []string
+	for _, a := range s.adoptees {
+		if held[a.networkID] {
+			continue
+		}
+		want := [2]string{a.name, a.description}
+		for _, id := range []string{a.networkID, a.subnetID} {
+			if id == "" {
+				continue // its subnet was never made
+			}
+			if got, ok := byID[id]; !ok || got != want {
+				violations = append(violations, fmt.Sprintf("released adoptee %s: Neutron has name and description %q (present: %t), want %q", id, got, ok, want))
+			}
+		}
+	}
+	return violations
 }
 
 // listNeutron lists every network and subnet, through the noauth

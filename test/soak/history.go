@@ -21,6 +21,16 @@ type history struct {
 	writes  []write
 	samples []leaseSample
 	ids     map[types.UID][]idSighting
+	// faulted are the violations a fault saw as it ran, e.g. a revoked
+	// token still in use long after it was refused.
+	faulted []string
+}
+
+// recordViolation records what a fault saw go wrong.
+func (h *history) recordViolation(v string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.faulted = append(h.faulted, v)
 }
 
 // write is one Neutron write that reached a replica's proxy.
@@ -96,6 +106,7 @@ func (h *history) check() []string {
 	defer h.mu.Unlock()
 	violations := writesOutsideTheirTerm(h.writes, h.samples)
 	violations = append(violations, idsThatChanged(h.ids)...)
+	violations = append(violations, h.faulted...)
 	sort.Strings(violations)
 	return violations
 }

@@ -93,6 +93,9 @@ func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Du
 		for _, p := range s.proxies {
 			_ = p.close()
 		}
+		for _, p := range s.apiProxies {
+			_ = p.Close()
+		}
 	}()
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
@@ -173,11 +176,13 @@ func (s *soak) report(seed uint64, duration, convergeAfterLastFault time.Duratio
 		total += n
 	}
 	injected := map[string]int{}
+	tokensSeen, refused := 0, 0
 	for _, p := range s.proxies {
 		p.mu.Lock()
 		for k, n := range p.injected {
 			injected[k] += n
 		}
+		tokensSeen, refused = tokensSeen+len(p.tokens), refused+p.refused
 		p.mu.Unlock()
 	}
 	s.hist.mu.Lock()
@@ -190,6 +195,7 @@ func (s *soak) report(seed uint64, duration, convergeAfterLastFault time.Duratio
 	fmt.Printf("| faults injected | %d: %s |\n", total, counts(s.faults))
 	fmt.Printf("| requests faulted by the chaos proxies | %s |\n", counts(injected))
 	fmt.Printf("| Neutron writes recorded, Lease samples | %d, %d |\n", writes, samples)
+	fmt.Printf("| Keystone tokens the replicas used, requests Neutron refused with 401 | %d, %d |\n", tokensSeen, refused)
 	fmt.Printf("| replicas restarted after exiting by themselves | %d |\n", s.restarts)
 	if noFault {
 		fmt.Println("| time to converge after the last fault | - (no fault, or no convergence) |")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -47,7 +48,10 @@ type soak struct {
 	nc          clientset.Interface
 	controllers []*framework.Process
 	proxies     []*chaosProxy
-	hist        *history
+	// apiProxies are each replica's own way to the API server, which a
+	// partition cuts for that replica alone.
+	apiProxies []*framework.TCPProxy
+	hist       *history
 	// workload and faultRNG are two streams of the seed: each operation
 	// draws four numbers and each fault its own, so how many operations
 	// fit between two faults (the wall clock's business) changes neither
@@ -59,10 +63,13 @@ type soak struct {
 	// foreign holds what Neutron answered for each resource seeded that
 	// is not ours, by its path: it must answer the same bytes at the end.
 	foreign map[string]json.RawMessage
+	// adoptees are the networks made by hand for Networks to adopt.
+	adoptees []adoptee
 }
 
 // setUp builds the controller, seeds foreign resources in the controllers'
-// project, and starts two replicas, each through its own chaos proxy.
+// project, and starts two replicas, each through its own chaos proxy to
+// Neutron and its own TCP proxy to the API server.
 func (s *soak) setUp(ctx context.Context, seed uint64) error {
 	binary := filepath.Join(s.stack.Dir, "network-controller")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
@@ -78,11 +85,16 @@ func (s *soak) setUp(ctx context.Context, seed uint64) error {
 	if err := s.seedForeign(ctx); err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(s.stack.Dir, "soak.kubeconfig")
-	if err := framework.WriteKubeconfig(s.stack.ControlPlane.AdminConfig, "admin", kubeconfig); err != nil {
+	if err := s.makePool(ctx); err != nil {
 		return err
 	}
 	for i := range 2 {
+		kubeconfig := filepath.Join(s.stack.Dir, fmt.Sprintf("soak-%d.kubeconfig", i))
+		api, err := framework.PartitionableKubeconfig(s.stack.ControlPlane.AdminConfig, kubeconfig)
+		if err != nil {
+			return err
+		}
+		s.apiProxies = append(s.apiProxies, api)
 		proxy, err := startChaosProxy(i, s.stack.Neutron.KeystoneEndpoint, s.hist, rand.New(rand.NewPCG(seed, seed^uint64(0xc4a05+i))))
 		if err != nil {
 			return err
@@ -109,7 +121,8 @@ func replica(i int, binary, kubeconfig, cloudsYAML, dir string) *framework.Proce
 		"--os-cloud=" + framework.PasswordCloud, "--leader-elect-resource-namespace=default",
 		"--leader-elect-lease-duration=" + leaseDuration.String(), "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
 		"--health-probe-bind-address=0", "--metrics-bind-address=0", "--max-retry-delay=10s", "--neutron-timeout=10s",
-		"--neutron-resync-period=" + neutronResync.String(), "--orphan-grace-period=" + orphanGrace.String()}
+		"--neutron-resync-period=" + neutronResync.String(), "--orphan-grace-period=" + orphanGrace.String(),
+		"--adoption-namespaces=" + strings.Join(namespaces[:], ",")}
 	return &framework.Process{
 		Name:    fmt.Sprintf("controller-%d", i),
 		Path:    "unshare",
