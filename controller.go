@@ -519,17 +519,20 @@ func (c *Controller) recordEvents(network *samplecrdv1.Network, events []reconci
 	}
 }
 
-// applyStatus records cond and what Neutron holds in network's status with
-// server-side apply, as the field manager network-controller, and reports
-// whether the Ready condition itself changed (status, reason or message).
-// It writes nothing when the status already says the same thing, which is
-// what makes a resync of an in-sync cluster free for the API server.
+// applyStatus records cond (Ready), the kstatus condition that goes with
+// it (reconcile.ProgressCondition) and what Neutron holds in network's
+// status with server-side apply, as the field manager network-controller,
+// and reports whether the Ready condition itself changed (status, reason
+// or message). It writes nothing when the status already says the same
+// thing, which is what makes a resync of an in-sync cluster free for the
+// API server.
 //
 // Server-side apply is what lets the controller and users write the same
 // object without clobbering each other: the controller owns exactly the
-// fields it applies (status.conditions[type=Ready], observedGeneration and
-// the observed fields) and nothing else, and it needs no resourceVersion,
-// so it never fails with a conflict against a concurrent spec change.
+// fields it applies (its conditions, observedGeneration and the observed
+// fields) and nothing else, and it needs no resourceVersion, so it never
+// fails with a conflict against a concurrent spec change. A condition it
+// applied before and leaves out now (Reconciling, once Ready) is removed.
 func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv1.Network, cond metav1.Condition, obs reconcile.Observed) (condChanged bool, _ error) {
 	cond.ObservedGeneration = network.Generation
 	// SetStatusCondition keeps lastTransitionTime unless the status flips.
@@ -538,28 +541,37 @@ func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv1.Netwo
 	old := meta.FindStatusCondition(conditions, cond.Type)
 	condChanged = old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
 	changed := meta.SetStatusCondition(&conditions, cond)
+	ready := *meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
+	progress := reconcile.ProgressCondition(ready)
+	for _, t := range []string{samplecrdv1.ConditionReconciling, samplecrdv1.ConditionStalled} {
+		if progress != nil && progress.Type == t {
+			changed = meta.SetStatusCondition(&conditions, *progress) || changed
+		} else {
+			changed = meta.RemoveStatusCondition(&conditions, t) || changed
+		}
+	}
 	if !changed && network.Status.ObservedGeneration == network.Generation && obs.Equal(network.Status) {
 		return false, nil
 	}
-	applied := meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
 
-	status := applyv1.NetworkStatus().
-		WithObservedGeneration(network.Generation).
-		WithConditions(metav1ac.Condition().
-			WithType(applied.Type).
-			WithStatus(applied.Status).
-			WithReason(applied.Reason).
-			WithMessage(applied.Message).
-			WithObservedGeneration(applied.ObservedGeneration).
-			WithLastTransitionTime(applied.LastTransitionTime))
+	status := applyv1.NetworkStatus().WithObservedGeneration(network.Generation).WithConditions(conditionApply(ready))
+	if progress != nil {
+		status.WithConditions(conditionApply(*meta.FindStatusCondition(conditions, progress.Type)))
+	}
 	obs.Apply(status)
 	ac := applyv1.Network(network.Name, network.Namespace).WithStatus(status)
 	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).ApplyStatus(ctx, ac,
 		metav1.ApplyOptions{FieldManager: controllerAgentName, Force: true}); err != nil {
 		return condChanged, fmt.Errorf("applying status: %w", err)
 	}
-	klog.FromContext(ctx).V(2).Info("Updated status", "ready", applied.Status, "reason", applied.Reason, "networkID", obs.NetworkID, "subnetID", obs.SubnetID)
+	klog.FromContext(ctx).V(2).Info("Updated status", "ready", ready.Status, "reason", ready.Reason, "networkID", obs.NetworkID, "subnetID", obs.SubnetID)
 	return condChanged, nil
+}
+
+// conditionApply is cond as an apply configuration.
+func conditionApply(cond metav1.Condition) *metav1ac.ConditionApplyConfiguration {
+	return metav1ac.Condition().WithType(cond.Type).WithStatus(cond.Status).WithReason(cond.Reason).WithMessage(cond.Message).
+		WithObservedGeneration(cond.ObservedGeneration).WithLastTransitionTime(cond.LastTransitionTime)
 }
 
 // finalizerFieldManager owns the finalizer. It is not the status's manager:

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,8 @@ type fixture struct {
 	reconciler *fakeReconciler
 	recorder   *record.FakeRecorder
 	controller *Controller
+	// cache is the informer's Indexer, which the fixture fills by hand.
+	cache cache.Indexer
 }
 
 // fakeReconciler answers every pass with outcome, and records the calls.
@@ -121,7 +124,16 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 		}
 	}
 	f.controller = c
+	f.cache = factory.Samplecrd().V1().Networks().Informer().GetIndexer()
 	return f
+}
+
+// catchUp puts what the API server holds for default/net into the cache,
+// as the informer's watch would.
+func (f *fixture) catchUp() {
+	if err := f.cache.Update(f.network()); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // sync runs one syncHandler call for the Network default/net.
@@ -280,7 +292,7 @@ func TestSyncHandler(t *testing.T) {
 			name: "a Network already failing for the same reason gets no second Warning",
 			network: func() *samplecrdv1.Network {
 				n := provisioned(newNetwork())
-				n.Status.Conditions = []metav1.Condition{withGeneration(downCondition, 1)}
+				n.Status.Conditions = []metav1.Condition{withGeneration(downCondition, 1), *reconcile.ProgressCondition(withGeneration(downCondition, 1))}
 				return n
 			}(),
 			outcome:    down(),
@@ -580,5 +592,55 @@ func TestAFencedReplicaWritesNothingToTheAPIServer(t *testing.T) {
 				t.Errorf("Events %q while fenced", got)
 			}
 		})
+	}
+}
+
+// TestKstatusConditionsFollowReady: while Ready is False, exactly one of
+// kstatus's Reconciling (the controller gets past it by itself) and
+// Stalled (someone must act) is True, with Ready's reason and message;
+// once Ready, neither is left.
+func TestKstatusConditionsFollowReady(t *testing.T) {
+	notReady := func(reason string, requeue reconcile.Requeue) reconcile.Outcome {
+		c := metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: "because"}
+		return reconcile.Outcome{Condition: &c, Requeue: requeue, Err: errors.New(reason)}
+	}
+	f := newFixture(t, provisioned(newNetwork()))
+	for _, step := range []struct {
+		outcome reconcile.Outcome
+		want    []string // condition type=status reason, Ready first
+	}{
+		{down(), []string{"Ready=False NeutronUnavailable", "Reconciling=True NeutronUnavailable"}},
+		{notReady(samplecrdv1.ReasonInvalidSpec, reconcile.UntilSpecChanges), []string{"Ready=False InvalidSpec", "Stalled=True InvalidSpec"}},
+		{notReady(samplecrdv1.ReasonNeutronQuotaExceeded, reconcile.Backoff), []string{"Ready=False NeutronQuotaExceeded", "Stalled=True NeutronQuotaExceeded"}},
+		{notReady(samplecrdv1.ReasonProvisioning, reconcile.Soon), []string{"Ready=False Provisioning", "Reconciling=True Provisioning"}},
+		{ready(), []string{"Ready=True Provisioned"}},
+	} {
+		f.reconciler.outcome = step.outcome
+		f.sync()
+		f.catchUp()
+		var got []string
+		for _, c := range f.network().Status.Conditions {
+			got = append(got, fmt.Sprintf("%s=%s %s", c.Type, c.Status, c.Reason))
+			if c.Type != samplecrdv1.ConditionReady && c.Message != "because" && c.Message != downCondition.Message {
+				t.Errorf("%s says %q, not Ready's message", c.Type, c.Message)
+			}
+		}
+		if !slices.Equal(got, step.want) {
+			t.Errorf("after a pass with Ready reason %s: conditions %v, want %v", step.outcome.Condition.Reason, got, step.want)
+		}
+	}
+}
+
+// TestAStatusWithoutItsKstatusConditionGetsIt: a Network written by a
+// controller from before the kstatus conditions, failing for the same
+// reason as now, gets its Reconciling condition at the next pass.
+func TestAStatusWithoutItsKstatusConditionGetsIt(t *testing.T) {
+	n := provisioned(newNetwork())
+	n.Status.Conditions = []metav1.Condition{withGeneration(downCondition, 1)}
+	f := newFixture(t, n)
+	f.reconciler.outcome = down()
+	f.sync()
+	if c := meta.FindStatusCondition(f.network().Status.Conditions, samplecrdv1.ConditionReconciling); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("conditions %+v: want Reconciling=True beside Ready", f.network().Status.Conditions)
 	}
 }

@@ -255,6 +255,21 @@ type AdoptedResources struct {
 // and subnet exist and match the spec.
 const ConditionReady = "Ready"
 
+// The kstatus conditions (sigs.k8s.io/cli-utils/pkg/kstatus), which Flux,
+// kpt and kubectl-style waiters read without a health check of their own.
+// While Ready is False exactly one of them is True, with Ready's reason
+// and message; while Ready is True neither is present.
+const (
+	// ConditionReconciling: the controller is still working toward the
+	// spec and expects to get there by itself (Provisioning,
+	// NeutronUnavailable, Deleting).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled: the controller cannot get there until someone
+	// acts: changes the spec, fixes the credentials, raises the quota,
+	// frees the ports (every other reason).
+	ConditionStalled = "Stalled"
+)
+
 // Reasons of the Ready condition. They are part of the API: tools may match
 // on them, so they only ever gain values.
 const (
