@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -36,14 +35,6 @@ type Store struct {
 	// keeps the written state: the list may predate the write.
 	writes  uint64
 	written map[types.UID]uint64
-}
-
-// Owned is what Neutron holds for one Network.
-type Owned struct {
-	// Owner is parsed back from the resources' names.
-	Owner    neutron.Owner
-	Networks []neutron.Network
-	Subnets  []neutron.Subnet
 }
 
 // Status is the health of the inventory, as readiness and syncs see it.
@@ -176,43 +167,6 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWri
 	inv.byUID = fresh
 	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised}
 	return changed
-}
-
-func (o *Owned) equal(p *Owned) bool {
-	if o == nil || p == nil {
-		return o == p
-	}
-	return sameElements(o.Networks, p.Networks) && sameElements(o.Subnets, p.Subnets)
-}
-
-// sameElements compares as sets; resources hold slices (a subnet's routes
-// and pools), so elements are compared deeply.
-func sameElements[T any](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.ContainsFunc(b, func(y T) bool { return reflect.DeepEqual(x, y) }) {
-			return false
-		}
-	}
-	return true
-}
-
-// Only is the part of o on network id: that network and its subnets.
-func (o Owned) Only(networkID string) Owned {
-	out := Owned{Owner: o.Owner}
-	for _, n := range o.Networks {
-		if n.ID == networkID {
-			out.Networks = append(out.Networks, n)
-		}
-	}
-	for _, s := range o.Subnets {
-		if s.NetworkID == networkID {
-			out.Subnets = append(out.Subnets, s)
-		}
-	}
-	return out
 }
 
 // AddNetwork records a network of owner that Neutron confirmed.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/subnetpools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,18 @@ const (
 	// neutronResync is the controllers' --neutron-resync-period.
 	neutronResync = 20 * time.Second
 )
+
+// poolName is the workload's subnet pool, in the controllers' project:
+// 10.151.0.0/16, a /24 by default.
+const poolName = "soak-pool"
+
+// adoptee is a network and subnet made by hand for a Network to adopt,
+// as they were made: releasing them (the adopted default, Orphan) must
+// give them back exactly their own names and descriptions.
+type adoptee struct {
+	networkID, subnetID string
+	name, description   string
+}
 
 // namespaces are the workload's: one controller manages both.
 var namespaces = [2]string{"soak", "soak-b"}
@@ -256,4 +269,14 @@ func pause(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// makePool makes the workload's subnet pool in the controllers' project.
+func (s *soak) makePool(ctx context.Context) error {
+	_, err := subnetpools.Create(ctx, s.stack.Neutron.Client, subnetpools.CreateOpts{Name: poolName, Prefixes: []string{"10.151.0.0/16"},
+		DefaultPrefixLen: 24, ProjectID: s.stack.Keystone.ProjectID}).Extract()
+	if err != nil {
+		return fmt.Errorf("making the subnet pool: %w", err)
+	}
+	return nil
 }

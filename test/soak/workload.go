@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/subnetpools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,18 +13,6 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 )
-
-// poolName is the workload's subnet pool, in the controllers' project:
-// 10.151.0.0/16, a /24 by default.
-const poolName = "soak-pool"
-
-// adoptee is a network and subnet made by hand for a Network to adopt,
-// as they were made: releasing them (the adopted default, Orphan) must
-// give them back exactly their own names and descriptions.
-type adoptee struct {
-	networkID, subnetID string
-	name, description   string
-}
 
 // operation is one random change of the workload: create a Network in a
 // free slot, move its gateway (a pool's Network: its DNS server), or
@@ -115,14 +102,4 @@ func (s *soak) makeAdoptee(ctx context.Context, cidr, gateway string) (adoptee, 
 	a.subnetID = sn.ID
 	s.adoptees[len(s.adoptees)-1] = a
 	return a, nil
-}
-
-// makePool makes the workload's subnet pool in the controllers' project.
-func (s *soak) makePool(ctx context.Context) error {
-	_, err := subnetpools.Create(ctx, s.stack.Neutron.Client, subnetpools.CreateOpts{Name: poolName, Prefixes: []string{"10.151.0.0/16"},
-		DefaultPrefixLen: 24, ProjectID: s.stack.Keystone.ProjectID}).Extract()
-	if err != nil {
-		return fmt.Errorf("making the subnet pool: %w", err)
-	}
-	return nil
 }
