@@ -32,40 +32,42 @@ func newIndex(mark neutron.Mark, previous func(types.UID) *Owned) *index {
 	return &index{mark: mark, previous: previous, fresh: map[types.UID]*Owned{}, unrecognised: map[string]struct{}{}}
 }
 
-// addNetworks indexes one page of listed networks. The description is
-// checked again here: a server that ignored the filter must not make
-// everything look like ours.
+// addNetworks indexes one page of listed networks.
 func (x *index) addNetworks(page []neutron.Network) error {
-	for _, n := range page {
-		o, ok := x.mark.OwnerOf(n.Name, n.Description)
-		if !ok {
-			x.noteUnrecognised(n.ID, n.Description)
-			continue
-		}
-		e := x.entry(o)
-		if prev := x.previous(o.UID); prev != nil {
-			n = unchanged(prev.Networks, n, func(p neutron.Network) string { return p.ID })
-		}
-		e.Networks = upsert(e.Networks, n, func(p neutron.Network) string { return p.ID })
-	}
+	addPage(x, page, func(n neutron.Network) (string, string, string) { return n.ID, n.Name, n.Description },
+		func(o *Owned) *[]neutron.Network { return &o.Networks })
 	return nil
 }
 
-// addSubnets indexes one page of listed subnets, as addNetworks does.
+// addSubnets indexes one page of listed subnets.
 func (x *index) addSubnets(page []neutron.Subnet) error {
-	for _, s := range page {
-		o, ok := x.mark.OwnerOf(s.Name, s.Description)
+	addPage(x, page, func(s neutron.Subnet) (string, string, string) { return s.ID, s.Name, s.Description },
+		func(o *Owned) *[]neutron.Subnet { return &o.Subnets })
+	return nil
+}
+
+// addPage indexes one page of resources of one kind: fields reads a
+// resource's ID, name and description, and of is where an entry holds
+// that kind. The description is checked again here: a server that ignored
+// the filter must not make everything look like ours.
+func addPage[T any](x *index, page []T, fields func(T) (id, name, description string), of func(*Owned) *[]T) {
+	id := func(r T) string {
+		i, _, _ := fields(r)
+		return i
+	}
+	for _, r := range page {
+		rid, name, description := fields(r)
+		o, ok := x.mark.OwnerOf(name, description)
 		if !ok {
-			x.noteUnrecognised(s.ID, s.Description)
+			x.noteUnrecognised(rid, description)
 			continue
 		}
-		e := x.entry(o)
 		if prev := x.previous(o.UID); prev != nil {
-			s = unchanged(prev.Subnets, s, func(p neutron.Subnet) string { return p.ID })
+			r = unchanged(*of(prev), r, id)
 		}
-		e.Subnets = upsert(e.Subnets, s, func(p neutron.Subnet) string { return p.ID })
+		held := of(x.entry(o))
+		*held = upsert(*held, r, id)
 	}
-	return nil
 }
 
 func (x *index) noteUnrecognised(id, description string) {

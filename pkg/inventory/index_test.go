@@ -17,34 +17,30 @@ import (
 type pagedByOne struct{ *fake.Neutron }
 
 func (p pagedByOne) ListNetworks(ctx context.Context, description string, visit func([]neutron.Network) error) error {
-	var all []neutron.Network
-	if err := p.Neutron.ListNetworks(ctx, description, func(page []neutron.Network) error {
-		all = append(all, page...)
-		return nil
-	}); err != nil {
-		return err
-	}
-	return byOneRepeatingFirst(all, func(n neutron.Network) neutron.Network {
+	return byOneRepeatingFirst(ctx, description, p.Neutron.ListNetworks, func(n neutron.Network) neutron.Network {
 		n.Name, n.Description = strings.Clone(n.Name), strings.Clone(n.Description)
 		return n
 	}, visit)
 }
 
 func (p pagedByOne) ListSubnets(ctx context.Context, description string, visit func([]neutron.Subnet) error) error {
-	var all []neutron.Subnet
-	if err := p.Neutron.ListSubnets(ctx, description, func(page []neutron.Subnet) error {
-		all = append(all, page...)
-		return nil
-	}); err != nil {
-		return err
-	}
-	return byOneRepeatingFirst(all, func(s neutron.Subnet) neutron.Subnet {
+	return byOneRepeatingFirst(ctx, description, p.Neutron.ListSubnets, func(s neutron.Subnet) neutron.Subnet {
 		s.Name, s.Description = strings.Clone(s.Name), strings.Clone(s.Description)
 		return s
 	}, visit)
 }
 
-func byOneRepeatingFirst[T any](all []T, decode func(T) T, visit func([]T) error) error {
+// byOneRepeatingFirst takes everything list hands over and hands it to
+// visit one resource per page, the first one twice, each decoded anew.
+func byOneRepeatingFirst[T any](ctx context.Context, description string, list func(context.Context, string, func([]T) error) error,
+	decode func(T) T, visit func([]T) error) error {
+	var all []T
+	if err := list(ctx, description, func(page []T) error {
+		all = append(all, page...)
+		return nil
+	}); err != nil {
+		return err
+	}
 	if len(all) > 0 {
 		all = append([]T{all[0]}, all...)
 	}

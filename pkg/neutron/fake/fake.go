@@ -324,9 +324,9 @@ func (f *Neutron) Probe(context.Context) error {
 	return f.request(Probe)
 }
 
-// PageSize is how many resources a list hands over at a time: the limit
+// pageSize is how many resources a list hands over at a time: the limit
 // the controller asks Neutron for.
-const PageSize = 1000
+const pageSize = 1000
 
 func (f *Neutron) ListNetworks(_ context.Context, description string, visit func([]neutron.Network) error) error {
 	f.mu.Lock()
@@ -350,10 +350,10 @@ func (f *Neutron) ListSubnets(_ context.Context, description string, visit func(
 	return inPages(subs, visit)
 }
 
-// inPages hands all to visit PageSize at a time, outside the fake's lock
+// inPages hands all to visit pageSize at a time, outside the fake's lock
 // as a real list's pages arrive outside Neutron's transactions.
 func inPages[T any](all []T, visit func([]T) error) error {
-	for page := range slices.Chunk(all, PageSize) {
+	for page := range slices.Chunk(all, pageSize) {
 		if err := visit(page); err != nil {
 			return err
 		}
