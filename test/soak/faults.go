@@ -79,11 +79,7 @@ func (s *soak) inject(ctx context.Context, kind string, down time.Duration, pick
 // takes over, and thaws it: it resumes with a stale cache and its retries
 // due, and must write nothing (pkg/leader's fence).
 func (s *soak) freezeLeader(ctx context.Context, pick int, d time.Duration) error {
-	i := s.leader()
-	if i < 0 || i >= len(s.controllers) {
-		i = pick
-	}
-	c := s.controllers[i]
+	c := s.controllers[s.leaderOr(pick)]
 	if err := c.Freeze(); err != nil {
 		return err
 	}
@@ -98,12 +94,9 @@ func (s *soak) freezeLeader(ctx context.Context, pick int, d time.Duration) erro
 // the fence must keep its writes from Neutron, though its queue and its
 // stale cache say there is work to do.
 func (s *soak) partitionLeader(ctx context.Context, pick int, d time.Duration) error {
-	i := s.leader()
-	if i < 0 || i >= len(s.apiProxies) {
-		i = pick
-	}
-	s.apiProxies[i].Partition()
-	defer s.apiProxies[i].Heal()
+	api := s.apiProxies[s.leaderOr(pick)]
+	api.Partition()
+	defer api.Heal()
 	return pause(ctx, d)
 }
 
@@ -120,9 +113,7 @@ const tokenCacheTime = 10 * time.Second
 // comes whatever the workload does) and d. A revoked token still the
 // replica's latest after that is a violation.
 func (s *soak) revokeToken(ctx context.Context, pick int, d time.Duration) error {
-	if i := s.leader(); i >= 0 && i < len(s.proxies) {
-		pick = i
-	}
+	pick = s.leaderOr(pick)
 	proxy := s.proxies[pick]
 	token := proxy.latestToken()
 	if token == "" {

@@ -260,6 +260,15 @@ func (s *soak) leader() int {
 	return -1
 }
 
+// leaderOr is the replica that leads, or replica pick when the Lease
+// names none of ours: the one a fault aimed at the leader falls on.
+func (s *soak) leaderOr(pick int) int {
+	if i := s.leader(); i >= 0 && i < len(s.controllers) {
+		return i
+	}
+	return pick
+}
+
 func pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
