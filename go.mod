@@ -9,6 +9,7 @@ require (
 	github.com/gophercloud/gophercloud/v2 v2.15.0
 	github.com/prometheus/common v0.70.0
 	github.com/spf13/pflag v1.0.10
+	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	golang.org/x/time v0.15.0
 	golang.org/x/tools v0.48.0
