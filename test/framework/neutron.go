@@ -19,11 +19,15 @@ import (
 )
 
 // Neutron is a real neutron-server with the ML2/OVN driver: OVN's
-// Northbound and Southbound databases, MariaDB, and neutron-server itself,
+// Northbound and Southbound databases and ovn-northd between them, MariaDB,
+// and neutron-server itself,
 // running with auth_strategy = noauth and unlimited quotas. Its packages are
 // installed by hack/install-packages.sh.
 type Neutron struct {
 	NB, SB, MariaDB, Server *Process
+	// Northd is ovn-northd, which translates what neutron-server writes to
+	// the Northbound database into the Southbound one's logical flows.
+	Northd *Process
 	// KeystoneServer, with Options.Keystone, is a second neutron-server on
 	// the same database and OVN, with auth_strategy = keystone: the one in
 	// Keystone's catalog, which the controller reaches through clouds.yaml
@@ -56,7 +60,7 @@ const (
 // startNeutron starts Neutron under dir; neutron-server listens on bindIP
 // (the node's bridge address when Pods must reach it, else loopback).
 func startNeutron(ctx context.Context, dir, bindIP string) (_ *Neutron, err error) {
-	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-nbctl", "ovn-sbctl", "mariadbd", "mariadb-install-db", "mariadb", "neutron-server", "neutron-db-manage"} {
+	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-northd", "ovn-appctl", "ovn-nbctl", "ovn-sbctl", "mariadbd", "mariadb-install-db", "mariadb", "neutron-server", "neutron-db-manage"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			return nil, fmt.Errorf("%s not found: run hack/install-packages.sh (make packages)", bin)
 		}
@@ -101,6 +105,9 @@ func startNeutron(ctx context.Context, dir, bindIP string) (_ *Neutron, err erro
 		return nil, err
 	}
 	if err := run(ctx, n.log("ovn-init"), n.cred, "ovn-sbctl", "--db="+sbConnection, "init"); err != nil {
+		return nil, err
+	}
+	if n.Northd, err = n.startNorthd(ctx, sbConnection); err != nil {
 		return nil, err
 	}
 
@@ -258,9 +265,9 @@ func (n *Neutron) StopKeystoneServer() error {
 	return n.KeystoneServer.Stop(10 * time.Second)
 }
 
-// Stop stops neutron-server, MariaDB and both OVN databases.
+// Stop stops neutron-server, MariaDB, ovn-northd and both OVN databases.
 func (n *Neutron) Stop() {
-	for _, p := range []*Process{n.KeystoneServer, n.Server, n.MariaDB, n.SB, n.NB} {
+	for _, p := range []*Process{n.KeystoneServer, n.Server, n.MariaDB, n.Northd, n.SB, n.NB} {
 		if p != nil {
 			_ = p.Stop(10 * time.Second)
 		}
@@ -302,6 +309,37 @@ func (n *Neutron) startOVSDB(ctx context.Context, name, schema string, port int)
 		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			c.Close()
+		}
+		return err
+	})
+}
+
+// startNorthd starts ovn-northd between the Northbound database and sb,
+// and waits until it is the active one (it takes a lock in the Southbound
+// database first).
+func (n *Neutron) startNorthd(ctx context.Context, sb string) (*Process, error) {
+	ctl := filepath.Join(n.dir, "ovn", "northd.ctl")
+	p := &Process{
+		Name: "ovn-northd",
+		Path: "ovn-northd",
+		Args: []string{
+			"--ovnnb-db=" + n.NBConnection,
+			"--ovnsb-db=" + sb,
+			"--unixctl=" + ctl,
+			"--pidfile=" + filepath.Join(n.dir, "ovn", "northd.pid"),
+			"--log-file=" + filepath.Join(n.dir, "ovn", "northd.log"),
+		},
+		Dir:        n.dir,
+		LogPath:    n.log("ovn-northd"),
+		Credential: n.cred,
+	}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	return p, waitFor(ctx, 30*time.Second, p, func(ctx context.Context) error {
+		out, err := exec.CommandContext(ctx, "ovn-appctl", "-t", ctl, "status").CombinedOutput()
+		if err == nil && !strings.Contains(string(out), "active") {
+			err = fmt.Errorf("ovn-northd says %q", strings.TrimSpace(string(out)))
 		}
 		return err
 	})

@@ -18,6 +18,7 @@ var faultKinds = []string{
 	"controller-kill", "controller-stop", "controller-freeze", "leader-partition",
 	"neutron-restart", "neutron-chaos", "keystone-restart", "token-revoke",
 	"apiserver-restart", "etcd-restart", "mariadb-restart", "ovn-nb-restart",
+	"ovn-northd-restart",
 }
 
 // drawFault draws the next fault from the seed's fault stream and
@@ -69,6 +70,9 @@ func (s *soak) inject(ctx context.Context, kind string, down time.Duration, pick
 		return outage(ctx, p, down, p.Start)
 	case "ovn-nb-restart":
 		p := s.stack.Neutron.NB
+		return outage(ctx, p, down, p.Start)
+	case "ovn-northd-restart":
+		p := s.stack.Neutron.Northd
 		return outage(ctx, p, down, p.Start)
 	}
 	return nil

@@ -21,11 +21,14 @@
 //   - controller-stop: SIGTERM of a random replica, restarted;
 //   - controller-freeze: the leader frozen (SIGSTOP) past its lease, then
 //     thawed;
+//   - leader-partition: the leader alone cut off from the API server past
+//     its lease, then healed;
 //   - neutron-chaos: each replica's proxy to Neutron refuses, loses the
 //     answer to, or delays a share of its requests for a while (chaos.go);
+//   - token-revoke: the leader's Keystone token revoked;
 //   - neutron-restart, keystone-restart, apiserver-restart, etcd-restart,
-//     mariadb-restart, ovn-nb-restart: that daemon stopped for a few
-//     seconds and started again.
+//     mariadb-restart, ovn-nb-restart, ovn-northd-restart: that daemon
+//     stopped for a few seconds and started again.
 //
 // A replica that exits by itself (it lost its lease while the API server
 // was away, and a controller that is no longer sure it leads must stop)
