@@ -1,0 +1,113 @@
+package neutron
+
+import (
+	"cmp"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+	"sigs.k8s.io/yaml"
+)
+
+// CredentialsError is credentials a Network names that cannot be used:
+// its Secret is missing or unreadable, or its clouds.yaml is malformed or
+// asks for what a namespace may not have. Nothing was asked of Neutron. It
+// lasts until someone fixes the Secret or the grant.
+type CredentialsError struct {
+	// Reason says what is wrong and what to do.
+	Reason string
+}
+
+func (e *CredentialsError) Error() string { return e.Reason }
+
+// IsCredentialsError reports whether err is, or wraps, a CredentialsError.
+func IsCredentialsError(err error) bool {
+	var creds *CredentialsError
+	return errors.As(err, &creds)
+}
+
+// ParseTenantCloud reads the cloud named name from cloudsYAML, a
+// clouds.yaml that a namespace supplied in a Secret of its own, for use
+// beside own, the controller's cloud. A tenant says who it is and which
+// project it works in, and nothing else the controller has:
+//
+//   - it authenticates against own's Keystone and no other: an auth_url of
+//     the tenant's choosing would have the controller send requests, from
+//     inside the cluster, wherever a namespace likes;
+//   - it names no file (cacert, cert, key): those would be read from the
+//     controller's disk, its own client certificate among them. The CA
+//     bundle is own's, which is the right one for the same Keystone;
+//   - it gets nothing from the controller's environment or disk:
+//     clouds.Parse fills a cloud in from OS_REGION_NAME, OS_INTERFACE,
+//     secure.yaml and clouds-public.yaml unless told otherwise, and
+//     OS_CERT and OS_KEY in any case, so the TLS configuration is built
+//     here, never taken from Parse.
+//
+// Every error is a *CredentialsError.
+func ParseTenantCloud(own *Cloud, cloudsYAML []byte, name string) (*Cloud, error) {
+	cloud, err := parseTenantCloud(own, cloudsYAML, name)
+	if err != nil {
+		return nil, &CredentialsError{Reason: err.Error()}
+	}
+	return cloud, nil
+}
+
+func parseTenantCloud(own *Cloud, cloudsYAML []byte, name string) (*Cloud, error) {
+	var file clouds.Clouds
+	if err := yaml.Unmarshal(cloudsYAML, &file); err != nil {
+		return nil, fmt.Errorf("reading clouds.yaml: %w", err)
+	}
+	entry, ok := file.Clouds[name]
+	if !ok {
+		return nil, fmt.Errorf("clouds.yaml has no cloud %q", name)
+	}
+	if err := refuseBorrowed(entry); err != nil {
+		return nil, fmt.Errorf("cloud %q: %w", name, err)
+	}
+	auth, endpoint, _, err := clouds.Parse(
+		clouds.WithCloudsYAML(strings.NewReader(string(cloudsYAML))),
+		clouds.WithCloudName(name),
+		clouds.WithSecureYAML(strings.NewReader("clouds: {}")),
+		clouds.WithCloudsPublicYAML(strings.NewReader("public-clouds: {}")),
+		clouds.WithRegion(entry.RegionName),
+		clouds.WithEndpointType(cmp.Or(entry.EndpointType, entry.Interface)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("reading cloud %q: %w", name, err)
+	}
+	if auth.IdentityEndpoint != own.auth.IdentityEndpoint {
+		return nil, fmt.Errorf("cloud %q authenticates at %q: only the controller's Keystone, %s, is allowed", name, auth.IdentityEndpoint, own.auth.IdentityEndpoint)
+	}
+	auth.AllowReauth = true
+	return &Cloud{auth: auth, endpoint: endpoint, tls: tenantTLS(own.tls)}, nil
+}
+
+// refuseBorrowed refuses what a tenant's cloud may not name: files, and
+// profiles, which are looked up in files.
+func refuseBorrowed(c clouds.Cloud) error {
+	var named []string
+	for field, value := range map[string]string{"cacert": c.CACertFile, "cert": c.ClientCertFile, "key": c.ClientKeyFile,
+		"profile": c.Profile, "cloud": c.Cloud} {
+		if value != "" {
+			named = append(named, field)
+		}
+	}
+	if len(named) > 0 {
+		slices.Sort(named)
+		return errors.New("a namespace's clouds.yaml may not set " + strings.Join(named, ", ") +
+			": they name files of the controller's")
+	}
+	return nil
+}
+
+// tenantTLS is own's trust (its CA bundle, its verify setting) without
+// its client certificate.
+func tenantTLS(own *tls.Config) *tls.Config {
+	if own == nil {
+		return nil
+	}
+	return &tls.Config{RootCAs: own.RootCAs, InsecureSkipVerify: own.InsecureSkipVerify} //nolint:gosec // own's setting, which the operator chose
+}
