@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -158,6 +159,18 @@ func InvalidSpecs() []Invalid {
 			Old:   Spec{"cidr": "192.168.0.0/16", "gateway": "192.168.0.1"},
 			Spec:  Spec{"cidr": "10.0.0.0/8", "gateway": "10.0.0.1"},
 			Field: "spec.cidr", Message: "is immutable: a Neutron subnet's range cannot change; create a new Network"},
+		{Name: "credentials named in another namespace", Spec: Spec{"cidr": v4, "cloudCredentialsRef": map[string]any{"secretName": "team-b/cloud", "cloudName": "team"}},
+			Field: "spec.cloudCredentialsRef.secretName", Message: "should match"},
+		{Name: "credentials without a cloud", Spec: Spec{"cidr": v4, "cloudCredentialsRef": map[string]any{"secretName": "cloud"}},
+			Field: "spec.cloudCredentialsRef.cloudName", Message: "Required value"},
+		{Name: "credentials changed on update",
+			Old:   Spec{"cidr": v4, "cloudCredentialsRef": map[string]any{"secretName": "cloud", "cloudName": "team"}},
+			Spec:  Spec{"cidr": v4, "cloudCredentialsRef": map[string]any{"secretName": "cloud", "cloudName": "other"}},
+			Field: "spec.cloudCredentialsRef", Message: "cloudCredentialsRef is fixed at creation"},
+		{Name: "credentials taken away on update",
+			Old:   Spec{"cidr": v4, "cloudCredentialsRef": map[string]any{"secretName": "cloud", "cloudName": "team"}},
+			Spec:  Spec{"cidr": v4},
+			Field: "spec.cloudCredentialsRef", Message: "cloudCredentialsRef is fixed at creation"},
 	}
 }
 
@@ -190,6 +203,8 @@ func ValidSpecs() map[string]Spec {
 		"a range from a pool":             {"subnetPool": "pool", "prefixLength": int64(26), "dnsNameservers": []any{"10.0.0.53"}},
 		"a range from a pool, no gateway": {"subnetPool": "6f0b9f6e-6a3c-4bb0-9c55-1f2e3d4c5b6a", "noGateway": true},
 		"adopt a network by ID":           {"cidr": v4, "adopt": map[string]any{"networkID": "6f0b9f6e-6a3c-4bb0-9c55-1f2e3d4c5b6a"}},
+		"credentials of the namespace, the longest Secret name": {"cidr": v4,
+			"cloudCredentialsRef": map[string]any{"secretName": longestSecretName(), "cloudName": "team"}},
 	}
 }
 
@@ -285,4 +300,11 @@ func copySpec(s Spec) Spec {
 		out[k] = v
 	}
 	return out
+}
+
+// longestSecretName is a Secret name of 253 characters, the longest a DNS
+// subdomain, and so a Secret's name, may be.
+func longestSecretName() string {
+	label := strings.Repeat("a", 63)
+	return label + "." + label + "." + label + "." + strings.Repeat("a", 61)
 }

@@ -38,6 +38,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.AdoptionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AllocationPool"):
 		return &samplecrdv1.AllocationPoolApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CloudCredentialsReference"):
+		return &samplecrdv1.CloudCredentialsReferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HostRoute"):
 		return &samplecrdv1.HostRouteApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):

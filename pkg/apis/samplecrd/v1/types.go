@@ -127,7 +127,33 @@ type NetworkSpec struct {
 	// --adoption-namespaces allows. Fixed at creation.
 	// +optional
 	Adopt *Adoption `json:"adopt,omitempty"`
+
+	// CloudCredentialsRef names the credentials the controller uses for
+	// this Network, in place of its own: a Secret in the Network's own
+	// namespace with a clouds.yaml, and the cloud in it. The network and
+	// subnet are then made in that cloud's project, under its quota. The
+	// cloud must authenticate at the controller's own Keystone and may not
+	// name files. The namespace grants the controller the read of that
+	// one Secret (docs/tenancy.md). Left out, the controller's own cloud.
+	// Fixed at creation.
+	// +optional
+	CloudCredentialsRef *CloudCredentialsReference `json:"cloudCredentialsRef,omitempty"`
 }
+
+// CloudCredentialsReference names a cloud in a clouds.yaml held by a
+// Secret in the Network's namespace; there is no namespace field, so a
+// Network can never name another namespace's Secret.
+type CloudCredentialsReference struct {
+	// SecretName is the Secret, in the Network's namespace, whose key
+	// "clouds.yaml" holds the clouds.yaml.
+	SecretName string `json:"secretName"`
+	// CloudName is the cloud of that clouds.yaml to use.
+	CloudName string `json:"cloudName"`
+}
+
+// CloudsYAMLKey is the key of a credentials Secret that holds the
+// clouds.yaml, as in ORC's and the OpenStack cloud provider's Secrets.
+const CloudsYAMLKey = "clouds.yaml"
 
 // Adoption names the Neutron network a Network adopts.
 type Adoption struct {
@@ -216,6 +242,11 @@ type NetworkStatus struct {
 	// MTU is the network's MTU as Neutron holds it.
 	// +optional
 	MTU int32 `json:"mtu,omitempty"`
+
+	// ProjectID is the OpenStack project that holds the network and
+	// subnet: the controller's own, or that of spec.cloudCredentialsRef.
+	// +optional
+	ProjectID string `json:"projectID,omitempty"`
 
 	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
 	// DOWN.
@@ -307,6 +338,13 @@ const (
 	// the controller's credentials. Fix the clouds.yaml Secret: the
 	// controller reads it again and retries without a restart.
 	ReasonAuthenticationFailed = "AuthenticationFailed"
+	// ReasonCredentialsUnavailable: spec.cloudCredentialsRef names a
+	// Secret the controller cannot use: it does not exist, the namespace
+	// has not granted the controller its read, or its clouds.yaml is
+	// malformed, lacks the cloud, or names another Keystone or a file.
+	// Nothing was asked of Neutron; the message says which. Retried with
+	// capped backoff, so fixing the Secret or the grant is enough.
+	ReasonCredentialsUnavailable = "CredentialsUnavailable"
 	// ReasonNeutronQuotaExceeded: Neutron refused a create because the
 	// project's quota is used up; the message carries Neutron's words.
 	// Retried with capped backoff (--max-retry-delay), so the Network

@@ -232,6 +232,17 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.CloudCredentialsReference
+  map:
+    fields:
+    - name: cloudName
+      type:
+        scalar: string
+      default: ""
+    - name: secretName
+      type:
+        scalar: string
+      default: ""
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.HostRoute
   map:
     fields:
@@ -279,6 +290,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cidr
       type:
         scalar: string
+    - name: cloudCredentialsRef
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.CloudCredentialsReference
     - name: deletionPolicy
       type:
         scalar: string
@@ -356,6 +370,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: observedGeneration
       type:
         scalar: numeric
+    - name: projectID
+      type:
+        scalar: string
     - name: subnetID
       type:
         scalar: string

@@ -94,6 +94,15 @@ type NetworkSpecApplyConfiguration struct {
 	// Delete. Only in the namespaces the controller's
 	// --adoption-namespaces allows. Fixed at creation.
 	Adopt *AdoptionApplyConfiguration `json:"adopt,omitempty"`
+	// CloudCredentialsRef names the credentials the controller uses for
+	// this Network, in place of its own: a Secret in the Network's own
+	// namespace with a clouds.yaml, and the cloud in it. The network and
+	// subnet are then made in that cloud's project, under its quota. The
+	// cloud must authenticate at the controller's own Keystone and may not
+	// name files. The namespace grants the controller the read of that
+	// one Secret (docs/tenancy.md). Left out, the controller's own cloud.
+	// Fixed at creation.
+	CloudCredentialsRef *CloudCredentialsReferenceApplyConfiguration `json:"cloudCredentialsRef,omitempty"`
 }
 
 // NetworkSpecApplyConfiguration constructs a declarative configuration of the NetworkSpec type for use with
@@ -223,5 +232,13 @@ func (b *NetworkSpecApplyConfiguration) WithDeletionPolicy(value samplecrdv1.Del
 // If called multiple times, the Adopt field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithAdopt(value *AdoptionApplyConfiguration) *NetworkSpecApplyConfiguration {
 	b.Adopt = value
+	return b
+}
+
+// WithCloudCredentialsRef sets the CloudCredentialsRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CloudCredentialsRef field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithCloudCredentialsRef(value *CloudCredentialsReferenceApplyConfiguration) *NetworkSpecApplyConfiguration {
+	b.CloudCredentialsRef = value
 	return b
 }

@@ -48,6 +48,9 @@ type NetworkStatusApplyConfiguration struct {
 	AllocationPools []AllocationPoolApplyConfiguration `json:"allocationPools,omitempty"`
 	// MTU is the network's MTU as Neutron holds it.
 	MTU *int32 `json:"mtu,omitempty"`
+	// ProjectID is the OpenStack project that holds the network and
+	// subnet: the controller's own, or that of spec.cloudCredentialsRef.
+	ProjectID *string `json:"projectID,omitempty"`
 	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
 	// DOWN.
 	NeutronStatus *string `json:"neutronStatus,omitempty"`
@@ -135,6 +138,14 @@ func (b *NetworkStatusApplyConfiguration) WithAllocationPools(values ...*Allocat
 // If called multiple times, the MTU field is set to the value of the last call.
 func (b *NetworkStatusApplyConfiguration) WithMTU(value int32) *NetworkStatusApplyConfiguration {
 	b.MTU = &value
+	return b
+}
+
+// WithProjectID sets the ProjectID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProjectID field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithProjectID(value string) *NetworkStatusApplyConfiguration {
+	b.ProjectID = &value
 	return b
 }
 
