@@ -33,7 +33,9 @@ import (
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
+	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 const (
@@ -85,6 +87,29 @@ type Reconciler interface {
 	SightOrphans(started time.Time, missing []types.UID) []types.UID
 }
 
+// Tenant is what the controller keeps for one OpenStack project: the
+// inventory of what Neutron holds there, and the reconciler that acts
+// through it. Its own project is one; a namespace's credentials
+// (spec.cloudCredentialsRef) make another.
+type Tenant struct {
+	Key        tenancy.Key
+	Inventory  *inventory.Inventory
+	Reconciler Reconciler
+}
+
+// Tenants hands each Network its project's Tenant: pkg/tenancy's Registry.
+type Tenants interface {
+	// Start starts every Tenant with start, the own one at once.
+	Start(ctx context.Context, start tenancy.StartFunc[*Tenant])
+	// For returns network's Tenant; a *neutron.CredentialsError when its
+	// credentials cannot be used.
+	For(ctx context.Context, network *samplecrdv1.Network) (*Tenant, error)
+	// Get returns the Tenant of key, if it is held.
+	Get(key tenancy.Key) (*Tenant, bool)
+	// Own is the Tenant of the controller's own cloud.
+	Own() *Tenant
+}
+
 // Controller keeps Neutron equal to the declared Networks. It is the
 // controller of kubernetes/sample-controller: an informer's event handlers
 // put keys on a rate-limited work queue, and workers take them off and call
@@ -103,11 +128,11 @@ type Controller struct {
 	// networksByUID is the informer's Indexer, with an index by UID.
 	networksByUID cache.Indexer
 
-	// inventory is Neutron's informer: the cached view of what Neutron
-	// holds under our mark, and the one door to Neutron.
-	inventory *inventory.Inventory
-	// reconciler makes Neutron match one Network per sync.
-	reconciler Reconciler
+	// tenants hold, per OpenStack project, Neutron's informer (the
+	// inventory: the cached view of what Neutron holds under our mark, and
+	// the one door to Neutron) and the reconciler that makes Neutron match
+	// one Network per sync.
+	tenants Tenants
 
 	// workqueue holds the Networks to sync, and the UIDs of Neutron
 	// resources whose Network is gone. It dedupes (a key queued twice is
@@ -124,15 +149,14 @@ type Controller struct {
 }
 
 // NewController returns a controller that reconciles the Networks of
-// networkInformer into Neutron with reconciler, watching Neutron through
-// inv.
+// networkInformer into Neutron, each with its project's reconciler, and
+// watches Neutron through each project's inventory.
 func NewController(
 	ctx context.Context,
 	kubeclientset kubernetes.Interface,
 	networkclientset clientset.Interface,
 	networkInformer informers.NetworkInformer,
-	inv *inventory.Inventory,
-	reconciler Reconciler,
+	tenants Tenants,
 	opts Options,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
@@ -148,8 +172,7 @@ func NewController(
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
-		inventory:        inv,
-		reconciler:       reconciler,
+		tenants:          tenants,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			rateLimiter(opts.MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName},
@@ -192,7 +215,7 @@ func NewController(
 		DeleteFunc: func(obj any) {
 			c.enqueueNetwork(obj)
 			if n, ok := deletedNetwork(obj); ok {
-				c.enqueueOrphan(n.UID)
+				c.enqueueOrphan(tenancy.KeyOf(n), n.UID)
 			}
 		},
 	}); err != nil {
@@ -214,16 +237,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return errors.New("failed to wait for caches to sync")
 	}
 
-	// Neutron is listed once before the workers start, so that a normal
-	// start finds the inventory ready, then by the inventory's own loop.
-	// Workers start even if the first list fails: their syncs then report
-	// NeutronUnavailable.
-	if listed, err := c.inventory.Refresh(ctx); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
-	} else {
-		c.onNeutronListed(ctx, listed)
-	}
-	go c.inventory.Run(ctx, c.onNeutronListed)
+	c.tenants.Start(ctx, c.startTenant)
 
 	logger.Info("Starting workers", "count", workers)
 	var running wait.Group
@@ -265,19 +279,54 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 		!old.DeletionTimestamp.Equal(new.DeletionTimestamp)
 }
 
-// onNeutronListed is the event handler of Neutron's informer: after each
-// successful list it queues the Networks whose Neutron resources changed
-// behind our back, and the UIDs of resources that have no Network any
-// more. It only queues: every write, garbage collection included, is a
-// worker's, so no two writers ever act on one Network.
-func (c *Controller) onNeutronListed(ctx context.Context, listed inventory.Listed) {
+// startTenant lists t's project in Neutron and then keeps listing it,
+// each list handed to onNeutronListed, until ctx ends. The own project is
+// listed once before the workers start, so that a normal start finds its
+// inventory ready; workers start even if that list fails, and their syncs
+// then report NeutronUnavailable. Any other project is started by the
+// worker that first needs it, which must not wait for Neutron: its first
+// list runs beside, and queues the project's Networks when it is done.
+func (c *Controller) startTenant(ctx context.Context, key tenancy.Key, t *Tenant) {
+	onListed := func(ctx context.Context, listed inventory.Listed) { c.onNeutronListed(ctx, t, listed) }
+	first := func() {
+		if listed, err := t.Inventory.Refresh(ctx); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry", "project", key)
+		} else {
+			onListed(ctx, listed)
+		}
+	}
+	if key == (tenancy.Key{}) {
+		first()
+		go t.Inventory.Run(ctx, onListed)
+		return
+	}
+	go func() {
+		first()
+		c.enqueueTenant(key)
+		t.Inventory.Run(ctx, onListed)
+	}()
+}
+
+// enqueueTenant queues every Network of the project of key.
+func (c *Controller) enqueueTenant(key tenancy.Key) {
+	for _, obj := range c.networksByUID.List() {
+		if tenancy.KeyOf(obj.(*samplecrdv1.Network)) == key {
+			c.enqueueNetwork(obj)
+		}
+	}
+}
+
+// onNeutronListed is the event handler of a project's Neutron informer:
+// after each successful list it queues the Networks whose Neutron
+// resources changed behind our back, and the UIDs of resources that have
+// no Network any more. It only queues: every write, garbage collection
+// included, is a worker's, so no two writers ever act on one Network.
+func (c *Controller) onNeutronListed(ctx context.Context, t *Tenant, listed inventory.Listed) {
 	if listed.Recovered {
 		// Neutron answers again: whatever waited on it goes now, not at
 		// the end of its backoff.
-		klog.FromContext(ctx).Info("Neutron answers again; syncing every Network")
-		for _, obj := range c.networksByUID.List() {
-			c.enqueueNetwork(obj)
-		}
+		klog.FromContext(ctx).Info("Neutron answers again; syncing every Network of the project", "project", t.Key)
+		c.enqueueTenant(t.Key)
 	}
 	for _, uid := range listed.Changed {
 		if n, ok := c.networkByUID(uid); ok {
@@ -285,14 +334,14 @@ func (c *Controller) onNeutronListed(ctx context.Context, listed inventory.Liste
 		}
 	}
 	var missing []types.UID
-	for _, uid := range c.inventory.UIDs() {
+	for _, uid := range t.Inventory.UIDs() {
 		if _, ok := c.networkByUID(uid); !ok {
 			missing = append(missing, uid)
 		}
 	}
-	orphaned := c.reconciler.SightOrphans(listed.Started, missing)
+	orphaned := t.Reconciler.SightOrphans(listed.Started, missing)
 	for _, uid := range orphaned {
-		c.enqueueOrphan(uid)
+		c.enqueueOrphan(t.Key, uid)
 	}
 	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(listed.Changed), "orphans", len(orphaned))
 }
@@ -375,17 +424,18 @@ type result struct {
 func failed(err error) result { return result{requeue: reconcile.Backoff, err: err} }
 
 // queueKey is what the work queue holds: a Network by namespace/name, or,
-// with only OrphanUID set, the Neutron resources of a Network that is gone,
-// by the UID they carry (their namespace/name in Neutron may be cut short,
-// so the UID is the only exact handle).
+// with OrphanUID set, the Neutron resources of a Network that is gone, by
+// the UID they carry (their namespace/name in Neutron may be cut short,
+// so the UID is the only exact handle), in the project of Tenant.
 type queueKey struct {
 	cache.ObjectName
 	OrphanUID types.UID
+	Tenant    tenancy.Key
 }
 
 func (k queueKey) String() string {
 	if k.OrphanUID != "" {
-		return "orphans of uid " + string(k.OrphanUID)
+		return "orphans of uid " + string(k.OrphanUID) + " in " + k.Tenant.String()
 	}
 	return k.ObjectName.String()
 }
@@ -401,9 +451,10 @@ func (c *Controller) enqueueNetwork(obj any) {
 	c.workqueue.Add(queueKey{ObjectName: objRef})
 }
 
-// enqueueOrphan queues the collection of what Neutron holds for uid.
-func (c *Controller) enqueueOrphan(uid types.UID) {
-	c.workqueue.Add(queueKey{OrphanUID: uid})
+// enqueueOrphan queues the collection of what the project of tenant
+// holds for uid.
+func (c *Controller) enqueueOrphan(tenant tenancy.Key, uid types.UID) {
+	c.workqueue.Add(queueKey{OrphanUID: uid, Tenant: tenant})
 }
 
 // deletedNetwork returns the Network a delete notification is about.
@@ -421,8 +472,14 @@ func deletedNetwork(obj any) (*samplecrdv1.Network, bool) {
 // does not know which event queued the key, and it does not need to.
 func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 	if key.OrphanUID != "" {
+		t, ok := c.tenants.Get(key.Tenant)
+		if !ok {
+			// Let go since it was queued: its lists stopped, and a new
+			// one, when a Network asks for it again, sights the orphan anew.
+			return result{}
+		}
 		_, cached := c.networkByUID(key.OrphanUID)
-		out := c.reconciler.CollectOrphans(ctx, key.OrphanUID, cached)
+		out := t.Reconciler.CollectOrphans(ctx, key.OrphanUID, cached)
 		if err := c.fenced(); err != nil {
 			return failed(errors.Join(out.Err, err))
 		}
@@ -439,11 +496,21 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 		return failed(fmt.Errorf("reading Network %s from the cache: %w", key, err))
 	}
 
+	if network.DeletionTimestamp != nil && !hasFinalizer(network) {
+		return result{}
+	}
+	// The project the Network lives in: the controller's, or its
+	// namespace's (spec.cloudCredentialsRef).
+	t, err := c.tenants.For(ctx, network)
+	if neutron.IsCredentialsError(err) {
+		return c.record(ctx, network, reconcile.CredentialsUnavailable(network, err))
+	}
+	if err != nil {
+		return failed(fmt.Errorf("finding the project of Network %s: %w", key, err))
+	}
+
 	if network.DeletionTimestamp != nil {
-		if !hasFinalizer(network) {
-			return result{}
-		}
-		out := c.reconciler.Delete(ctx, network)
+		out := t.Reconciler.Delete(ctx, network)
 		if !out.Finalized {
 			return c.record(ctx, network, out)
 		}
@@ -455,7 +522,7 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 		return result{}
 	}
 
-	if out, ok := c.reconciler.Preflight(network); !ok {
+	if out, ok := t.Reconciler.Preflight(network); !ok {
 		return c.record(ctx, network, out)
 	}
 	// The finalizer goes on before anything exists in Neutron, so that no
@@ -466,7 +533,7 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 		}
 		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
-	return c.record(ctx, network, c.reconciler.Reconcile(ctx, network))
+	return c.record(ctx, network, t.Reconciler.Reconcile(ctx, network))
 }
 
 // record writes down what a pass of the reconciler did and found: its

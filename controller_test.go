@@ -29,6 +29,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 // fixture is one controller over fake clients and a fake reconciler, in
@@ -111,8 +112,9 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	f.client = fake.NewClientset(objects...)
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	inv := inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
-	c, err := NewController(ctx, k8sfake.NewClientset(), f.client, factory.Samplecrd().V1().Networks(), inv, f.reconciler,
-		Options{MaxRetryDelay: time.Minute})
+	own := &Tenant{Inventory: inv, Reconciler: f.reconciler}
+	c, err := NewController(ctx, k8sfake.NewClientset(), f.client, factory.Samplecrd().V1().Networks(),
+		tenancy.New(own, tenancy.Options[*Tenant]{Max: 1}), Options{MaxRetryDelay: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +214,13 @@ func provisioned(n *samplecrdv1.Network) *samplecrdv1.Network {
 func withGeneration(c metav1.Condition, gen int64) metav1.Condition {
 	c.ObservedGeneration, c.LastTransitionTime = gen, metav1.NewTime(time.Unix(1e9, 0))
 	return c
+}
+
+// withCredentials makes n name its namespace's credentials, which the
+// fixture's controller, run without Keystone, cannot use.
+func withCredentials(n *samplecrdv1.Network) *samplecrdv1.Network {
+	n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "cloud", CloudName: "team"}
+	return n
 }
 
 func deleting(n *samplecrdv1.Network) *samplecrdv1.Network {
@@ -327,6 +336,26 @@ func TestSyncHandler(t *testing.T) {
 			wantEvents: []string{"Warning NeutronUnavailable"},
 			wantReady:  "False/NeutronUnavailable",
 			wantResult: reconcile.Backoff,
+		},
+		{
+			name:       "a Network whose credentials cannot be used: status and one Warning, no finalizer, no reconciler",
+			network:    withCredentials(newNetwork()),
+			wantWrites: []string{"apply networks/status"},
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			wantReady:  "False/CredentialsUnavailable",
+			wantResult: reconcile.Backoff,
+		},
+		{
+			name:       "a deleted Network whose credentials cannot be used: the finalizer stays, status says why",
+			network:    deleting(withCredentials(provisioned(newNetwork()))),
+			wantWrites: []string{"apply networks/status"},
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			wantReady:  "False/CredentialsUnavailable",
+			wantResult: reconcile.Backoff,
+		},
+		{
+			name: "an orphan key of a project no longer held: let go, its next list sights it again",
+			key:  &queueKey{OrphanUID: testUID, Tenant: tenancy.Key{Namespace: "default", Secret: "cloud", Cloud: "team"}},
 		},
 		{
 			name:    "a deleted Network without our finalizer: nothing to do",
@@ -491,19 +520,19 @@ func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	f.reconciler.orphans = []types.UID{gone}
 	_, ctx := ktesting.NewTestContext(t)
 
-	listed, err := f.controller.inventory.Refresh(ctx)
+	listed, err := f.controller.tenants.Own().Inventory.Refresh(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.controller.onNeutronListed(ctx, listed)
-	if got := queued(f.controller); !slices.Equal(got, []string{"default/net", "orphans of uid " + string(gone)}) {
+	f.controller.onNeutronListed(ctx, f.controller.tenants.Own(), listed)
+	if got := queued(f.controller); !slices.Equal(got, []string{"default/net", "orphans of uid " + string(gone) + " in the controller's cloud"}) {
 		t.Errorf("queued %q, want the changed Network and the orphan", got)
 	}
 	if !slices.Equal(f.reconciler.missing, []types.UID{gone}) {
 		t.Errorf("SightOrphans was given %v, want only %s", f.reconciler.missing, gone)
 	}
 
-	f.controller.onNeutronListed(ctx, inventory.Listed{Recovered: true})
+	f.controller.onNeutronListed(ctx, f.controller.tenants.Own(), inventory.Listed{Recovered: true})
 	if got := queued(f.controller); !slices.Contains(got, "default/net") || !slices.Contains(got, "default/other") {
 		t.Errorf("queued %q after Neutron recovered, want every Network", got)
 	}

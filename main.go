@@ -53,6 +53,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/serving"
+	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 // options are the command line.
@@ -73,6 +74,7 @@ type options struct {
 	orphanCollection    bool
 	orphanGracePeriod   time.Duration
 	maxOrphansPerList   int
+	maxCredentials      int
 	neutronResyncPeriod time.Duration
 	neutronTimeout      time.Duration
 	neutronQPS          float64
@@ -104,6 +106,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.orphanCollection, "orphan-collection", true, "Delete the Neutron resources of this cluster whose Network is gone (a finalizer removed by hand, a create that completed late). Off, they are only counted (network_controller_orphans_held_back_total).")
 	fs.DurationVar(&o.orphanGracePeriod, "orphan-grace-period", 2*time.Minute, "How long Neutron resources must have been seen without their Network, by two lists of Neutron, before they are collected (after a live read of the API server confirms the Network is gone).")
 	fs.IntVar(&o.maxOrphansPerList, "max-orphans-per-list", 50, "Most Networks' orphaned Neutron resources collected per list of Neutron; the rest wait for the next list, and a Warning Event on their namespace says so.")
+	fs.IntVar(&o.maxCredentials, "max-cloud-credentials", 256, "Most namespaces' cloud credentials (spec.cloudCredentialsRef) held at once, each with its Neutron client and its project's inventory; beyond it the least recently used is let go, and built again when a Network needs it.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
 	fs.Float64Var(&o.neutronQPS, "neutron-qps", 20, "Client-side rate limit of requests to Neutron, per second. Beside it, a 429 (or a 503 with Retry-After) from Neutron pauses all requests for the time it names, and the refused request is sent again.")
@@ -141,8 +144,8 @@ func (o *options) validate() error {
 	if o.resyncPeriod <= 0 || o.neutronResyncPeriod <= 0 || o.maxRetryDelay <= 0 || o.cloudReload <= 0 {
 		return fmt.Errorf("--resync-period, --neutron-resync-period, --max-retry-delay and --cloud-reload-interval must be positive")
 	}
-	if o.orphanGracePeriod < 0 || o.maxOrphansPerList < 1 {
-		return fmt.Errorf("--orphan-grace-period must not be negative and --max-orphans-per-list at least 1")
+	if o.orphanGracePeriod < 0 || o.maxOrphansPerList < 1 || o.maxCredentials < 1 {
+		return fmt.Errorf("--orphan-grace-period must not be negative, --max-orphans-per-list and --max-cloud-credentials at least 1")
 	}
 	if o.metricsSecure && o.metricsBindAddress == o.probeBindAddress && o.metricsBindAddress != "0" {
 		return fmt.Errorf("--metrics-secure serves /metrics over HTTPS with authentication, so it needs a --metrics-bind-address other than --health-probe-bind-address, which the kubelet probes without either")
@@ -217,7 +220,7 @@ func run(ctx context.Context, opts options) error {
 	// cannot be read is a configuration error, reported at once. Whether
 	// its credentials work is found out, and reported on the Networks,
 	// once the controller runs.
-	neutronClient, authErr, err := newNeutronClient(opts, reach)
+	neutronClient, ownCloud, authErr, err := newNeutronClient(opts, reach)
 	if err != nil {
 		return err
 	}
@@ -247,22 +250,37 @@ func run(ctx context.Context, opts options) error {
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
 			informers.WithNamespace(opts.namespace))
 		networks := informerFactory.Samplecrd().V1().Networks()
-		inv := inventory.New(neutronClient, mark, inventory.Options{
-			ResyncPeriod: opts.neutronResyncPeriod,
-			// A request whose answer was lost to our own timeout may
-			// still be under way in Neutron; two timeouts cover it.
-			LateCompletionGrace: 2 * opts.neutronTimeout,
-			Reachability:        reach,
-			Fence:               fence.Check,
+		// One inventory and reconciler per OpenStack project: the
+		// controller's own, and one per namespace's credentials.
+		newTenant := func(key tenancy.Key, client neutron.Interface) *Tenant {
+			inv := inventory.New(client, mark, inventory.Options{
+				ResyncPeriod: opts.neutronResyncPeriod,
+				// A request whose answer was lost to our own timeout may
+				// still be under way in Neutron; two timeouts cover it.
+				LateCompletionGrace: 2 * opts.neutronTimeout,
+				Reachability:        reach,
+				Fence:               fence.Check,
+			})
+			return &Tenant{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
+				Namespace:          opts.namespace,
+				AdoptionNamespaces: opts.adoptionNamespaces,
+				CollectOrphans:     opts.orphanCollection,
+				OrphanGracePeriod:  opts.orphanGracePeriod,
+				MaxOrphansPerList:  opts.maxOrphansPerList,
+			})}
+		}
+		own := newTenant(tenancy.Key{}, neutronClient)
+		tenants := tenancy.New(own, tenancy.Options[*Tenant]{
+			Secrets: kubeClient.CoreV1(),
+			Own:     ownCloud,
+			Connect: func(cloud *neutron.Cloud) neutron.Interface {
+				return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, reach)
+			},
+			Build:       newTenant,
+			Max:         opts.maxCredentials,
+			RereadAfter: opts.cloudReload,
 		})
-		reconciler := reconcile.New(inv, mark, networkClient, reconcile.Options{
-			Namespace:          opts.namespace,
-			AdoptionNamespaces: opts.adoptionNamespaces,
-			CollectOrphans:     opts.orphanCollection,
-			OrphanGracePeriod:  opts.orphanGracePeriod,
-			MaxOrphansPerList:  opts.maxOrphansPerList,
-		})
-		controller, err := NewController(ctx, kubeClient, networkClient, networks, inv, reconciler,
+		controller, err := NewController(ctx, kubeClient, networkClient, networks, tenants,
 			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check})
 		if err != nil {
 			return err
@@ -292,24 +310,33 @@ func clusterMark(ctx context.Context, client kubernetes.Interface, clusterName s
 	return neutron.NewMark(clusterName, ns.UID)
 }
 
-// newNeutronClient returns the controller's Neutron client and what
-// readiness asks about authentication: for --neutron-endpoint a noauth
-// client, for a cloud a Session that authenticates lazily and follows
-// changes of clouds.yaml.
-func newNeutronClient(opts options, reach *neutron.Reachability) (neutron.Interface, func() error, error) {
+// newNeutronClient returns the controller's Neutron client, its cloud
+// and what readiness asks about authentication: for --neutron-endpoint a
+// noauth client and no cloud, for a cloud a Session that authenticates
+// lazily and follows changes of clouds.yaml.
+func newNeutronClient(opts options, reach *neutron.Reachability) (neutron.Interface, *neutron.Cloud, func() error, error) {
 	if opts.neutronEndpoint != "" {
 		client, err := neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(neutron.Instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return neutron.NewGophercloud(client, ""), func() error { return nil }, nil
+		return neutron.NewGophercloud(client, ""), nil, func() error { return nil }, nil
 	}
 	read := func() (*neutron.Cloud, error) { return neutron.ReadCloud(opts.osCloud) }
 	cloud, err := read()
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to Neutron (set --os-cloud, or --neutron-endpoint for a noauth server): %w", err)
+		return nil, nil, nil, fmt.Errorf("connecting to Neutron (set --os-cloud, or --neutron-endpoint for a noauth server): %w", err)
 	}
-	session := neutron.NewSession(cloud, neutron.SessionOptions{
+	session := newSession(cloud, read, "the controller's", opts, reach)
+	return session, cloud, session.Err, nil
+}
+
+// newSession returns a Session on cloud, read anew with read, whose
+// requests are instrumented and throttled (--neutron-qps: each cloud has
+// its own budget, as Neutron's rate limits are per project); whose is
+// whose cloud it is, for the log.
+func newSession(cloud *neutron.Cloud, read func() (*neutron.Cloud, error), whose string, opts options, reach *neutron.Reachability) *neutron.Session {
+	return neutron.NewSession(cloud, neutron.SessionOptions{
 		Read: read,
 		Connect: func(ctx context.Context, cloud *neutron.Cloud) (*gophercloud.ServiceClient, string, error) {
 			client, project, err := cloud.Connect(ctx, opts.neutronTimeout)
@@ -322,12 +349,11 @@ func newNeutronClient(opts options, reach *neutron.Reachability) (neutron.Interf
 		},
 		OnConnectFailure: func(err error) {
 			metrics.NeutronAuthFailures.Inc()
-			klog.Background().Error(err, "Cannot authenticate to the cloud; Networks that need Neutron wait until it succeeds", "cloud", opts.osCloud)
+			klog.Background().Error(err, "Cannot authenticate to the cloud; its Networks wait until it succeeds", "whose", whose)
 		},
 		ReloadInterval: opts.cloudReload,
 		MaxRetryDelay:  opts.maxRetryDelay,
 	})
-	return session, session.Err, nil
 }
 
 // throttled puts c's requests behind the --neutron-qps limit and Neutron's
@@ -383,7 +409,7 @@ func (r *readiness) checks() []healthz.HealthChecker {
 			}
 			return nil
 		}),
-		withheld(leaderCheck("neutron", func(c *Controller) error { return c.inventory.Health().Err() })),
+		withheld(leaderCheck("neutron", func(c *Controller) error { return c.tenants.Own().Inventory.Health().Err() })),
 	}
 }
 

@@ -27,6 +27,8 @@ type Network struct {
 	MTU       int
 	// Status is Neutron's own, e.g. ACTIVE or DOWN.
 	Status string
+	// ProjectID is the project that holds the network.
+	ProjectID string
 }
 
 // Subnet is the part of a Neutron subnet the controller reads.
@@ -410,7 +412,7 @@ func (g *Gophercloud) PortsOf(ctx context.Context, networkID string) ([]Port, er
 }
 
 func networkFrom(n networkWithMTU) Network {
-	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status}
+	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status, ProjectID: n.ProjectID}
 }
 
 func subnetFrom(s subnets.Subnet) Subnet {

@@ -43,10 +43,16 @@ func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool
 // successful list of Neutron. A Network Ready for its generation stays so:
 // nothing says it is not, and a restart or a new leader during an outage
 // must not flip every Network (N status writes) only to flip them back.
-// Any other says why it waits, once, so that none is left without a reason.
+// Nor does one whose project's first list is still under way (a
+// namespace's credentials, just read): that list queues it again when it
+// is done, and a failed one is a reason to say. Any other says why it
+// waits, once, so that none is left without a reason.
 func (p *pass) waitForInventory(h inventory.Health) Outcome {
 	if isReady(p.network) {
 		return Outcome{Observed: LastObserved(p.network.Status), Requeue: Backoff, Err: inventory.ErrNotSynced}
+	}
+	if h.ListErr == nil {
+		return Outcome{Observed: LastObserved(p.network.Status), Requeue: Soon, Err: inventory.ErrNotSynced}
 	}
 	err := h.ListErr
 	if err == nil {

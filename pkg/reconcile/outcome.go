@@ -133,6 +133,11 @@ func classify(ph phase, err error) verdict {
 		// A broken invariant, not Neutron's doing: said as such.
 		return verdict{samplecrdv1.ReasonInternalError, samplecrdv1.ReasonInternalError,
 			"The controller stopped before a request that would break its ownership rule; nothing was changed in Neutron (a bug: report it): " + err.Error(), Backoff, 0}
+	case neutron.IsCredentialsError(err):
+		// Lasts until someone fixes the Secret or its grant; capped
+		// backoff notices either, the Secret being read at most every
+		// few seconds (pkg/tenancy).
+		return verdict{samplecrdv1.ReasonCredentialsUnavailable, samplecrdv1.ReasonCredentialsUnavailable, err.Error(), Backoff, 0}
 	case ph == phaseWaiting:
 		reason := samplecrdv1.ReasonNeutronUnavailable
 		if neutron.IsAuthError(err) {
@@ -172,6 +177,14 @@ func classify(ph phase, err error) verdict {
 		return verdict{samplecrdv1.ReasonNeutronRejected, samplecrdv1.ReasonNeutronRejected, "Neutron refused: " + rejected.Message, After, rejectedRetryInterval}
 	}
 	return verdict{samplecrdv1.ReasonNeutronUnavailable, samplecrdv1.ReasonNeutronUnavailable, err.Error(), Backoff, 0}
+}
+
+// CredentialsUnavailable is the Outcome of a Network whose project cannot
+// be reached at all because its credentials (spec.cloudCredentialsRef)
+// cannot be used, err saying why; the same while it is being deleted, so
+// that its finalizer stays until they can.
+func CredentialsUnavailable(network *samplecrdv1.Network, err error) Outcome {
+	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil)
 }
 
 // outcome turns the verdict on err into the Outcome of a failed pass.
@@ -235,6 +248,8 @@ type Observed struct {
 	AllocationPools     []samplecrdv1.AllocationPool
 	MTU                 int32
 	NeutronStatus       string
+	// ProjectID is the project that holds the network.
+	ProjectID string
 	// Adopted is what spec.adopt's network and subnet were called before
 	// they were marked; kept for as long as the Network lives.
 	Adopted *samplecrdv1.AdoptedResources
@@ -243,7 +258,7 @@ type Observed struct {
 // observedOf is the status of a Network whose network and subnet are known.
 func observedOf(net neutron.Network, subnet neutron.Subnet) Observed {
 	o := Observed{NetworkID: net.ID, SubnetID: subnet.ID, CIDR: subnet.CIDR, Gateway: subnet.GatewayIP,
-		MTU: int32(net.MTU), NeutronStatus: net.Status}
+		MTU: int32(net.MTU), NeutronStatus: net.Status, ProjectID: net.ProjectID}
 	for _, p := range subnet.AllocationPools {
 		o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
 	}
@@ -254,13 +269,13 @@ func observedOf(net neutron.Network, subnet neutron.Subnet) Observed {
 // it knows better, so that a failure does not blank the IDs.
 func LastObserved(st samplecrdv1.NetworkStatus) Observed {
 	return Observed{NetworkID: st.NetworkID, SubnetID: st.SubnetID, CIDR: st.CIDR, Gateway: st.Gateway,
-		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, Adopted: st.Adopted}
+		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Adopted: st.Adopted}
 }
 
 // Equal reports whether st already says what o says.
 func (o Observed) Equal(st samplecrdv1.NetworkStatus) bool {
 	return o.NetworkID == st.NetworkID && o.SubnetID == st.SubnetID && o.CIDR == st.CIDR && o.Gateway == st.Gateway &&
-		slices.Equal(o.AllocationPools, st.AllocationPools) && o.MTU == st.MTU && o.NeutronStatus == st.NeutronStatus &&
+		slices.Equal(o.AllocationPools, st.AllocationPools) && o.MTU == st.MTU && o.NeutronStatus == st.NeutronStatus && o.ProjectID == st.ProjectID &&
 		equality.Semantic.DeepEqual(o.Adopted, st.Adopted)
 }
 
@@ -283,6 +298,9 @@ func (o Observed) Apply(status *applyv1.NetworkStatusApplyConfiguration) {
 	}
 	if o.MTU != 0 {
 		status.WithMTU(o.MTU)
+	}
+	if o.ProjectID != "" {
+		status.WithProjectID(o.ProjectID)
 	}
 	if o.NeutronStatus != "" {
 		status.WithNeutronStatus(o.NeutronStatus)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -80,6 +81,24 @@ func TestBeforeNeutronIsListedNothingIsAskedAndReadyNetworksAreLeftAlone(t *test
 				t.Errorf("Ready = %+v (Warning %q), want False/%s with a Warning", out.Condition, out.Warning, tc.wantReason)
 			}
 		})
+	}
+}
+
+// TestWhileAProjectsFirstListIsUnderWayANetworkWaitsWithoutAWord: a
+// namespace's credentials are listed for the first time beside the worker
+// that asked for them; until that list ends there is nothing to say (the
+// list queues the Network again), so nothing is written, and no Warning.
+func TestWhileAProjectsFirstListIsUnderWayANetworkWaitsWithoutAWord(t *testing.T) {
+	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
+	f.inv = inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
+	f.r = New(f.inv, ours, f.client, defaultOptions())
+
+	out, ok := f.r.Preflight(f.network("net"))
+	if ok || out.Condition != nil || out.Warning != "" || out.Requeue != Soon {
+		t.Errorf("Preflight = %+v, %v; want to wait, soon, with nothing to record", out, ok)
+	}
+	if got := f.neutron.Requests(); len(got) != 0 {
+		t.Errorf("Neutron requests %q before the inventory was listed", got)
 	}
 }
 

@@ -24,7 +24,7 @@ const module = "github.com/samplecrd/network-controller"
 var layers = [][]string{
 	{"pkg/metrics", "pkg/orphans", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events"},
 	{"pkg/neutron"},
-	{"pkg/neutron/fake", "pkg/desired"},
+	{"pkg/neutron/fake", "pkg/desired", "pkg/tenancy"},
 	{"pkg/inventory"},
 	{"pkg/reconcile"},
 	{"", "cmd/envoy-injector"}, // the root: package main

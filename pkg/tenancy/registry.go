@@ -1,0 +1,271 @@
+// Package tenancy maps a Network to the OpenStack project its Neutron
+// resources live in: the controller's own cloud, or the cloud that
+// spec.cloudCredentialsRef names, from a Secret of the Network's own
+// namespace. Each project gets what the controller keeps per Neutron (an
+// inventory, its list loop, its breaker, a reconciler), built once per
+// credential and kept while it is used, so that a broken credential holds
+// only its own Networks, and each project is listed, collected and
+// counted against its quota on its own.
+//
+// A Secret is read with a GET by name, never watched: watching would need
+// the right to list every Secret of every namespace, and a namespace
+// grants the read of one Secret with a Role of its own (docs/tenancy.md).
+package tenancy
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/utils/clock"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// Key names a credential: a cloud of a Secret of a namespace. The zero
+// Key is the controller's own cloud.
+type Key struct {
+	Namespace, Secret, Cloud string
+}
+
+// KeyOf is the credential network uses.
+func KeyOf(network *samplecrdv1.Network) Key {
+	ref := network.Spec.CloudCredentialsRef
+	if ref == nil {
+		return Key{}
+	}
+	return Key{Namespace: network.Namespace, Secret: ref.SecretName, Cloud: ref.CloudName}
+}
+
+func (k Key) String() string {
+	if k == (Key{}) {
+		return "the controller's cloud"
+	}
+	return fmt.Sprintf("cloud %q of Secret %s/%s", k.Cloud, k.Namespace, k.Secret)
+}
+
+// Options configure a Registry. T is what the controller keeps per
+// project.
+type Options[T any] struct {
+	// Secrets reads the credentials' Secrets.
+	Secrets corev1client.SecretsGetter
+	// Own is the controller's cloud, which every tenant's must
+	// authenticate at; nil when the controller runs without Keystone,
+	// and then no Network may name credentials.
+	Own *neutron.Cloud
+	// Connect returns a Neutron client for cloud that authenticates
+	// lazily (a neutron.Session).
+	Connect func(cloud *neutron.Cloud) neutron.Interface
+	// Build makes what the controller keeps for a project, on client.
+	Build func(key Key, client neutron.Interface) T
+	// Max bounds the credentials held at once; the least recently used
+	// one is let go (its loop stopped) to make room.
+	Max int
+	// RereadAfter is how long a Secret's reading holds before it is read
+	// again: a change of the Secret is seen within it.
+	RereadAfter time.Duration
+	// Clock is the real clock when nil.
+	Clock clock.PassiveClock
+}
+
+// Registry hands each Network what the controller keeps for its project.
+type Registry[T any] struct {
+	opts Options[T]
+	// ctx bounds every tenant's loop: the leader's term. Start sets it,
+	// and start.
+	ctx   context.Context
+	start StartFunc[T]
+	own   T
+
+	mu      sync.Mutex
+	tenants map[Key]*tenant[T]
+}
+
+// tenant is one credential as last read.
+type tenant[T any] struct {
+	// value is what was built from the credential; valid when built.
+	value T
+	built bool
+	// digest is the Secret's clouds.yaml the value was built from.
+	digest [sha256.Size]byte
+	// err is why the latest reading cannot be used; nil when it can.
+	err error
+	// readAt is when the Secret was read; usedAt when a Network last
+	// asked for it.
+	readAt, usedAt time.Time
+	stop           context.CancelFunc
+}
+
+// New returns a Registry whose own project is own.
+func New[T any](own T, opts Options[T]) *Registry[T] {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	opts.Max = max(opts.Max, 1)
+	return &Registry[T]{opts: opts, own: own, tenants: map[Key]*tenant[T]{}}
+}
+
+// StartFunc starts what a project needs running (its list loop) until ctx
+// ends. For the own project it may block (the controller lists it before
+// its workers start); for any other it must not, since a worker asking
+// for the project waits for it.
+type StartFunc[T any] func(ctx context.Context, key Key, value T)
+
+// Start starts the own project with start, and every other one with it
+// as it is built, each until ctx ends.
+func (r *Registry[T]) Start(ctx context.Context, start StartFunc[T]) {
+	r.mu.Lock()
+	r.ctx, r.start = ctx, start
+	r.mu.Unlock()
+	start(ctx, Key{}, r.own)
+}
+
+// Own is what the controller keeps for its own project.
+func (r *Registry[T]) Own() T { return r.own }
+
+// Get returns what is kept for key, if a Network asked for it and it has
+// not been let go: an orphan is collected only through a credential that
+// is still in use.
+func (r *Registry[T]) Get(key Key) (T, bool) {
+	if key == (Key{}) {
+		return r.own, true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tenants[key]
+	if !ok || !t.built {
+		var zero T
+		return zero, false
+	}
+	return t.value, true
+}
+
+// For returns what is kept for network's project, building it the first
+// time. An error is a *neutron.CredentialsError when the credentials
+// cannot be used, anything else when the Secret could not be read at all
+// (the API server away). A Network being deleted keeps the credential it
+// was made with even if its Secret changed for the worse or went away
+// meanwhile, so that it can still be deleted.
+func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T, error) {
+	key := KeyOf(network)
+	if key == (Key{}) {
+		return r.own, nil
+	}
+	var zero T
+	if r.opts.Own == nil {
+		return zero, &neutron.CredentialsError{Reason: "spec.cloudCredentialsRef needs the controller to run with a cloud (--os-cloud), not --neutron-endpoint"}
+	}
+	now := r.opts.Clock.Now()
+	if value, err, fresh := r.cached(key, now, network.DeletionTimestamp != nil); fresh {
+		return value, err
+	}
+	data, err := r.read(ctx, key)
+	if err != nil && !neutron.IsCredentialsError(err) {
+		return zero, err
+	}
+	var cloud *neutron.Cloud
+	if err == nil {
+		cloud, err = neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
+	}
+	return r.update(key, sha256.Sum256(data), cloud, err, now, network.DeletionTimestamp != nil)
+}
+
+// cached answers from the latest reading while it holds (fresh). A
+// deleting Network takes a value built before over a newer refusal.
+func (r *Registry[T]) cached(key Key, now time.Time, deleting bool) (_ T, _ error, fresh bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tenants[key]
+	if !ok || now.Sub(t.readAt) >= r.opts.RereadAfter {
+		var zero T
+		return zero, nil, false
+	}
+	t.usedAt = now
+	if t.built && (t.err == nil || deleting) {
+		return t.value, nil, true
+	}
+	var zero T
+	return zero, t.err, true
+}
+
+// read GETs key's Secret and returns its clouds.yaml.
+func (r *Registry[T]) read(ctx context.Context, key Key) ([]byte, error) {
+	secret, err := r.opts.Secrets.Secrets(key.Namespace).Get(ctx, key.Secret, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &neutron.CredentialsError{Reason: fmt.Sprintf("Secret %s/%s does not exist", key.Namespace, key.Secret)}
+	case apierrors.IsForbidden(err):
+		return nil, &neutron.CredentialsError{Reason: fmt.Sprintf("the controller may not read Secret %s/%s: the namespace grants it with a Role and RoleBinding (docs/tenancy.md)", key.Namespace, key.Secret)}
+	case err != nil:
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", key.Namespace, key.Secret, err)
+	}
+	data, ok := secret.Data[samplecrdv1.CloudsYAMLKey]
+	if !ok {
+		return nil, &neutron.CredentialsError{Reason: fmt.Sprintf("Secret %s/%s has no key %q", key.Namespace, key.Secret, samplecrdv1.CloudsYAMLKey)}
+	}
+	return data, nil
+}
+
+// update records a reading of key: the cloud it gave, or why it cannot be
+// used. A cloud that differs from the one the value was built from
+// replaces it (its loop stopped, a new one started); the same one only
+// renews the reading.
+func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, cloud *neutron.Cloud, err error, now time.Time, deleting bool) (T, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tenants[key]
+	if !ok {
+		t = &tenant[T]{}
+		r.tenants[key] = t
+	}
+	t.readAt, t.usedAt, t.err = now, now, err
+	switch {
+	case err != nil && t.built && deleting:
+		return t.value, nil
+	case err != nil:
+		var zero T
+		return zero, err
+	case t.built && t.digest == digest:
+		return t.value, nil
+	}
+	if r.ctx == nil {
+		var zero T
+		return zero, errors.New("the registry has not been started")
+	}
+	if t.stop != nil {
+		t.stop()
+	}
+	r.makeRoom(key)
+	ctx, stop := context.WithCancel(r.ctx)
+	t.value, t.built, t.digest, t.stop = r.opts.Build(key, r.opts.Connect(cloud)), true, digest, stop
+	r.start(ctx, key, t.value)
+	return t.value, nil
+}
+
+// makeRoom lets the least recently used credential other than keep go
+// while more than Max are held.
+func (r *Registry[T]) makeRoom(keep Key) {
+	for len(r.tenants) > r.opts.Max {
+		var oldest *Key
+		var at time.Time
+		for k, t := range r.tenants {
+			if k != keep && (oldest == nil || t.usedAt.Before(at)) {
+				oldest, at = &k, t.usedAt
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		if t := r.tenants[*oldest]; t.stop != nil {
+			t.stop()
+		}
+		delete(r.tenants, *oldest)
+	}
+}

@@ -1,0 +1,247 @@
+package tenancy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+const keystone = "https://keystone.example:5000/v3"
+
+// project is what the test keeps per project: which credential it was
+// built for, and the context its loop runs in.
+type project struct {
+	key Key
+	ctx context.Context
+}
+
+// fixture is a Registry over a fake API server holding secrets, with the
+// clock, the Secret reads and the projects built on view.
+type fixture struct {
+	*Registry[*project]
+	kube  *fake.Clientset
+	clock *testingclock.FakeClock
+	built []*project
+}
+
+func newFixture(t *testing.T, max int, secrets ...*corev1.Secret) *fixture {
+	t.Helper()
+	objs := make([]runtime.Object, len(secrets))
+	for i, s := range secrets {
+		objs[i] = s
+	}
+	f := &fixture{kube: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Now())}
+	own := &project{}
+	f.Registry = New(own, Options[*project]{
+		Secrets: f.kube.CoreV1(),
+		Own:     ownCloud(t),
+		Connect: func(*neutron.Cloud) neutron.Interface { return nil },
+		Build: func(key Key, _ neutron.Interface) *project {
+			p := &project{key: key}
+			f.built = append(f.built, p)
+			return p
+		},
+		Max:         max,
+		RereadAfter: 10 * time.Second,
+		Clock:       f.clock,
+	})
+	f.Start(t.Context(), func(ctx context.Context, _ Key, p *project) { p.ctx = ctx })
+	return f
+}
+
+// ownCloud is the controller's cloud, read as ReadCloud reads it.
+func ownCloud(t *testing.T) *neutron.Cloud {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "clouds.yaml")
+	if err := os.WriteFile(path, cloudsYAML("own", keystone), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OS_CLIENT_CONFIG_FILE", path)
+	cloud, err := neutron.ReadCloud("own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cloud
+}
+
+func cloudsYAML(name, authURL string) []byte {
+	return []byte("clouds:\n  " + name + ":\n    auth:\n      auth_url: " + authURL +
+		"\n      username: u\n      password: p\n      project_name: " + name + "\n")
+}
+
+// secret is a credentials Secret holding a clouds.yaml with cloud "team".
+func secret(namespace, name, authURL string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Data: map[string][]byte{samplecrdv1.CloudsYAMLKey: cloudsYAML("team", authURL)}}
+}
+
+// network is a Network of namespace that names Secret secretName's cloud
+// "team"; no Secret at all when secretName is "".
+func network(namespace, secretName string) *samplecrdv1.Network {
+	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "n"}}
+	if secretName != "" {
+		n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: secretName, CloudName: "team"}
+	}
+	return n
+}
+
+func deleting(n *samplecrdv1.Network) *samplecrdv1.Network {
+	n.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	return n
+}
+
+// gets counts the Secret reads the fake API server answered.
+func (f *fixture) gets() int {
+	n := 0
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "secrets" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestANetworkWithoutCredentialsUsesTheControllersOwn(t *testing.T) {
+	f := newFixture(t, 10)
+	p, err := f.For(t.Context(), network("team-a", ""))
+	if err != nil || p != f.Own() {
+		t.Fatalf("For = %v, %v; want the own project", p, err)
+	}
+	if f.gets() != 0 {
+		t.Errorf("%d Secret reads for a Network that names none", f.gets())
+	}
+}
+
+func TestCredentialsThatCannotBeUsedSayWhy(t *testing.T) {
+	forbidden := func(f *fixture) {
+		f.kube.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "cloud", nil)
+		})
+	}
+	noKey := secret("team-a", "cloud", keystone)
+	noKey.Data = map[string][]byte{"clouds.yml": nil}
+	for _, tc := range []struct {
+		name    string
+		secrets []*corev1.Secret
+		setUp   func(*fixture)
+		network *samplecrdv1.Network
+		want    string
+	}{
+		{"no such Secret", nil, nil, network("team-a", "cloud"), "Secret team-a/cloud does not exist"},
+		{"not granted to the controller", nil, forbidden, network("team-a", "cloud"), "may not read Secret team-a/cloud"},
+		{"no clouds.yaml in it", []*corev1.Secret{noKey}, nil, network("team-a", "cloud"), `has no key "clouds.yaml"`},
+		{"another Keystone", []*corev1.Secret{secret("team-a", "cloud", "https://elsewhere.example/v3")}, nil, network("team-a", "cloud"), "only the controller's Keystone"},
+		{"a Secret of another namespace, by the same name", []*corev1.Secret{secret("team-a", "cloud", keystone)}, nil, network("team-b", "cloud"), "Secret team-b/cloud does not exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, 10, tc.secrets...)
+			if tc.setUp != nil {
+				tc.setUp(f)
+			}
+			_, err := f.For(t.Context(), tc.network)
+			if !neutron.IsCredentialsError(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want a CredentialsError that says %q", err, tc.want)
+			}
+			if len(f.built) != 0 {
+				t.Errorf("built %d projects from credentials that cannot be used", len(f.built))
+			}
+		})
+	}
+}
+
+func TestACredentialIsBuiltOnceAndReadAgainOnlyAfterAWhile(t *testing.T) {
+	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
+	first, err := f.For(t.Context(), network("team-a", "cloud"))
+	if err != nil || first.key != (Key{"team-a", "cloud", "team"}) || first.ctx == nil {
+		t.Fatalf("For = %+v, %v; want team-a's project, started", first, err)
+	}
+	again, _ := f.For(t.Context(), network("team-a", "cloud"))
+	if again != first || f.gets() != 1 {
+		t.Errorf("a second Network within RereadAfter: same project %v, %d reads; want true, 1", again == first, f.gets())
+	}
+
+	f.clock.Step(10 * time.Second)
+	same, _ := f.For(t.Context(), network("team-a", "cloud"))
+	if same != first || f.gets() != 2 || len(f.built) != 1 {
+		t.Errorf("after RereadAfter, the same Secret: same project %v, %d reads, %d built; want true, 2, 1", same == first, f.gets(), len(f.built))
+	}
+}
+
+func TestAChangedSecretReplacesItsProject(t *testing.T) {
+	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
+	old, _ := f.For(t.Context(), network("team-a", "cloud"))
+	changed := secret("team-a", "cloud", keystone)
+	changed.Data[samplecrdv1.CloudsYAMLKey] = []byte(strings.Replace(string(changed.Data[samplecrdv1.CloudsYAMLKey]), "password: p", "password: rotated", 1))
+	if _, err := f.kube.CoreV1().Secrets("team-a").Update(t.Context(), changed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(10 * time.Second)
+	p, err := f.For(t.Context(), network("team-a", "cloud"))
+	if err != nil || p == old {
+		t.Fatalf("For = %v, %v; want a new project for the rotated password", p, err)
+	}
+	if old.ctx.Err() == nil {
+		t.Error("the replaced project's loop still runs")
+	}
+}
+
+func TestASecretGoneHoldsOnlyNetworksThatAreNotBeingDeleted(t *testing.T) {
+	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
+	p, _ := f.For(t.Context(), network("team-a", "cloud"))
+	if err := f.kube.CoreV1().Secrets("team-a").Delete(t.Context(), "cloud", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(10 * time.Second)
+	if _, err := f.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) {
+		t.Errorf("a live Network after its Secret went: %v, want a CredentialsError", err)
+	}
+	if got, err := f.For(t.Context(), deleting(network("team-a", "cloud"))); err != nil || got != p {
+		t.Errorf("a Network being deleted after its Secret went: %v, %v; want the project it was made in, to delete from", got, err)
+	}
+	f.clock.Step(10 * time.Second) // the deleting Network reads the Secret itself
+	if got, err := f.For(t.Context(), deleting(network("team-a", "cloud"))); err != nil || got != p {
+		t.Errorf("a Network being deleted, reading the Secret that went: %v, %v; want the project it was made in", got, err)
+	}
+	if p.ctx.Err() != nil {
+		t.Error("the project's loop was stopped though a Network may still need it")
+	}
+}
+
+func TestTheLeastRecentlyUsedCredentialIsLetGoBeyondMax(t *testing.T) {
+	f := newFixture(t, 1, secret("team-a", "cloud", keystone), secret("team-b", "cloud", keystone))
+	a, _ := f.For(t.Context(), network("team-a", "cloud"))
+	f.clock.Step(time.Second)
+	if _, err := f.For(t.Context(), network("team-b", "cloud")); err != nil {
+		t.Fatal(err)
+	}
+	if a.ctx.Err() == nil {
+		t.Error("team-a's loop still runs beyond Max")
+	}
+	if _, ok := f.Get(Key{"team-a", "cloud", "team"}); ok {
+		t.Error("Get still finds team-a's project")
+	}
+	if _, ok := f.Get(Key{"team-b", "cloud", "team"}); !ok {
+		t.Error("Get does not find team-b's project")
+	}
+}
+
+func TestWithoutKeystoneNoNetworkMayNameCredentials(t *testing.T) {
+	r := New(&project{}, Options[*project]{Secrets: fake.NewClientset().CoreV1(), Max: 1})
+	if _, err := r.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) || !strings.Contains(err.Error(), "--os-cloud") {
+		t.Errorf("error %v, want a CredentialsError that asks for --os-cloud", err)
+	}
+}
