@@ -60,7 +60,7 @@ func Run(ctx context.Context, client kubernetes.Interface, opts componentbasecon
 	if err != nil {
 		return fmt.Errorf("creating the leader election lock: %w", err)
 	}
-	return run(ctx, lock, id, opts, watchdog, fence, work, onStandby)
+	return run(ctx, &releasesOnlyOurs{Interface: lock, id: id}, id, opts, watchdog, fence, work, onStandby)
 }
 
 func run(ctx context.Context, lock resourcelock.Interface, id string, opts componentbaseconfig.LeaderElectionConfiguration,
