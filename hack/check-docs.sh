@@ -14,8 +14,11 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"
 
+# A stack is someone's only when it is running (local-up.sh's own test): an
+# env file left by a stack that was killed must not keep this script from
+# stopping the one it starts.
 stop_stack=true
-if [[ -f .local/env ]]; then
+if [[ -f .local/local-stack.pid ]] && kill -0 "$(cat .local/local-stack.pid)" 2>/dev/null && [[ -f .local/env ]]; then
 	echo "using the local stack that is already running"
 	stop_stack=false
 fi
