@@ -93,7 +93,8 @@ func inProject(ctx context.Context, t *testing.T, n *samplecrdv1.Network, projec
 //     that names it (AuthenticationFailed); team-a and team-b go on.
 //   - A Network cannot use a Secret of another namespace: team-b's Network
 //     that names team-a's Secret is told that team-b has none by that name.
-//   - A Network whose Secret went is still deleted from its project.
+//   - A Network whose Secret went, once the controller has read that it
+//     went, is still deleted from its project.
 func TestEachNamespaceInItsOwnProject(t *testing.T) {
 	ctx := framework.TestContext(t, 4*time.Minute)
 	other := startOtherCluster(ctx, t)
@@ -112,7 +113,10 @@ func TestEachNamespaceInItsOwnProject(t *testing.T) {
 	credentialsSecret(ctx, t, kc, teamA, "only-in-a", cloudsYAMLOf(t, projectA, ""))
 
 	startControllerOn(t, other.cp, teamA, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
-		"--namespace=", "--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud, "--max-retry-delay=3s")
+		"--namespace=", "--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud, "--max-retry-delay=3s",
+		// Secrets read again after a second, not ten: the last subtest
+		// needs the controller to have seen its Secret go.
+		"--cloud-reload-interval=1s")
 	cleanupNetworksIn(t, other.nc, teamA)
 	cleanupNetworksIn(t, other.nc, teamB)
 
@@ -158,6 +162,10 @@ func TestEachNamespaceInItsOwnProject(t *testing.T) {
 		if err := kc.CoreV1().Secrets(teamA).Delete(ctx, "cloud", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		// a2, over quota, is retried: once it says its Secret is gone, the
+		// controller has read that, and a's delete cannot be served from
+		// the reading before.
+		waitForConditionIn(ctx, t, other.nc, teamA, "a2", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonCredentialsUnavailable)
 		if err := other.nc.SamplecrdV1().Networks(teamA).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
