@@ -250,36 +250,7 @@ func run(ctx context.Context, opts options) error {
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
 			informers.WithNamespace(opts.namespace))
 		networks := informerFactory.Samplecrd().V1().Networks()
-		// One inventory and reconciler per OpenStack project: the
-		// controller's own, and one per namespace's credentials.
-		newTenant := func(key tenancy.Key, client neutron.Interface) *Tenant {
-			inv := inventory.New(client, mark, inventory.Options{
-				ResyncPeriod: opts.neutronResyncPeriod,
-				// A request whose answer was lost to our own timeout may
-				// still be under way in Neutron; two timeouts cover it.
-				LateCompletionGrace: 2 * opts.neutronTimeout,
-				Reachability:        reach,
-				Fence:               fence.Check,
-			})
-			return &Tenant{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
-				Namespace:          opts.namespace,
-				AdoptionNamespaces: opts.adoptionNamespaces,
-				CollectOrphans:     opts.orphanCollection,
-				OrphanGracePeriod:  opts.orphanGracePeriod,
-				MaxOrphansPerList:  opts.maxOrphansPerList,
-			})}
-		}
-		own := newTenant(tenancy.Key{}, neutronClient)
-		tenants := tenancy.New(own, tenancy.Options[*Tenant]{
-			Secrets: kubeClient.CoreV1(),
-			Own:     ownCloud,
-			Connect: func(cloud *neutron.Cloud) neutron.Interface {
-				return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, reach)
-			},
-			Build:       newTenant,
-			Max:         opts.maxCredentials,
-			RereadAfter: opts.cloudReload,
-		})
+		tenants := newTenants(opts, mark, kubeClient, networkClient, neutronClient, ownCloud, reach, fence)
 		controller, err := NewController(ctx, kubeClient, networkClient, networks, tenants,
 			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check})
 		if err != nil {
@@ -296,6 +267,42 @@ func run(ctx context.Context, opts options) error {
 		return work(ctx)
 	}
 	return leader.Run(ctx, kubeClient, opts.leaderElection, watchdog, fence, work, func() { ready.set(true, nil) })
+}
+
+// newTenants returns the registry of what the controller keeps per
+// OpenStack project, an inventory and a reconciler on it: its own project's
+// on neutronClient, and one per namespace's credentials, each on a Session
+// of its own (pkg/tenancy). It is built anew for each leader term, whose
+// end stops every project's list loop.
+func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface, networkClient clientset.Interface,
+	neutronClient neutron.Interface, ownCloud *neutron.Cloud, reach *neutron.Reachability, fence *leader.Fence) *tenancy.Registry[*Tenant] {
+	newTenant := func(key tenancy.Key, client neutron.Interface) *Tenant {
+		inv := inventory.New(client, mark, inventory.Options{
+			ResyncPeriod: opts.neutronResyncPeriod,
+			// A request whose answer was lost to our own timeout may
+			// still be under way in Neutron; two timeouts cover it.
+			LateCompletionGrace: 2 * opts.neutronTimeout,
+			Reachability:        reach,
+			Fence:               fence.Check,
+		})
+		return &Tenant{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
+			Namespace:          opts.namespace,
+			AdoptionNamespaces: opts.adoptionNamespaces,
+			CollectOrphans:     opts.orphanCollection,
+			OrphanGracePeriod:  opts.orphanGracePeriod,
+			MaxOrphansPerList:  opts.maxOrphansPerList,
+		})}
+	}
+	return tenancy.New(newTenant(tenancy.Key{}, neutronClient), tenancy.Options[*Tenant]{
+		Secrets: kubeClient.CoreV1(),
+		Own:     ownCloud,
+		Connect: func(cloud *neutron.Cloud) neutron.Interface {
+			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, reach)
+		},
+		Build:       newTenant,
+		Max:         opts.maxCredentials,
+		RereadAfter: opts.cloudReload,
+	})
 }
 
 // clusterMark is the ownership mark of this cluster: named by
