@@ -227,12 +227,13 @@ func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutro
 	return subs, inv.afterFailedRead(err)
 }
 
-// PortsOf reads the ports on a network: what blocks its deletion.
-func (inv *Inventory) PortsOf(ctx context.Context, networkID string) ([]neutron.Port, error) {
+// PortsOf reads the ports on a network (with a description, only those
+// with exactly it): what blocks its deletion.
+func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string) ([]neutron.Port, error) {
 	if err := inv.breaker.allow(); err != nil {
 		return nil, err
 	}
-	ports, err := inv.client.PortsOf(ctx, networkID)
+	ports, err := inv.client.PortsOf(ctx, networkID, description)
 	return ports, inv.afterFailedRead(err)
 }
 

@@ -62,10 +62,55 @@ type SubnetPool struct {
 }
 
 // Port is the part of a Neutron port the controller reads: enough to say
-// what blocks a delete.
+// what blocks a delete, and to recognise a router interface of its own.
 type Port struct {
 	ID          string
+	NetworkID   string
+	Name        string
+	Description string
+	// DeviceOwner is e.g. "network:router_interface"; DeviceID is then
+	// the router's ID, empty while the port is attached to none.
 	DeviceOwner string
+	DeviceID    string
+	// Addresses are the port's fixed IPs.
+	Addresses []string
+}
+
+// Router is the part of a Neutron router the controller reads.
+type Router struct {
+	ID        string
+	Name      string
+	ProjectID string
+}
+
+// PortRequest is a port the controller asks for: a router interface on
+// one address of a subnet, not yet attached.
+type PortRequest struct {
+	NetworkID, SubnetID, Address string
+	Name, Description            string
+}
+
+// Routers is what the controller asks of Neutron's L3 API. It never
+// creates, changes or deletes a router: it attaches to one a port it made
+// (by port, not by subnet, so that the interface is provably its own from
+// the moment it exists) and removes that port from it again.
+type Routers interface {
+	// FindRouter finds a router of the client's project by ID or, failing
+	// that, by name. None, or more than one of that name, is a
+	// *RejectedError of type RouterNotFound.
+	FindRouter(ctx context.Context, nameOrID string) (Router, error)
+	// CreatePort creates a router interface port, unattached, with the
+	// name and description (the ownership mark) in the request.
+	CreatePort(ctx context.Context, req PortRequest) (Port, error)
+	// UpdatePortMark replaces a port's name and description.
+	UpdatePortMark(ctx context.Context, id, name, description string) (Port, error)
+	// DeletePort deletes a port; one already gone counts as deleted.
+	DeletePort(ctx context.Context, id string) error
+	// AddRouterInterface attaches a port to a router.
+	AddRouterInterface(ctx context.Context, routerID, portID string) error
+	// RemoveRouterInterface detaches a port from a router, which deletes
+	// the port; a router or an interface already gone counts as removed.
+	RemoveRouterInterface(ctx context.Context, routerID, portID string) error
 }
 
 // SubnetRequest is what the controller asks of a new subnet.
@@ -154,9 +199,14 @@ type Interface interface {
 	UpdateSubnet(ctx context.Context, id string, update SubnetUpdate) (Subnet, error)
 	DeleteSubnet(ctx context.Context, id string) error
 	DeleteNetwork(ctx context.Context, id string) error
-	// PortsOf lists the ports of a network: read only when Neutron refuses
-	// a delete because the network or its subnet is in use.
-	PortsOf(ctx context.Context, networkID string) ([]Port, error)
+	// PortsOf lists the ports of a network, or with a description only
+	// those whose description is exactly that (Neutron filters): read to
+	// say what blocks a delete, and to find the router interfaces the
+	// controller made.
+	PortsOf(ctx context.Context, networkID, description string) ([]Port, error)
+	// Routers (routers.go): finding a router, and making and removing
+	// interfaces on it.
+	Routers
 	// Probe asks for one network's ID: the cheapest request that Neutron
 	// answers only when it serves its API and reaches its database, where
 	// a list of every marked network costs a request per page.
@@ -391,17 +441,18 @@ func (g *Gophercloud) Probe(ctx context.Context) error {
 	return nil
 }
 
-// PortsOf lists the ports of a network.
-func (g *Gophercloud) PortsOf(ctx context.Context, networkID string) ([]Port, error) {
+// PortsOf lists the ports of a network; with a description, only those
+// whose description is exactly that.
+func (g *Gophercloud) PortsOf(ctx context.Context, networkID, description string) ([]Port, error) {
 	var out []Port
-	err := ports.List(g.client, ports.ListOpts{NetworkID: networkID, Limit: g.pageSize}).
+	err := ports.List(g.client, ports.ListOpts{NetworkID: networkID, Description: description, Limit: g.pageSize}).
 		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
 			ps, err := ports.ExtractPorts(page)
 			if err != nil {
 				return false, err
 			}
 			for _, p := range ps {
-				out = append(out, Port{ID: p.ID, DeviceOwner: p.DeviceOwner})
+				out = append(out, portFrom(p))
 			}
 			return true, nil
 		})
@@ -439,6 +490,14 @@ func toPools(ps []AllocationPool) []subnets.AllocationPool {
 	var out []subnets.AllocationPool
 	for _, p := range ps {
 		out = append(out, subnets.AllocationPool{Start: p.Start, End: p.End})
+	}
+	return out
+}
+
+func portFrom(p ports.Port) Port {
+	out := Port{ID: p.ID, NetworkID: p.NetworkID, Name: p.Name, Description: p.Description, DeviceOwner: p.DeviceOwner, DeviceID: p.DeviceID}
+	for _, ip := range p.FixedIPs {
+		out.Addresses = append(out.Addresses, ip.IPAddress)
 	}
 	return out
 }

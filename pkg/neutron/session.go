@@ -245,8 +245,8 @@ func (s *Session) DeleteNetwork(ctx context.Context, id string) error {
 }
 
 // PortsOf implements Interface.
-func (s *Session) PortsOf(ctx context.Context, networkID string) ([]Port, error) {
-	return call(ctx, s, func(g *Gophercloud) ([]Port, error) { return g.PortsOf(ctx, networkID) })
+func (s *Session) PortsOf(ctx context.Context, networkID, description string) ([]Port, error) {
+	return call(ctx, s, func(g *Gophercloud) ([]Port, error) { return g.PortsOf(ctx, networkID, description) })
 }
 
 // Probe implements Interface.

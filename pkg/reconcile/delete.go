@@ -26,10 +26,18 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 	}
 	owned := r.inv.Get(network.UID)
 	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
+		if err := p.releaseRouterPorts(ctx, owned); err != nil {
+			return p.failed(phaseReleasing, err, LastObserved(network.Status))
+		}
 		if err := p.release(ctx, owned); err != nil {
 			return p.failed(phaseReleasing, err, LastObserved(network.Status))
 		}
 		return Outcome{Finalized: true, Events: p.events}
+	}
+	if network.Spec.Router != nil || network.Status.Router != nil {
+		if _, err := r.detachAll(ctx, owned); err != nil {
+			return p.deletionFailure(ctx, owned, err)
+		}
 	}
 	if err := p.deleteOwned(ctx, owned); err != nil {
 		return p.deletionFailure(ctx, owned, err)
@@ -98,7 +106,7 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 	}
 	var blocking []string
 	for _, n := range owned.Networks {
-		ports, listErr := p.inv.PortsOf(ctx, n.ID)
+		ports, listErr := p.inv.PortsOf(ctx, n.ID, "")
 		if listErr != nil {
 			return out
 		}
@@ -115,10 +123,23 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 }
 
 // deleteOwned deletes subnets before networks: Neutron refuses to delete a
-// network whose subnets still have ports.
+// network whose subnets still have ports. A subnet in use may be held by
+// a router interface of ours that nothing recorded (an orphan's, or one
+// whose status write was lost): those are detached, and the delete tried
+// once more.
 func (r *Reconciler) deleteOwned(ctx context.Context, owned inventory.Owned) error {
 	for _, s := range owned.Subnets {
-		if err := r.inv.DeleteSubnet(ctx, owned.Owner, s.ID); err != nil {
+		err := r.inv.DeleteSubnet(ctx, owned.Owner, s.ID)
+		if inUse(err) {
+			detached, detachErr := r.detachAll(ctx, owned)
+			if detachErr != nil {
+				return detachErr
+			}
+			if detached > 0 {
+				err = r.inv.DeleteSubnet(ctx, owned.Owner, s.ID)
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -70,8 +70,9 @@ func TestDelete(t *testing.T) {
 				f.AddPort(seededNet, "port-dhcp", "network:dhcp")
 				f.AddPort(seededNet, "port-vm", "compute:nova")
 			},
-			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf},
+			wantErr: "backoff",
+			// Its own router interfaces first (none), then what blocks.
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:   "False/DeletionBlocked",
 			wantEvents:  []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {

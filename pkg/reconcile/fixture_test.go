@@ -216,6 +216,7 @@ func (f *fixture) record(network *samplecrdv1.Network, out Outcome) {
 	o := out.Observed
 	network.Status.NetworkID, network.Status.SubnetID, network.Status.CIDR, network.Status.Gateway = o.NetworkID, o.SubnetID, o.CIDR, o.Gateway
 	network.Status.AllocationPools, network.Status.MTU, network.Status.NeutronStatus, network.Status.Adopted = o.AllocationPools, o.MTU, o.NeutronStatus, o.Adopted
+	network.Status.ProjectID, network.Status.Router = o.ProjectID, o.Router
 	if _, err := f.client.SamplecrdV1().Networks(network.Namespace).UpdateStatus(f.ctx, network, metav1.UpdateOptions{}); err != nil {
 		f.t.Fatal(err)
 	}

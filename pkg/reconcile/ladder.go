@@ -69,7 +69,8 @@ func isReady(network *samplecrdv1.Network) bool {
 
 // Reconcile makes Neutron match network, whose finalizer is on and whose
 // Preflight passed: the network, then its subnet, then what may change in
-// place (the subnet's options, the network's MTU). Each step reads the
+// place (the subnet's options, the network's MTU), then the router
+// interface. Each step reads the
 // inventory, and writes to Neutron only when what is there differs from
 // the spec.
 func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network) Outcome {
@@ -78,6 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network
 	// What status says of an adoption stays, whatever the pass found: the
 	// record is the only copy of the names to give back.
 	obs.Adopted = network.Status.Adopted
+	obs.Router = p.router
 	if err != nil {
 		var record *adoptionRecord
 		if errors.As(err, &record) {
@@ -125,6 +127,10 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 			return obs, err
 		}
 	}
+	plan, err := p.detachUnwanted(ctx, net, subnet)
+	if err != nil {
+		return obs, err
+	}
 	if subnet, err = p.ensureSubnetOptions(ctx, want, subnet); err != nil {
 		return obs, err
 	}
@@ -132,7 +138,8 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	if net, err = p.ensureMTU(ctx, net); err != nil {
 		return obs, err
 	}
-	return observedOf(net, subnet), nil
+	obs = observedOf(net, subnet)
+	return obs, p.attachWanted(ctx, plan, subnet)
 }
 
 // ensureNetwork returns the Network's Neutron network, and whether it

@@ -81,6 +81,8 @@ const (
 	eventDeletionFailed = "DeletionFailed"
 	eventOrphaned       = "Orphaned"
 	eventAdopted        = "Adopted"
+	eventAttached       = "Attached"
+	eventDetached       = "Detached"
 	// eventOrphanCollectionCapped is recorded on a namespace.
 	eventOrphanCollectionCapped = "OrphanCollectionCapped"
 )
@@ -171,6 +173,9 @@ func classify(ph phase, err error) verdict {
 		// Not terminal: a quota is raised, a network freed. Backoff,
 		// capped, notices either without anyone touching the Network.
 		return verdict{samplecrdv1.ReasonNeutronQuotaExceeded, samplecrdv1.ReasonNeutronQuotaExceeded, "Neutron refused: " + rejected.Message, Backoff, 0}
+	case isRejected && rejected.Type == neutron.TypeRouterNotFound:
+		// Someone may yet make the router: capped backoff finds it.
+		return verdict{samplecrdv1.ReasonRouterNotFound, samplecrdv1.ReasonRouterNotFound, "spec.router: " + rejected.Message, Backoff, 0}
 	case isRejected && rejected.Overlap():
 		return verdict{samplecrdv1.ReasonCIDRConflict, samplecrdv1.ReasonCIDRConflict, "Neutron refused: " + rejected.Message, After, rejectedRetryInterval}
 	case isRejected:
@@ -250,6 +255,8 @@ type Observed struct {
 	NeutronStatus       string
 	// ProjectID is the project that holds the network.
 	ProjectID string
+	// Router is the subnet's router interface; nil while it has none.
+	Router *samplecrdv1.RouterStatus
 	// Adopted is what spec.adopt's network and subnet were called before
 	// they were marked; kept for as long as the Network lives.
 	Adopted *samplecrdv1.AdoptedResources
@@ -269,14 +276,14 @@ func observedOf(net neutron.Network, subnet neutron.Subnet) Observed {
 // it knows better, so that a failure does not blank the IDs.
 func LastObserved(st samplecrdv1.NetworkStatus) Observed {
 	return Observed{NetworkID: st.NetworkID, SubnetID: st.SubnetID, CIDR: st.CIDR, Gateway: st.Gateway,
-		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Adopted: st.Adopted}
+		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Router: st.Router, Adopted: st.Adopted}
 }
 
 // Equal reports whether st already says what o says.
 func (o Observed) Equal(st samplecrdv1.NetworkStatus) bool {
 	return o.NetworkID == st.NetworkID && o.SubnetID == st.SubnetID && o.CIDR == st.CIDR && o.Gateway == st.Gateway &&
 		slices.Equal(o.AllocationPools, st.AllocationPools) && o.MTU == st.MTU && o.NeutronStatus == st.NeutronStatus && o.ProjectID == st.ProjectID &&
-		equality.Semantic.DeepEqual(o.Adopted, st.Adopted)
+		equality.Semantic.DeepEqual(o.Router, st.Router) && equality.Semantic.DeepEqual(o.Adopted, st.Adopted)
 }
 
 // Apply sets o's non-empty fields on status.
@@ -304,6 +311,13 @@ func (o Observed) Apply(status *applyv1.NetworkStatusApplyConfiguration) {
 	}
 	if o.NeutronStatus != "" {
 		status.WithNeutronStatus(o.NeutronStatus)
+	}
+	if r := o.Router; r != nil {
+		router := applyv1.RouterStatus().WithID(r.ID).WithInterfacePortID(r.InterfacePortID)
+		if r.InterfaceAddress != "" {
+			router.WithInterfaceAddress(r.InterfaceAddress)
+		}
+		status.WithRouter(router)
 	}
 	if a := o.Adopted; a != nil {
 		status.WithAdopted(applyv1.AdoptedResources().

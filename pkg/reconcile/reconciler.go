@@ -1,7 +1,7 @@
 // Package reconcile makes Neutron match one Network. It is the body of the
 // controller's syncHandler: Preflight and the ladder of the network and its
 // subnet (ladder.go), adoption (adopt.go), ranges from pools
-// (subnetpool.go), deletion and release (delete.go), and the collection of
+// (subnetpool.go), the router interface (router.go), deletion and release (delete.go), and the collection of
 // what deleted Networks left behind (orphans.go); below them, what a pass
 // chooses from what it read (choose.go), why it stops (errors.go) and what
 // it returns (outcome.go). It reads and writes Neutron only
@@ -76,10 +76,13 @@ type pass struct {
 	network *samplecrdv1.Network
 	owner   neutron.Owner
 	events  []Event
+	// router is the Network's router interface as far as the pass knows:
+	// status's until the pass detaches or attaches one.
+	router *samplecrdv1.RouterStatus
 }
 
 func (r *Reconciler) newPass(network *samplecrdv1.Network) *pass {
-	return &pass{Reconciler: r, network: network, owner: OwnerOf(network)}
+	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router}
 }
 
 func (p *pass) eventf(eventType, reason, format string, args ...any) {

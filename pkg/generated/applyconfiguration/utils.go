@@ -48,6 +48,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.NetworkSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkStatus"):
 		return &samplecrdv1.NetworkStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RouterReference"):
+		return &samplecrdv1.RouterReferenceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RouterStatus"):
+		return &samplecrdv1.RouterStatusApplyConfiguration{}
 
 	}
 	return nil

@@ -41,6 +41,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkList":               schema_pkg_apis_samplecrd_v1_NetworkList(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkSpec":               schema_pkg_apis_samplecrd_v1_NetworkSpec(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkStatus":             schema_pkg_apis_samplecrd_v1_NetworkStatus(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference":           schema_pkg_apis_samplecrd_v1_RouterReference(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterStatus":              schema_pkg_apis_samplecrd_v1_RouterStatus(ref),
 		resource.Quantity{}.OpenAPIModelName():                                                    schema_apimachinery_pkg_api_resource_Quantity(ref),
 		v1.APIGroup{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_APIGroup(ref),
 		v1.APIGroupList{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_APIGroupList(ref),
@@ -515,11 +517,17 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.CloudCredentialsReference"),
 						},
 					},
+					"router": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Router attaches the subnet to an existing Neutron router of the Network's project, on the gateway address, so that the gateway answers and the network reaches what the router reaches. The controller makes the router interface itself, marked as this Network's, and removes only that one: the router, and every other interface on it, stay another's. It may change (the subnet moves to the new router) or go (the subnet is detached). Needs a gateway, and the gateway is fixed while a router is set: Neutron refuses to move an address a router interface holds.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.CloudCredentialsReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute"},
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.CloudCredentialsReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference"},
 	}
 }
 
@@ -627,6 +635,12 @@ func schema_pkg_apis_samplecrd_v1_NetworkStatus(ref common.ReferenceCallback) co
 							Format:      "",
 						},
 					},
+					"router": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Router is the router the subnet is attached to, and the interface the controller made for it; absent while it is attached to none.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterStatus"),
+						},
+					},
 					"adopted": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Adopted records the names and descriptions that the network and subnet spec.adopt named had before the controller marked them as this Network's. It is written before anything is marked, and releasing them (deletionPolicy: Orphan) puts them back.",
@@ -637,7 +651,71 @@ func schema_pkg_apis_samplecrd_v1_NetworkStatus(ref common.ReferenceCallback) co
 			},
 		},
 		Dependencies: []string{
-			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AdoptedResources", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", v1.Condition{}.OpenAPIModelName()},
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AdoptedResources", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterStatus", v1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_RouterReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RouterReference names an existing Neutron router, by name or by ID, exactly one of them, in the Network's project.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the router's name; exactly one router of the project may have it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID is the router's ID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_RouterStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RouterStatus is a router interface of the Network's subnet.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID is the router's ID.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"interfacePortID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InterfacePortID is the Neutron port of the router's interface on the subnet: made by the controller, and the only one it removes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"interfaceAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InterfaceAddress is the interface's address: the subnet's gateway.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"id", "interfacePortID"},
+			},
+		},
 	}
 }
 

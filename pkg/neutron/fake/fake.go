@@ -35,7 +35,14 @@ const (
 	DeleteSubnet   = "delete-subnet"
 	DeleteNetwork  = "delete-network"
 	PortsOf        = "ports-of"
-	Probe          = "probe"
+	// The router requests (routers.go).
+	FindRouter            = "find-router"
+	CreatePort            = "create-port"
+	UpdatePort            = "update-port"
+	DeletePort            = "delete-port"
+	AddRouterInterface    = "add-router-interface"
+	RemoveRouterInterface = "remove-router-interface"
+	Probe                 = "probe"
 )
 
 // ErrAnswerLost is what a caller gets for a request that CompleteLate made
@@ -48,8 +55,9 @@ type Neutron struct {
 	networks map[string]neutron.Network
 	subnets  map[string]neutron.Subnet
 	// ports holds, by network ID, the ports that block deleting it or its
-	// subnets, as a VM's port does.
+	// subnets, as a VM's port or a router interface does.
 	ports    map[string][]neutron.Port
+	routers  map[string]neutron.Router
 	requests []string
 	errs     map[string]error
 	late     map[string]bool
@@ -66,7 +74,7 @@ var _ neutron.Interface = &Neutron{}
 // New returns an empty fake Neutron.
 func New() *Neutron {
 	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{}, ports: map[string][]neutron.Port{},
-		errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
+		routers: map[string]neutron.Router{}, errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
 }
 
 // AddNetwork stores a network as if something had made it before the test,
@@ -98,7 +106,7 @@ func (f *Neutron) SetNetworkQuota(n int) {
 func (f *Neutron) AddPort(networkID, id, deviceOwner string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ports[networkID] = append(f.ports[networkID], neutron.Port{ID: id, DeviceOwner: deviceOwner})
+	f.ports[networkID] = append(f.ports[networkID], neutron.Port{ID: id, NetworkID: networkID, DeviceOwner: deviceOwner})
 }
 
 // RemovePorts deletes every port of networkID.
@@ -540,13 +548,15 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 	return nil
 }
 
-func (f *Neutron) PortsOf(_ context.Context, networkID string) ([]neutron.Port, error) {
+// PortsOf lists a network's ports, with a description only those whose
+// description is exactly that.
+func (f *Neutron) PortsOf(_ context.Context, networkID, description string) ([]neutron.Port, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(PortsOf); err != nil {
 		return nil, err
 	}
-	return slices.Clone(f.ports[networkID]), nil
+	return filter(f.ports[networkID], func(p neutron.Port) bool { return description == "" || p.Description == description }), nil
 }
 
 // DeleteNetwork deletes a network and, as Neutron does, its subnets.

@@ -138,6 +138,30 @@ type NetworkSpec struct {
 	// Fixed at creation.
 	// +optional
 	CloudCredentialsRef *CloudCredentialsReference `json:"cloudCredentialsRef,omitempty"`
+
+	// Router attaches the subnet to an existing Neutron router of the
+	// Network's project, on the gateway address, so that the gateway
+	// answers and the network reaches what the router reaches. The
+	// controller makes the router interface itself, marked as this
+	// Network's, and removes only that one: the router, and every other
+	// interface on it, stay another's. It may change (the subnet moves to
+	// the new router) or go (the subnet is detached). Needs a gateway, and
+	// the gateway is fixed while a router is set: Neutron refuses to move
+	// an address a router interface holds.
+	// +optional
+	Router *RouterReference `json:"router,omitempty"`
+}
+
+// RouterReference names an existing Neutron router, by name or by ID,
+// exactly one of them, in the Network's project.
+type RouterReference struct {
+	// Name is the router's name; exactly one router of the project may
+	// have it.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// ID is the router's ID.
+	// +optional
+	ID string `json:"id,omitempty"`
 }
 
 // CloudCredentialsReference names a cloud in a clouds.yaml held by a
@@ -253,12 +277,29 @@ type NetworkStatus struct {
 	// +optional
 	NeutronStatus string `json:"neutronStatus,omitempty"`
 
+	// Router is the router the subnet is attached to, and the interface
+	// the controller made for it; absent while it is attached to none.
+	// +optional
+	Router *RouterStatus `json:"router,omitempty"`
+
 	// Adopted records the names and descriptions that the network and
 	// subnet spec.adopt named had before the controller marked them as
 	// this Network's. It is written before anything is marked, and
 	// releasing them (deletionPolicy: Orphan) puts them back.
 	// +optional
 	Adopted *AdoptedResources `json:"adopted,omitempty"`
+}
+
+// RouterStatus is a router interface of the Network's subnet.
+type RouterStatus struct {
+	// ID is the router's ID.
+	ID string `json:"id"`
+	// InterfacePortID is the Neutron port of the router's interface on
+	// the subnet: made by the controller, and the only one it removes.
+	InterfacePortID string `json:"interfacePortID"`
+	// InterfaceAddress is the interface's address: the subnet's gateway.
+	// +optional
+	InterfaceAddress string `json:"interfaceAddress,omitempty"`
 }
 
 // AdoptedResources are an adopted Neutron network and subnet as they were
@@ -350,6 +391,11 @@ const (
 	// Retried with capped backoff (--max-retry-delay), so the Network
 	// becomes Ready by itself once the quota is raised or resources freed.
 	ReasonNeutronQuotaExceeded = "NeutronQuotaExceeded"
+	// ReasonRouterNotFound: spec.router names no router of the Network's
+	// project, or a name more than one router has. The network and subnet
+	// exist; nothing is attached. Retried with capped backoff, so the
+	// Network becomes Ready by itself once the router exists.
+	ReasonRouterNotFound = "RouterNotFound"
 	// ReasonDeletionBlocked: the Network is being deleted, but Neutron
 	// refuses to delete its subnet or network because ports still use it
 	// (e.g. a VM's); the message names them by ID and device_owner. The

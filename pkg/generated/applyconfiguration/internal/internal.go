@@ -329,6 +329,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: prefixLength
       type:
         scalar: numeric
+    - name: router
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterReference
     - name: subnetPool
       type:
         scalar: string
@@ -373,9 +376,35 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: projectID
       type:
         scalar: string
+    - name: router
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterStatus
     - name: subnetID
       type:
         scalar: string
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterReference
+  map:
+    fields:
+    - name: id
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterStatus
+  map:
+    fields:
+    - name: id
+      type:
+        scalar: string
+      default: ""
+    - name: interfaceAddress
+      type:
+        scalar: string
+    - name: interfacePortID
+      type:
+        scalar: string
+      default: ""
 - name: __untyped_atomic_
   scalar: untyped
   list:

@@ -103,6 +103,16 @@ type NetworkSpecApplyConfiguration struct {
 	// one Secret (docs/tenancy.md). Left out, the controller's own cloud.
 	// Fixed at creation.
 	CloudCredentialsRef *CloudCredentialsReferenceApplyConfiguration `json:"cloudCredentialsRef,omitempty"`
+	// Router attaches the subnet to an existing Neutron router of the
+	// Network's project, on the gateway address, so that the gateway
+	// answers and the network reaches what the router reaches. The
+	// controller makes the router interface itself, marked as this
+	// Network's, and removes only that one: the router, and every other
+	// interface on it, stay another's. It may change (the subnet moves to
+	// the new router) or go (the subnet is detached). Needs a gateway, and
+	// the gateway is fixed while a router is set: Neutron refuses to move
+	// an address a router interface holds.
+	Router *RouterReferenceApplyConfiguration `json:"router,omitempty"`
 }
 
 // NetworkSpecApplyConfiguration constructs a declarative configuration of the NetworkSpec type for use with
@@ -240,5 +250,13 @@ func (b *NetworkSpecApplyConfiguration) WithAdopt(value *AdoptionApplyConfigurat
 // If called multiple times, the CloudCredentialsRef field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithCloudCredentialsRef(value *CloudCredentialsReferenceApplyConfiguration) *NetworkSpecApplyConfiguration {
 	b.CloudCredentialsRef = value
+	return b
+}
+
+// WithRouter sets the Router field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Router field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithRouter(value *RouterReferenceApplyConfiguration) *NetworkSpecApplyConfiguration {
+	b.Router = value
 	return b
 }

@@ -54,6 +54,9 @@ type NetworkStatusApplyConfiguration struct {
 	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
 	// DOWN.
 	NeutronStatus *string `json:"neutronStatus,omitempty"`
+	// Router is the router the subnet is attached to, and the interface
+	// the controller made for it; absent while it is attached to none.
+	Router *RouterStatusApplyConfiguration `json:"router,omitempty"`
 	// Adopted records the names and descriptions that the network and
 	// subnet spec.adopt named had before the controller marked them as
 	// this Network's. It is written before anything is marked, and
@@ -154,6 +157,14 @@ func (b *NetworkStatusApplyConfiguration) WithProjectID(value string) *NetworkSt
 // If called multiple times, the NeutronStatus field is set to the value of the last call.
 func (b *NetworkStatusApplyConfiguration) WithNeutronStatus(value string) *NetworkStatusApplyConfiguration {
 	b.NeutronStatus = &value
+	return b
+}
+
+// WithRouter sets the Router field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Router field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithRouter(value *RouterStatusApplyConfiguration) *NetworkStatusApplyConfiguration {
+	b.Router = value
 	return b
 }
 

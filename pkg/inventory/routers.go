@@ -1,0 +1,111 @@
+package inventory
+
+import (
+	"context"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// The door to Neutron's routers. The inventory does not list router
+// interfaces: only a Network with spec.router has any, and its pass reads
+// them from its own network. A router interface is the controller's only
+// when the port is on a network the store holds for the owner and carries
+// the mark and the owner's name; the router itself is never the
+// controller's, and only its own ports are ever attached to or detached
+// from one.
+
+// RouterPortsOf reads the router interface ports owner made on its
+// network networkID: the ports there that carry the mark and owner's
+// name. Other ports on the network are not returned.
+func (inv *Inventory) RouterPortsOf(ctx context.Context, owner neutron.Owner, networkID string) ([]neutron.Port, error) {
+	if !inv.ownsNetwork(owner, networkID) {
+		return nil, notOurs("network", networkID)
+	}
+	marked, err := inv.PortsOf(ctx, networkID, inv.mark.Description())
+	if err != nil {
+		return nil, err
+	}
+	var out []neutron.Port
+	for _, p := range marked {
+		if inv.ownsPort(owner, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// FindRouter reads a router by name or ID.
+func (inv *Inventory) FindRouter(ctx context.Context, nameOrID string) (neutron.Router, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Router{}, err
+	}
+	r, err := inv.client.FindRouter(ctx, nameOrID)
+	return r, inv.afterFailedRead(err)
+}
+
+// CreateRouterPort makes a router interface port of owner's on address of
+// its subnet subnetID, marked in the create request, and not yet on any
+// router.
+func (inv *Inventory) CreateRouterPort(ctx context.Context, owner neutron.Owner, subnet neutron.Subnet, address string) (neutron.Port, error) {
+	if !inv.ownsSubnet(owner, subnet.ID) {
+		return neutron.Port{}, notOurs("subnet", subnet.ID)
+	}
+	if err := inv.allowWrite(owner); err != nil {
+		return neutron.Port{}, err
+	}
+	p, err := inv.client.CreatePort(ctx, neutron.PortRequest{NetworkID: subnet.NetworkID, SubnetID: subnet.ID, Address: address,
+		Name: inv.mark.ResourceName(owner), Description: inv.mark.Description()})
+	if err != nil {
+		return neutron.Port{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	return p, nil
+}
+
+// AttachRouterPort attaches owner's port to routerID.
+func (inv *Inventory) AttachRouterPort(ctx context.Context, owner neutron.Owner, routerID string, port neutron.Port) error {
+	return inv.writePort(owner, port, func() error { return inv.client.AddRouterInterface(ctx, routerID, port.ID) })
+}
+
+// DetachRouterPort removes owner's port from the router it is on, which
+// deletes it, or deletes it when it is on none.
+func (inv *Inventory) DetachRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
+	return inv.writePort(owner, port, func() error {
+		if port.DeviceID == "" {
+			return inv.client.DeletePort(ctx, port.ID)
+		}
+		return inv.client.RemoveRouterInterface(ctx, port.DeviceID, port.ID)
+	})
+}
+
+// ReleaseRouterPort gives up owner's port without detaching it
+// (deletionPolicy: Orphan): the mark is replaced, so the router keeps its
+// interface and no controller recognises the port again.
+func (inv *Inventory) ReleaseRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
+	return inv.writePort(owner, port, func() error {
+		_, err := inv.client.UpdatePortMark(ctx, port.ID, port.Name, inv.mark.Released(owner))
+		return err
+	})
+}
+
+// writePort does write to owner's port, a door's checks first.
+func (inv *Inventory) writePort(owner neutron.Owner, port neutron.Port, write func() error) error {
+	if !inv.ownsPort(owner, port) {
+		return notOurs("port", port.ID)
+	}
+	if err := inv.allowWrite(owner); err != nil {
+		return err
+	}
+	if err := write(); err != nil {
+		return inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	return nil
+}
+
+// ownsPort reports whether port is owner's: on a network the store holds
+// for owner, with the mark and owner's UID in its name.
+func (inv *Inventory) ownsPort(owner neutron.Owner, port neutron.Port) bool {
+	o, ok := inv.mark.OwnerOf(port.Name, port.Description)
+	return ok && o.UID == owner.UID && inv.ownsNetwork(owner, port.NetworkID)
+}

@@ -1,0 +1,181 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// The fake's routers behave as Neutron's L3 API does where the controller
+// can tell: an address is held by one port at a time, a router interface
+// cannot be deleted through the port API, a port already on a router
+// cannot be attached again, and removing an interface deletes its port.
+
+var _ neutron.Routers = &Neutron{}
+
+// AddRouter stores a router as if someone had made it before the test,
+// and returns its ID.
+func (f *Neutron) AddRouter(name, projectID string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.newID("router")
+	f.routers[id] = neutron.Router{ID: id, Name: name, ProjectID: projectID}
+	return id
+}
+
+// PutPort stores a port as given, as if someone had made it before the
+// test (a router interface another tool made by subnet has no name and
+// no description), and returns its ID.
+func (f *Neutron) PutPort(p neutron.Port) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p.ID = f.newID("port")
+	f.ports[p.NetworkID] = append(f.ports[p.NetworkID], p)
+	return p.ID
+}
+
+// Ports returns the ports of networkID.
+func (f *Neutron) Ports(networkID string) []neutron.Port {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ports[networkID])
+}
+
+// FindRouter finds a router by ID, else by name.
+func (f *Neutron) FindRouter(_ context.Context, nameOrID string) (neutron.Router, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(FindRouter); err != nil {
+		return neutron.Router{}, err
+	}
+	if r, ok := f.routers[nameOrID]; ok {
+		return r, nil
+	}
+	named := filter(sortedValues(f.routers), func(r neutron.Router) bool { return r.Name == nameOrID })
+	if len(named) != 1 {
+		// As the real client says it: a list found none, or several.
+		return neutron.Router{}, &neutron.RejectedError{Op: FindRouter, StatusCode: 404, Type: neutron.TypeRouterNotFound,
+			Message: fmt.Sprintf("%d routers of the project are named or have the ID %q", len(named), nameOrID)}
+	}
+	return named[0], nil
+}
+
+// CreatePort creates an unattached router interface port; an address
+// another port holds is refused with Neutron's 409.
+func (f *Neutron) CreatePort(_ context.Context, req neutron.PortRequest) (neutron.Port, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(CreatePort); err != nil {
+		return neutron.Port{}, err
+	}
+	if _, ok := f.subnets[req.SubnetID]; !ok {
+		return neutron.Port{}, neutron.ErrorForResponse(CreatePort, 404, "SubnetNotFound", fmt.Sprintf("Subnet %s could not be found.", req.SubnetID))
+	}
+	for _, p := range f.ports[req.NetworkID] {
+		if slices.Contains(p.Addresses, req.Address) {
+			return neutron.Port{}, neutron.ErrorForResponse(CreatePort, 409, "IpAddressAlreadyAllocated",
+				fmt.Sprintf("IP address %s already allocated in subnet %s", req.Address, req.SubnetID))
+		}
+	}
+	p := neutron.Port{ID: f.newID("port"), NetworkID: req.NetworkID, Name: req.Name, Description: req.Description,
+		DeviceOwner: neutron.RouterInterfaceOwner, Addresses: []string{req.Address}}
+	f.ports[req.NetworkID] = append(f.ports[req.NetworkID], p)
+	return p, f.answer(CreatePort)
+}
+
+// UpdatePortMark replaces a port's name and description.
+func (f *Neutron) UpdatePortMark(_ context.Context, id, name, description string) (neutron.Port, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(UpdatePort); err != nil {
+		return neutron.Port{}, err
+	}
+	p, ok := f.port(id)
+	if !ok {
+		return neutron.Port{}, neutron.ErrorForResponse(UpdatePort, 404, "PortNotFound", fmt.Sprintf("Port %s could not be found.", id))
+	}
+	p.Name, p.Description = name, description
+	f.putPort(p)
+	return p, nil
+}
+
+// DeletePort deletes a port that is on no router; Neutron refuses to
+// delete a router's interface through the port API.
+func (f *Neutron) DeletePort(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(DeletePort); err != nil {
+		return err
+	}
+	p, ok := f.port(id)
+	if !ok {
+		return nil
+	}
+	if p.DeviceID != "" {
+		return neutron.ErrorForResponse(DeletePort, 409, "ServicePortInUse",
+			fmt.Sprintf("Port %s cannot be deleted directly via the port API: has device owner %s.", id, p.DeviceOwner))
+	}
+	f.dropPort(p)
+	return nil
+}
+
+// AddRouterInterface attaches a port that is on no router.
+func (f *Neutron) AddRouterInterface(_ context.Context, routerID, portID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(AddRouterInterface); err != nil {
+		return err
+	}
+	if _, ok := f.routers[routerID]; !ok {
+		return neutron.ErrorForResponse(AddRouterInterface, 404, "RouterNotFound", fmt.Sprintf("Router %s could not be found", routerID))
+	}
+	p, ok := f.port(portID)
+	if !ok {
+		return neutron.ErrorForResponse(AddRouterInterface, 404, "PortNotFound", fmt.Sprintf("Port %s could not be found.", portID))
+	}
+	if p.DeviceID != "" {
+		return neutron.ErrorForResponse(AddRouterInterface, 409, "PortInUse",
+			fmt.Sprintf("Unable to complete operation on port %s for network %s. Port already has an attached device %s.", portID, p.NetworkID, p.DeviceID))
+	}
+	p.DeviceID = routerID
+	f.putPort(p)
+	return f.answer(AddRouterInterface)
+}
+
+// RemoveRouterInterface detaches a port from its router and deletes it;
+// a port not on that router is Neutron's 404, which the client takes as
+// removed.
+func (f *Neutron) RemoveRouterInterface(_ context.Context, routerID, portID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(RemoveRouterInterface); err != nil {
+		return err
+	}
+	if p, ok := f.port(portID); ok && p.DeviceID == routerID {
+		f.dropPort(p)
+	}
+	return f.answer(RemoveRouterInterface)
+}
+
+func (f *Neutron) port(id string) (neutron.Port, bool) {
+	for _, ps := range f.ports {
+		if i := slices.IndexFunc(ps, func(p neutron.Port) bool { return p.ID == id }); i >= 0 {
+			return ps[i], true
+		}
+	}
+	return neutron.Port{}, false
+}
+
+func (f *Neutron) putPort(p neutron.Port) {
+	ps := f.ports[p.NetworkID]
+	ps[slices.IndexFunc(ps, func(q neutron.Port) bool { return q.ID == p.ID })] = p
+}
+
+func (f *Neutron) dropPort(p neutron.Port) {
+	f.ports[p.NetworkID] = slices.DeleteFunc(f.ports[p.NetworkID], func(q neutron.Port) bool { return q.ID == p.ID })
+	if len(f.ports[p.NetworkID]) == 0 {
+		delete(f.ports, p.NetworkID)
+	}
+}

@@ -1,0 +1,191 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/desired"
+	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// The router step of the ladder (spec.router). The controller never owns
+// the router: it makes a port of its own on the subnet's gateway address,
+// marked as the Network's in the create request, and attaches that port
+// to the router, so the interface is provably its own from the moment it
+// exists. It removes only such ports; an interface another tool made on
+// the subnet, and the router itself, are never touched.
+//
+// The step is in two halves around the subnet's update, because Neutron
+// refuses to move a gateway that a router interface holds: interfaces the
+// spec no longer wants go first (detachUnwanted), the wanted one is made
+// after (attachWanted).
+
+// routerPlan is what detachUnwanted found: the router the spec names, and
+// the Network's port to keep (on that router, or not yet on any).
+type routerPlan struct {
+	router neutron.Router
+	keep   *neutron.Port
+}
+
+// detachUnwanted removes the Network's router interfaces that are not on
+// the router the spec names, and returns the plan for attachWanted. A
+// Network that has never had a router reads nothing: its step is free.
+func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet neutron.Subnet) (routerPlan, error) {
+	spec := p.network.Spec.Router
+	if spec == nil && p.router == nil {
+		return routerPlan{}, nil
+	}
+	ports, err := p.inv.RouterPortsOf(ctx, p.owner, net.ID)
+	if err != nil {
+		return routerPlan{}, err
+	}
+	var plan routerPlan
+	if spec != nil {
+		if plan.router, err = p.inv.FindRouter(ctx, cmp.Or(spec.ID, spec.Name)); err != nil {
+			return routerPlan{}, err
+		}
+		plan.keep = choosePort(ports, plan.router.ID, subnet.GatewayIP)
+	}
+	for _, port := range ports {
+		if plan.keep != nil && port.ID == plan.keep.ID {
+			continue
+		}
+		if err := p.detach(ctx, port); err != nil {
+			return routerPlan{}, err
+		}
+	}
+	return plan, nil
+}
+
+// choosePort is the port to keep: the one already on routerID, else one
+// on no router yet that holds the gateway (made by a pass that did not
+// get to attach it).
+func choosePort(ports []neutron.Port, routerID, gateway string) *neutron.Port {
+	if i := slices.IndexFunc(ports, func(p neutron.Port) bool { return p.DeviceID == routerID }); i >= 0 {
+		return &ports[i]
+	}
+	if i := slices.IndexFunc(ports, func(p neutron.Port) bool { return p.DeviceID == "" && slices.Contains(p.Addresses, gateway) }); i >= 0 {
+		return &ports[i]
+	}
+	return nil
+}
+
+// attachWanted makes the plan's router interface on the subnet's gateway,
+// when there is none, and attaches it.
+func (p *pass) attachWanted(ctx context.Context, plan routerPlan, subnet neutron.Subnet) error {
+	if p.network.Spec.Router == nil {
+		return nil
+	}
+	port := plan.keep
+	if port == nil {
+		if subnet.GatewayIP == "" {
+			// The API refuses router with noGateway; a subnet from a pool
+			// always has one. Neutron's own edit could still take it.
+			return &desired.InvalidSpecError{Message: fmt.Sprintf("spec.router needs a gateway to attach the router on, and subnet %s has none", subnet.ID)}
+		}
+		created, err := p.inv.CreateRouterPort(ctx, p.owner, subnet, subnet.GatewayIP)
+		if err != nil {
+			return err
+		}
+		port = &created
+	}
+	if port.DeviceID == "" {
+		if err := p.inv.AttachRouterPort(ctx, p.owner, plan.router.ID, *port); err != nil {
+			return err
+		}
+		klog.FromContext(ctx).Info("Attached the subnet to a router", "routerID", plan.router.ID, "portID", port.ID)
+		p.eventf(corev1.EventTypeNormal, eventAttached, "Attached subnet %s to router %s on %s (port %s)",
+			subnet.ID, describeRouter(plan.router), subnet.GatewayIP, port.ID)
+	}
+	p.router = &samplecrdv1.RouterStatus{ID: plan.router.ID, InterfacePortID: port.ID, InterfaceAddress: firstOr(port.Addresses, subnet.GatewayIP)}
+	return nil
+}
+
+// detach removes one of the Network's router interfaces.
+func (p *pass) detach(ctx context.Context, port neutron.Port) error {
+	if err := p.inv.DetachRouterPort(ctx, p.owner, port); err != nil {
+		return err
+	}
+	if p.router != nil && p.router.InterfacePortID == port.ID {
+		p.router = nil
+	}
+	if port.DeviceID != "" {
+		klog.FromContext(ctx).Info("Detached the subnet from a router", "routerID", port.DeviceID, "portID", port.ID)
+		p.eventf(corev1.EventTypeNormal, eventDetached, "Detached the subnet from router %s (deleted port %s)", port.DeviceID, port.ID)
+	}
+	return nil
+}
+
+// detachAll removes every router interface owner made on its networks.
+// A Network with spec.router does it before its subnet goes; anything
+// else only once Neutron refused to delete a subnet as in use, so that a
+// delete costs no read where no router ever was.
+// It returns how many it removed.
+func (r *Reconciler) detachAll(ctx context.Context, owned inventory.Owned) (int, error) {
+	detached := 0
+	for _, n := range owned.Networks {
+		ports, err := r.inv.RouterPortsOf(ctx, owned.Owner, n.ID)
+		if err != nil {
+			return detached, err
+		}
+		for _, port := range ports {
+			if err := r.inv.DetachRouterPort(ctx, owned.Owner, port); err != nil {
+				return detached, err
+			}
+			detached++
+			klog.FromContext(ctx).Info("Detached the subnet from a router", "owner", owned.Owner.Key(), "routerID", port.DeviceID, "portID", port.ID)
+		}
+	}
+	return detached, nil
+}
+
+// releaseRouterPorts leaves owner's router interfaces on their routers
+// without the mark (deletionPolicy: Orphan): connectivity stays, and
+// nothing recognises the ports as ours again.
+func (p *pass) releaseRouterPorts(ctx context.Context, owned inventory.Owned) error {
+	if p.network.Spec.Router == nil && p.network.Status.Router == nil {
+		return nil
+	}
+	for _, n := range owned.Networks {
+		ports, err := p.inv.RouterPortsOf(ctx, p.owner, n.ID)
+		if err != nil {
+			return err
+		}
+		for _, port := range ports {
+			if err := p.inv.ReleaseRouterPort(ctx, p.owner, port); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// inUse reports whether err is Neutron refusing a delete because ports
+// still use the resource.
+func inUse(err error) bool {
+	var rejected *neutron.RejectedError
+	return errors.As(err, &rejected) && rejected.InUse()
+}
+
+// describeRouter is a router for an Event: its name and ID.
+func describeRouter(r neutron.Router) string {
+	if r.Name == "" {
+		return r.ID
+	}
+	return r.Name + " (" + r.ID + ")"
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) == 0 {
+		return def
+	}
+	return s[0]
+}

@@ -1,0 +1,280 @@
+package reconcile
+
+import (
+	"strings"
+	"testing"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
+)
+
+// Fixed router IDs: routed seeds them after inSync's network and subnet.
+const (
+	edgeRouter  = "router-3"
+	otherRouter = "router-4"
+)
+
+// routed seeds the Network's network and subnet in sync, and the routers
+// "edge" and "other" of the project, which someone else made.
+func routed(f *neutronfake.Neutron) {
+	inSync("192.168.0.0/16", "192.168.0.1")(f)
+	f.AddRouter("edge", "")
+	f.AddRouter("other", "")
+}
+
+// withRouter makes n name router.
+func withRouter(n *samplecrdv1.Network, name string) *samplecrdv1.Network {
+	n.Spec.Router = &samplecrdv1.RouterReference{Name: name}
+	return n
+}
+
+// attachedTo records in n's status that its port portID is on routerID.
+func attachedTo(n *samplecrdv1.Network, routerID, portID string) *samplecrdv1.Network {
+	n.Status.Router = &samplecrdv1.RouterStatus{ID: routerID, InterfacePortID: portID, InterfaceAddress: "192.168.0.1"}
+	return n
+}
+
+// ourPort is a router interface port the controller made for owner on the
+// gateway, on routerID ("" for none).
+func ourPort(routerID string) neutron.Port {
+	return neutron.Port{NetworkID: seededNet, Name: ours.ResourceName(owner), Description: ours.Description(),
+		DeviceOwner: neutron.RouterInterfaceOwner, DeviceID: routerID, Addresses: []string{"192.168.0.1"}}
+}
+
+// foreignPort is an interface another tool attached to routerID on the
+// Network's subnet, by subnet: Neutron made the port, with no mark.
+func foreignPort(routerID, address string) neutron.Port {
+	return neutron.Port{NetworkID: seededNet, DeviceOwner: neutron.RouterInterfaceOwner, DeviceID: routerID, Addresses: []string{address}}
+}
+
+// portsOn are the IDs of the ports on the Network's network that are on
+// routerID.
+func portsOn(f *fixture, routerID string) []string {
+	var ids []string
+	for _, p := range f.neutron.Ports(seededNet) {
+		if p.DeviceID == routerID {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+// TestRouter is the table of passes of spec.router: the controller
+// attaches and detaches only router interfaces it made, and never the
+// router or another's interface.
+func TestRouter(t *testing.T) {
+	provisionedNet := func() *samplecrdv1.Network {
+		return provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
+	}
+	runPasses(t, []passCase{
+		{
+			name:    "a router named by spec.router gets an interface of ours on the gateway, made then attached by port",
+			network: withRouter(provisionedNet(), "edge"),
+			seed:    routed,
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter,
+				neutronfake.CreatePort, neutronfake.AddRouterInterface},
+			wantReady:  "True/Provisioned",
+			wantEvents: []string{"Normal Attached"},
+			check: func(t *testing.T, f *fixture) {
+				ports := f.neutron.Ports(seededNet)
+				if len(ports) != 1 {
+					t.Fatalf("ports = %+v, want one interface", ports)
+				}
+				p := ports[0]
+				if o, ok := ours.OwnerOf(p.Name, p.Description); !ok || o.UID != testUID {
+					t.Errorf("the interface %q / %q is not recognisable as this Network's", p.Name, p.Description)
+				}
+				if p.DeviceID != edgeRouter || p.Addresses[0] != "192.168.0.1" {
+					t.Errorf("interface on %s at %v, want on %s at the gateway", p.DeviceID, p.Addresses, edgeRouter)
+				}
+				want := samplecrdv1.RouterStatus{ID: edgeRouter, InterfacePortID: p.ID, InterfaceAddress: "192.168.0.1"}
+				if got := f.network("net").Status.Router; got == nil || *got != want {
+					t.Errorf("status.router = %+v, want %+v", got, want)
+				}
+			},
+		},
+		{
+			name:        "an interface already on the router costs two reads and no write",
+			network:     attachedTo(withRouter(provisionedNet(), "edge"), edgeRouter, "port-5"),
+			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter},
+			wantReady:   "True/Provisioned",
+		},
+		{
+			name:        "a Network that never had a router reads nothing for it",
+			network:     provisionedNet(),
+			seed:        routed,
+			wantNeutron: nil,
+			wantReady:   "True/Provisioned",
+		},
+		{
+			name:        "a router no one has made: RouterNotFound, the network and subnet kept, retried with backoff",
+			network:     withRouter(provisionedNet(), "nowhere"),
+			seed:        routed,
+			wantErr:     "backoff",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter},
+			wantReady:   "False/RouterNotFound",
+			wantEvents:  []string{"Warning RouterNotFound"},
+			check: func(t *testing.T, f *fixture) {
+				if st := f.network("net").Status; st.NetworkID != seededNet || st.SubnetID != seededSubnet {
+					t.Errorf("status lost the IDs: %+v", st)
+				}
+			},
+		},
+		{
+			name:        "a port made by a pass that died before attaching it is attached, not made again",
+			network:     withRouter(provisionedNet(), "edge"),
+			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort("")) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter, neutronfake.AddRouterInterface},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Attached"},
+		},
+		{
+			name:    "spec.router moved to another router: ours leaves the old one, another's interface there stays",
+			network: attachedTo(withRouter(provisionedNet(), "other"), edgeRouter, "port-5"),
+			seed: func(f *neutronfake.Neutron) {
+				routed(f)
+				f.PutPort(ourPort(edgeRouter))
+				f.PutPort(foreignPort(edgeRouter, "192.168.0.2"))
+			},
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter, neutronfake.RemoveRouterInterface,
+				neutronfake.CreatePort, neutronfake.AddRouterInterface},
+			wantReady:  "True/Provisioned",
+			wantEvents: []string{"Normal Detached", "Normal Attached"},
+			check: func(t *testing.T, f *fixture) {
+				if got := portsOn(f, edgeRouter); len(got) != 1 || got[0] != "port-6" {
+					t.Errorf("on the old router: %v, want only the foreign port-6", got)
+				}
+				if got := f.network("net").Status.Router; got == nil || got.ID != otherRouter {
+					t.Errorf("status.router = %+v, want on %s", got, otherRouter)
+				}
+			},
+		},
+		{
+			name:        "spec.router removed: ours is detached, status.router goes",
+			network:     attachedTo(provisionedNet(), edgeRouter, "port-5"),
+			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Detached"},
+			check: func(t *testing.T, f *fixture) {
+				if ports := f.neutron.Ports(seededNet); len(ports) != 0 {
+					t.Errorf("ports left: %+v", ports)
+				}
+				if got := f.network("net").Status.Router; got != nil {
+					t.Errorf("status.router = %+v after the detach", got)
+				}
+			},
+		},
+		{
+			name:    "interfaces that carry another Network's or another cluster's mark are never detached",
+			network: attachedTo(provisionedNet(), edgeRouter, "port-5"),
+			seed: func(f *neutronfake.Neutron) {
+				routed(f)
+				other := ourPort(edgeRouter)
+				other.Name = ours.ResourceName(neutron.Owner{Namespace: "default", Name: "net", UID: otherUID})
+				f.PutPort(other)
+				other = ourPort(edgeRouter)
+				other.Description = otherCluster.Description()
+				f.PutPort(other)
+			},
+			wantNeutron: []string{neutronfake.PortsOf},
+			wantReady:   "True/Provisioned",
+			check: func(t *testing.T, f *fixture) {
+				if got := portsOn(f, edgeRouter); len(got) != 2 {
+					t.Errorf("on the router: %v, want both look-alikes", got)
+				}
+			},
+		},
+		{
+			name:        "a gateway another tool's interface holds: Neutron's refusal, in its own words",
+			network:     withRouter(provisionedNet(), "edge"),
+			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(foreignPort(otherRouter, "192.168.0.1")) },
+			wantErr:     "retry-after",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter, neutronfake.CreatePort},
+			wantReady:   "False/NeutronRejected",
+			wantEvents:  []string{"Warning NeutronRejected"},
+			check: func(t *testing.T, f *fixture) {
+				if got := portsOn(f, otherRouter); len(got) != 1 {
+					t.Errorf("the foreign interface is gone: %v", got)
+				}
+			},
+		},
+	})
+}
+
+// TestRouterOnDelete is the table of deletions of a routed Network: the
+// interface goes before the subnet, an interface nothing recorded is found
+// when Neutron refuses, and another's interface blocks rather than goes.
+func TestRouterOnDelete(t *testing.T) {
+	deletingNet := func() *samplecrdv1.Network {
+		return deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
+	}
+	runPasses(t, []passCase{
+		{
+			name:    "ours is detached before the subnet and the network go; the router stays",
+			network: attachedTo(withRouter(deletingNet(), "edge"), edgeRouter, "port-5"),
+			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantEvents: []string{"Normal Deleted"},
+			check: func(t *testing.T, f *fixture) {
+				if len(f.neutron.Networks())+len(f.neutron.Subnets())+len(f.neutron.Ports(seededNet)) != 0 {
+					t.Errorf("left in Neutron: %v %v %v", f.neutron.Networks(), f.neutron.Subnets(), f.neutron.Ports(seededNet))
+				}
+			},
+		},
+		{
+			name:    "an interface of ours that status never recorded is found when Neutron refuses the subnet",
+			network: deletingNet(),
+			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantEvents: []string{"Normal Deleted"},
+		},
+		{
+			name:    "another tool's interface on the subnet blocks the delete, named, and survives it",
+			network: attachedTo(withRouter(deletingNet(), "edge"), edgeRouter, "port-5"),
+			seed: func(f *neutronfake.Neutron) {
+				routed(f)
+				f.PutPort(ourPort(edgeRouter))
+				f.PutPort(foreignPort(otherRouter, "192.168.0.2"))
+			},
+			wantErr: "backoff",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.PortsOf},
+			wantReady:  "False/DeletionBlocked",
+			wantEvents: []string{"Warning DeletionBlocked"},
+			check: func(t *testing.T, f *fixture) {
+				if got := portsOn(f, otherRouter); len(got) != 1 || got[0] != "port-6" {
+					t.Errorf("on the other router: %v, want the foreign port-6", got)
+				}
+				if !hasFinalizer(f.network("net")) {
+					t.Error("finalizer released while another's interface holds the subnet")
+				}
+				cond := f.network("net").Status.Conditions[0]
+				if !strings.Contains(cond.Message, "port-6 (network:router_interface)") {
+					t.Errorf("message %q does not name the foreign interface", cond.Message)
+				}
+			},
+		},
+		{
+			name: "deletionPolicy Orphan: the interface stays on the router, without the mark",
+			network: withSpec(attachedTo(withRouter(deletingNet(), "edge"), edgeRouter, "port-5"),
+				func(s *samplecrdv1.NetworkSpec) { s.DeletionPolicy = samplecrdv1.DeletionPolicyOrphan }),
+			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.UpdatePort, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantEvents:  []string{"Normal Orphaned"},
+			check: func(t *testing.T, f *fixture) {
+				ports := f.neutron.Ports(seededNet)
+				if len(ports) != 1 || ports[0].DeviceID != edgeRouter {
+					t.Fatalf("ports = %+v, want the interface still on %s", ports, edgeRouter)
+				}
+				if _, ok := ours.OwnerOf(ports[0].Name, ports[0].Description); ok {
+					t.Errorf("the released interface still carries the mark: %q", ports[0].Description)
+				}
+			},
+		},
+	})
+}
