@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+// Routers (issue 25): spec.router attaches the subnet to a router someone
+// else made, through an interface the controller makes and alone removes.
+
+// othersRouter makes a router as another tool would, removed when the
+// test ends.
+func othersRouter(ctx context.Context, t *testing.T, name string) *routers.Router {
+	t.Helper()
+	r, err := routers.Create(ctx, stack.Neutron.Client, routers.CreateOpts{Name: name}).Extract()
+	if err != nil {
+		t.Fatalf("creating router %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = routers.Delete(context.Background(), stack.Neutron.Client, r.ID).ExtractErr() })
+	return r
+}
+
+// createRouted creates Network ns/name of cidr on the router ref names.
+func createRouted(ctx context.Context, t *testing.T, ns, name string, spec samplecrdv1.NetworkSpec) {
+	t.Helper()
+	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Network %s/%s: %v", ns, name, err)
+	}
+}
+
+// patchRouter sets spec.router of ns/name to router, JSON ("null" removes it).
+func patchRouter(ctx context.Context, t *testing.T, ns, name, router string) {
+	t.Helper()
+	patch := []byte(`{"spec":{"router":` + router + `}}`)
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching the router of %s/%s: %v", ns, name, err)
+	}
+}
+
+// attachedInNeutronAndOVN checks that n's status names an interface on
+// routerID at address, that Neutron holds it as the controller's, and
+// that OVN's Northbound database has the logical router port on it.
+func attachedInNeutronAndOVN(ctx context.Context, t *testing.T, c *controller, n *samplecrdv1.Network, routerID, address, lrpNetworks string) {
+	t.Helper()
+	st := n.Status.Router
+	if st == nil || st.ID != routerID || st.InterfaceAddress != address || st.InterfacePortID == "" {
+		t.Fatalf("%s: status.router = %+v, want on %s at %s", n.Name, st, routerID, address)
+	}
+	p, err := ports.Get(ctx, stack.Neutron.Client, st.InterfacePortID).Extract()
+	if err != nil {
+		t.Fatalf("%s: the interface in status is not in Neutron: %v", n.Name, err)
+	}
+	if p.DeviceOwner != neutron.RouterInterfaceOwner || p.DeviceID != routerID || len(p.FixedIPs) != 1 || p.FixedIPs[0].IPAddress != address {
+		t.Errorf("%s: Neutron port %s: owner %s device %s ips %v", n.Name, p.ID, p.DeviceOwner, p.DeviceID, p.FixedIPs)
+	}
+	if o, ok := c.mark(t).OwnerOf(p.Name, p.Description); !ok || o.UID != n.UID {
+		t.Errorf("%s: the interface %q (%q) is not marked as the Network's", n.Name, p.Name, p.Description)
+	}
+	lrp := "lrp-" + st.InterfacePortID
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=networks", "find", "Logical_Router_Port", "name="+lrp)
+		return strings.TrimSpace(out) == lrpNetworks, "OVN " + lrp + " networks: " + out, err
+	})
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		out, err := stack.Neutron.NBCtl(ctx, "lrp-list", "neutron-"+routerID)
+		return strings.Contains(out, lrp), "OVN router neutron-" + routerID + " ports: " + out, err
+	})
+}
+
+// goneFromNeutronAndOVN waits until port is neither in Neutron nor, as
+// a logical router port, in OVN.
+func goneFromNeutronAndOVN(ctx context.Context, t *testing.T, portID string) {
+	t.Helper()
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		_, err := ports.Get(ctx, stack.Neutron.Client, portID).Extract()
+		out, nbErr := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router_Port", "name=lrp-"+portID)
+		return gophercloud.ResponseCodeIs(err, 404) && strings.TrimSpace(out) == "",
+			fmt.Sprintf("port %s: Neutron %v, OVN %q", portID, err, out), nbErr
+	})
+}
+
+// TestRouterInterfacesAreOursAlone follows two Networks, IPv4 and IPv6
+// (SLAAC), on a router someone else made: attached on their gateways, as
+// Neutron and OVN show; detached when spec.router goes and attached again
+// by ID; and, on delete, detached before the subnet is deleted, while an
+// interface another tool put on the same subnet blocks the delete and
+// survives it. The router itself is never touched.
+func TestRouterInterfacesAreOursAlone(t *testing.T) {
+	ctx := framework.TestContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns)
+	cleanupNetworks(t, ns)
+	edge := othersRouter(ctx, t, "edge-"+ns)
+
+	createRouted(ctx, t, ns, "v4", samplecrdv1.NetworkSpec{CIDR: "10.91.0.0/24", Gateway: "10.91.0.1",
+		Router: &samplecrdv1.RouterReference{Name: edge.Name}})
+	createRouted(ctx, t, ns, "v6", samplecrdv1.NetworkSpec{CIDR: "fd91::/64", Gateway: "fd91::1",
+		IPv6AddressMode: samplecrdv1.IPv6ModeSLAAC, IPv6RAMode: samplecrdv1.IPv6ModeSLAAC,
+		Router: &samplecrdv1.RouterReference{ID: edge.ID}})
+	v4 := waitForReady(ctx, t, ns, "v4", time.Minute)
+	v6 := waitForReady(ctx, t, ns, "v6", time.Minute)
+	attachedInNeutronAndOVN(ctx, t, c, v4, edge.ID, "10.91.0.1", "10.91.0.1/24")
+	attachedInNeutronAndOVN(ctx, t, c, v6, edge.ID, "fd91::1", "fd91::1/64")
+
+	t.Run("spec.router removed detaches ours; set again by ID attaches anew", func(t *testing.T) {
+		first := v4.Status.Router.InterfacePortID
+		patchRouter(ctx, t, ns, "v4", "null")
+		framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+			n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "v4", metav1.GetOptions{})
+			return err == nil && n.Status.ObservedGeneration == n.Generation && n.Status.Router == nil,
+				fmt.Sprintf("status.router = %+v", n.Status.Router), err
+		})
+		goneFromNeutronAndOVN(ctx, t, first)
+		patchRouter(ctx, t, ns, "v4", `{"id":"`+edge.ID+`"}`)
+		framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+			n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "v4", metav1.GetOptions{})
+			v4 = n
+			return err == nil && n.Status.Router != nil && n.Status.Router.InterfacePortID != first,
+				fmt.Sprintf("status.router = %+v", n.Status.Router), err
+		})
+		attachedInNeutronAndOVN(ctx, t, c, v4, edge.ID, "10.91.0.1", "10.91.0.1/24")
+	})
+
+	t.Run("delete detaches ours first; another tool's interface blocks the delete and survives", func(t *testing.T) {
+		// The other tool's interface on v4's subnet, on a router of its own.
+		theirs := othersRouter(ctx, t, "theirs-"+ns)
+		foreign, err := routers.AddInterface(ctx, stack.Neutron.Client, theirs.ID, routers.AddInterfaceOpts{SubnetID: "", PortID: foreignPort(ctx, t, v4)}).Extract()
+		if err != nil {
+			t.Fatalf("attaching another tool's router: %v", err)
+		}
+		ours := v4.Status.Router.InterfacePortID
+		if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "v4", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		blocked := waitForCondition(ctx, t, ns, "v4", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonDeletionBlocked)
+		if !strings.Contains(readyCondition(blocked).Message, foreign.PortID) {
+			t.Errorf("DeletionBlocked does not name the foreign interface %s: %s", foreign.PortID, readyCondition(blocked).Message)
+		}
+		// Detached before the subnet goes: ours is gone while the subnet,
+		// held by theirs, is still there.
+		goneFromNeutronAndOVN(ctx, t, ours)
+		if p, err := ports.Get(ctx, stack.Neutron.Client, foreign.PortID).Extract(); err != nil || p.DeviceID != theirs.ID {
+			t.Fatalf("the foreign interface did not survive: %+v, %v", p, err)
+		}
+
+		if _, err := routers.RemoveInterface(ctx, stack.Neutron.Client, theirs.ID, routers.RemoveInterfaceOpts{PortID: foreign.PortID}).Extract(); err != nil {
+			t.Fatalf("the other tool removing its interface: %v", err)
+		}
+		waitForGone(ctx, t, ns, "v4", time.Minute)
+		if _, err := networks.Get(ctx, stack.Neutron.Client, v4.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+			t.Errorf("the Neutron network outlived its Network: %v", err)
+		}
+	})
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "v6", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "v6", time.Minute)
+	goneFromNeutronAndOVN(ctx, t, v6.Status.Router.InterfacePortID)
+	if _, err := routers.Get(ctx, stack.Neutron.Client, edge.ID).Extract(); err != nil {
+		t.Errorf("the router someone else made did not survive its Networks: %v", err)
+	}
+}
+
+// foreignPort makes a port on n's subnet as another tool would, with no
+// mark, and returns its ID.
+func foreignPort(ctx context.Context, t *testing.T, n *samplecrdv1.Network) string {
+	t.Helper()
+	p, err := ports.Create(ctx, stack.Neutron.Client, ports.CreateOpts{NetworkID: n.Status.NetworkID,
+		FixedIPs: []ports.IP{{SubnetID: n.Status.SubnetID, IPAddress: "10.91.0.2"}}}).Extract()
+	if err != nil {
+		t.Fatalf("another tool's port: %v", err)
+	}
+	return p.ID
+}
