@@ -168,6 +168,15 @@ func TestRouter(t *testing.T) {
 			},
 		},
 		{
+			name: "spec.router removed and the gateway moved in one update: ours goes before the gateway moves",
+			network: withSpec(attachedTo(provisionedNet(), edgeRouter, "port-5"),
+				func(s *samplecrdv1.NetworkSpec) { s.Gateway = "192.168.0.254" }),
+			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface, neutronfake.UpdateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Detached", "Normal Updated"},
+		},
+		{
 			name:    "interfaces that carry another Network's or another cluster's mark are never detached",
 			network: attachedTo(provisionedNet(), edgeRouter, "port-5"),
 			seed: func(f *neutronfake.Neutron) {

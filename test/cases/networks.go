@@ -171,8 +171,23 @@ func InvalidSpecs() []Invalid {
 			Old:   Spec{"cidr": v4, "cloudCredentialsRef": map[string]any{"secretName": "cloud", "cloudName": "team"}},
 			Spec:  Spec{"cidr": v4},
 			Field: "spec.cloudCredentialsRef", Message: "cloudCredentialsRef is fixed at creation"},
+		{Name: "a router named by both name and ID", Spec: Spec{"cidr": v4, "router": map[string]any{"name": "edge", "id": routerID}},
+			Field: "spec.router", Message: "name the router by exactly one of name and id"},
+		{Name: "a router named by neither", Spec: Spec{"cidr": v4, "router": map[string]any{}},
+			Field: "spec.router", Message: "name the router by exactly one of name and id"},
+		{Name: "a router ID that is not a UUID", Spec: Spec{"cidr": v4, "router": map[string]any{"id": "edge"}},
+			Field: "spec.router.id", Message: "should match"},
+		{Name: "a router without a gateway", Spec: Spec{"cidr": v4, "noGateway": true, "router": map[string]any{"name": "edge"}},
+			Field: "spec.router", Message: "router needs a gateway"},
+		{Name: "the gateway moved while a router is attached on it",
+			Old:   Spec{"cidr": v4, "gateway": "192.168.0.1", "router": map[string]any{"name": "edge"}},
+			Spec:  Spec{"cidr": v4, "gateway": "192.168.0.254", "router": map[string]any{"name": "other"}},
+			Field: "spec.gateway", Message: "remove router, change gateway, then set router again"},
 	}
 }
+
+// routerID is a router's ID in the router cases.
+const routerID = "0b6f3a1e-2d4c-4e5f-8a9b-1c2d3e4f5a6b"
 
 // ValidSpecs are specs beyond the examples that the API accepts: the edges
 // of the rules above.
@@ -205,6 +220,9 @@ func ValidSpecs() map[string]Spec {
 		"adopt a network by ID":           {"cidr": v4, "adopt": map[string]any{"networkID": "6f0b9f6e-6a3c-4bb0-9c55-1f2e3d4c5b6a"}},
 		"credentials of the namespace, the longest Secret name": {"cidr": v4,
 			"cloudCredentialsRef": map[string]any{"secretName": longestSecretName(), "cloudName": "team"}},
+		"a router by ID":               {"cidr": v4, "router": map[string]any{"id": routerID}},
+		"a router by the longest name": {"cidr": v4, "router": map[string]any{"name": strings.Repeat("r", 255)}},
+		"an IPv6 network on a router":  {"cidr": v6, "ipv6AddressMode": "slaac", "ipv6RAMode": "slaac", "router": map[string]any{"name": "edge"}},
 	}
 }
 
@@ -245,6 +263,15 @@ func ValidUpdates() []Update {
 		{Name: "deletionPolicy changes",
 			Old: Spec{"cidr": v4, "deletionPolicy": "Delete"},
 			New: Spec{"cidr": v4, "deletionPolicy": "Orphan"}},
+		{Name: "a router set, and the gateway moved, in one update",
+			Old: Spec{"cidr": v4, "gateway": "192.168.0.1"},
+			New: Spec{"cidr": v4, "gateway": "192.168.0.254", "router": map[string]any{"name": "edge"}}},
+		{Name: "a router removed, and the gateway moved, in one update",
+			Old: Spec{"cidr": v4, "gateway": "192.168.0.1", "router": map[string]any{"name": "edge"}},
+			New: Spec{"cidr": v4, "gateway": "192.168.0.254"}},
+		{Name: "the subnet moved to another router",
+			Old: Spec{"cidr": v4, "gateway": "192.168.0.1", "router": map[string]any{"name": "edge"}},
+			New: Spec{"cidr": v4, "gateway": "192.168.0.1", "router": map[string]any{"id": routerID}}},
 		{Name: "IPv6 modes kept on update",
 			Old: Spec{"cidr": v6, "ipv6AddressMode": "slaac"},
 			New: Spec{"cidr": v6, "ipv6AddressMode": "slaac", "dnsNameservers": []any{"fd00:10::53"}}},

@@ -479,7 +479,13 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	if !ok {
 		return neutron.Subnet{}, neutron.ErrorForResponse(UpdateSubnet, 404, "SubnetNotFound", fmt.Sprintf("Subnet %s could not be found.", id))
 	}
-	if u.Gateway != nil {
+	if u.Gateway != nil && *u.Gateway != s.GatewayIP {
+		for _, p := range f.ports[s.NetworkID] {
+			if p.DeviceID != "" && slices.Contains(p.Addresses, s.GatewayIP) {
+				return neutron.Subnet{}, neutron.ErrorForResponse(UpdateSubnet, 409, "GatewayIpInUse",
+					fmt.Sprintf("Current gateway ip %s already in use by port %s. Unable to update.", s.GatewayIP, p.ID))
+			}
+		}
 		s.GatewayIP = *u.Gateway
 	}
 	if u.DNSNameservers != nil {
