@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages behind the local stack: OVN's databases
-# (ovn-central), neutron-server (ML2/OVN), MariaDB and Keystone; for the real node,
+# (ovn-central), an OVN chassis for e2e hosts on Networks (openvswitch-switch
+# and ovn-host: test/framework/chassis.go), neutron-server (ML2/OVN), MariaDB and Keystone; for the real node,
 # containerd, the CNI plugins and iptables; and podman to build the images
 # without a Docker engine; Prometheus (and promtool) to scrape both programs
 # and test the alert rules. Packages already present are not touched, so a
@@ -12,7 +13,7 @@
 # every daemon itself, on free loopback ports (test/framework, hack/local-up.sh).
 set -euo pipefail
 
-packages=(ovn-central neutron-server python3-pymysql mariadb-server-core mariadb-client-core
+packages=(ovn-central openvswitch-switch ovn-host neutron-server python3-pymysql mariadb-server-core mariadb-client-core
 	keystone containerd containernetworking-plugins runc iptables podman prometheus)
 
 missing=()

@@ -3,16 +3,19 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/neutron"
@@ -117,6 +120,35 @@ func TestRouterInterfacesAreOursAlone(t *testing.T) {
 	attachedInNeutronAndOVN(ctx, t, c, v4, edge.ID, "10.91.0.1", "10.91.0.1/24")
 	attachedInNeutronAndOVN(ctx, t, c, v6, edge.ID, "fd91::1", "fd91::1/64")
 
+	// A host on v4: a Neutron port bound on a chassis of OVN's, in a
+	// network namespace. What it reaches goes through OVN's real pipeline.
+	host := plugHost(ctx, t, ns, v4, "10.91.0.10")
+	reaches := func(want bool) func(ctx context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			err := host.chassis.Ping(ctx, host.netns, "10.91.0.1")
+			return (err == nil) == want, fmt.Sprintf("ping 10.91.0.1 from the host: %v", err), nil
+		}
+	}
+
+	// throughOurs checks that the host reaches the gateway, and that the
+	// address it resolved it to is our interface's.
+	throughOurs := func(t *testing.T) {
+		t.Helper()
+		if err := host.chassis.FlushNeighbours(ctx, host.netns); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(ctx, t, time.Minute, reaches(true))
+		ours, err := ports.Get(ctx, stack.Neutron.Client, v4.Status.Router.InterfacePortID).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mac, err := host.chassis.Neighbour(ctx, host.netns, "10.91.0.1"); err != nil || mac != ours.MACAddress {
+			t.Errorf("the host resolved the gateway to %q (%v), want our interface's MAC %s", mac, err, ours.MACAddress)
+		}
+	}
+
+	t.Run("a host on the Network reaches the router on the gateway, through our interface", throughOurs)
+
 	t.Run("spec.router removed detaches ours; set again by ID attaches anew", func(t *testing.T) {
 		first := v4.Status.Router.InterfacePortID
 		patchRouter(ctx, t, ns, "v4", "null")
@@ -126,6 +158,7 @@ func TestRouterInterfacesAreOursAlone(t *testing.T) {
 				fmt.Sprintf("status.router = %+v", n.Status.Router), err
 		})
 		goneFromNeutronAndOVN(ctx, t, first)
+		framework.Eventually(ctx, t, 30*time.Second, reaches(false))
 		patchRouter(ctx, t, ns, "v4", `{"id":"`+edge.ID+`"}`)
 		framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 			n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "v4", metav1.GetOptions{})
@@ -134,7 +167,9 @@ func TestRouterInterfacesAreOursAlone(t *testing.T) {
 				fmt.Sprintf("status.router = %+v", n.Status.Router), err
 		})
 		attachedInNeutronAndOVN(ctx, t, c, v4, edge.ID, "10.91.0.1", "10.91.0.1/24")
+		throughOurs(t)
 	})
+	host.remove(ctx, t)
 
 	t.Run("delete detaches ours first; another tool's interface blocks the delete and survives", func(t *testing.T) {
 		// The other tool's interface on v4's subnet, on a router of its own.
@@ -174,6 +209,49 @@ func TestRouterInterfacesAreOursAlone(t *testing.T) {
 	goneFromNeutronAndOVN(ctx, t, v6.Status.Router.InterfacePortID)
 	if _, err := routers.Get(ctx, stack.Neutron.Client, edge.ID).Extract(); err != nil {
 		t.Errorf("the router someone else made did not survive its Networks: %v", err)
+	}
+}
+
+// host is a machine on a Network: a Neutron port of its own, plugged on
+// a chassis into a network namespace.
+type host struct {
+	chassis *framework.Chassis
+	netns   string
+	portID  string
+}
+
+// plugHost starts a chassis and puts a host on n at address.
+func plugHost(ctx context.Context, t *testing.T, ns string, n *samplecrdv1.Network, address string) *host {
+	t.Helper()
+	chassis, err := stack.Neutron.StartChassis(ctx, filepath.Join(stack.Dir, "chassis-"+ns), "chassis-"+ns)
+	if err != nil {
+		t.Fatalf("starting a chassis: %v", err)
+	}
+	t.Cleanup(chassis.Stop)
+	// No port security and no security group: the test is about the
+	// router, not about what a security group lets through.
+	opts := portsecurity.PortCreateOptsExt{PortSecurityEnabled: ptr.To(false), CreateOptsBuilder: ports.CreateOpts{
+		NetworkID: n.Status.NetworkID, Name: "host-" + ns, SecurityGroups: &[]string{},
+		FixedIPs: []ports.IP{{SubnetID: n.Status.SubnetID, IPAddress: address}}}}
+	p, err := ports.Create(ctx, stack.Neutron.Client, opts).Extract()
+	if err != nil {
+		t.Fatalf("creating the host's port: %v", err)
+	}
+	h := &host{chassis: chassis, netns: "host-" + ns, portID: p.ID}
+	t.Cleanup(func() { h.remove(context.Background(), t) })
+	if err := chassis.Plug(ctx, h.netns, p.ID, p.MACAddress, address+"/24", n.Status.Gateway); err != nil {
+		t.Fatalf("plugging the host: %v", err)
+	}
+	return h
+}
+
+// remove unplugs the host and deletes its port, which would otherwise
+// block its Network's delete.
+func (h *host) remove(ctx context.Context, t *testing.T) {
+	t.Helper()
+	h.chassis.Unplug(ctx, h.netns, h.portID)
+	if err := ports.Delete(ctx, stack.Neutron.Client, h.portID).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("deleting the host's port: %v", err)
 	}
 }
 

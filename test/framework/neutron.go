@@ -41,6 +41,9 @@ type Neutron struct {
 	Endpoint string
 	// NBConnection is the OVN Northbound database, for ovn-nbctl --db.
 	NBConnection string
+	// SBConnection is the OVN Southbound database, which a chassis's
+	// ovn-controller reads (chassis.go).
+	SBConnection string
 	// Client is a network service client for Endpoint.
 	Client *gophercloud.ServiceClient
 
@@ -93,6 +96,7 @@ func startNeutron(ctx context.Context, dir, bindIP string) (_ *Neutron, err erro
 	// OVN: one ovsdb-server per database, each initialised with its global
 	// row (without NB_Global Neutron's driver fails with StopIteration).
 	sbConnection := fmt.Sprintf("tcp:127.0.0.1:%d", sbPort)
+	n.SBConnection = sbConnection
 	n.NB, err = n.startOVSDB(ctx, "nb", ovnNBSchema, nbPort)
 	if err != nil {
 		return nil, err
