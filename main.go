@@ -71,6 +71,7 @@ type options struct {
 	cloudReload         time.Duration
 	clusterName         string
 	adoptionNamespaces  []string
+	externalNetworks    []string
 	orphanCollection    bool
 	orphanGracePeriod   time.Duration
 	maxOrphansPerList   int
@@ -103,11 +104,12 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.cloudReload, "cloud-reload-interval", 10*time.Second, "How often clouds.yaml is read again. When it changed (a Secret updated in place), the controller authenticates with the new one without a restart.")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "This cluster's identity in the ownership mark written into the description of every Neutron resource the controller makes: a DNS-1123 label. Empty (the default) means the UID of the kube-system namespace, which no other cluster has. Set it only to keep the mark of an earlier install (the old default was \"kubernetes\"); see docs/ownership.md.")
 	fs.StringSliceVar(&o.adoptionNamespaces, "adoption-namespaces", nil, "Namespaces whose Networks may adopt an existing Neutron network with spec.adopt; \"*\" for all. Default none: adoption takes a resource the controller did not make, so a cluster administrator allows it.")
+	fs.StringSliceVar(&o.externalNetworks, "router-external-networks", nil, "External networks, by name or ID, on which a Network may have a router of its own (spec.router.externalNetwork). Default none: which networks reach outside, and whose addresses they spend, is the cloud administrator's to say.")
 	fs.BoolVar(&o.orphanCollection, "orphan-collection", true, "Delete the Neutron resources of this cluster whose Network is gone (a finalizer removed by hand, a create that completed late). Off, they are only counted (network_controller_orphans_held_back_total).")
 	fs.DurationVar(&o.orphanGracePeriod, "orphan-grace-period", 2*time.Minute, "How long Neutron resources must have been seen without their Network, by two lists of Neutron, before they are collected (after a live read of the API server confirms the Network is gone).")
 	fs.IntVar(&o.maxOrphansPerList, "max-orphans-per-list", 50, "Most Networks' orphaned Neutron resources collected per list of Neutron; the rest wait for the next list, and a Warning Event on their namespace says so.")
 	fs.IntVar(&o.maxCredentials, "max-cloud-credentials", 256, "Most namespaces' cloud credentials (spec.cloudCredentialsRef) held at once, each with its Neutron client and its project's inventory; beyond it the least recently used is let go, and built again when a Network needs it.")
-	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks and subnets anew, which is how changes made outside it are noticed.")
+	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks, subnets and routers anew, which is how changes made outside it are noticed.")
 	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
 	fs.Float64Var(&o.neutronQPS, "neutron-qps", 20, "Client-side rate limit of requests to Neutron, per second. Beside it, a 429 (or a 503 with Retry-After) from Neutron pauses all requests for the time it names, and the refused request is sent again.")
 	fs.IntVar(&o.neutronBurst, "neutron-burst", 40, "Burst allowed above --neutron-qps.")
@@ -288,6 +290,7 @@ func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface
 		return &Tenant{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
 			Namespace:          opts.namespace,
 			AdoptionNamespaces: opts.adoptionNamespaces,
+			ExternalNetworks:   opts.externalNetworks,
 			CollectOrphans:     opts.orphanCollection,
 			OrphanGracePeriod:  opts.orphanGracePeriod,
 			MaxOrphansPerList:  opts.maxOrphansPerList,

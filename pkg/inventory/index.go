@@ -46,6 +46,13 @@ func (x *index) addSubnets(page []neutron.Subnet) error {
 	return nil
 }
 
+// addRouters indexes one page of listed routers.
+func (x *index) addRouters(page []neutron.Router) error {
+	addPage(x, page, func(r neutron.Router) (string, string, string) { return r.ID, r.Name, r.Description },
+		func(o *Owned) *[]neutron.Router { return &o.Routers })
+	return nil
+}
+
 // addPage indexes one page of resources of one kind: fields reads a
 // resource's ID, name and description, and of is where an entry holds
 // that kind. The description is checked again here: a server that ignored

@@ -13,13 +13,19 @@ type Owned struct {
 	Owner    neutron.Owner
 	Networks []neutron.Network
 	Subnets  []neutron.Subnet
+	// Routers are the routers made for the Network (spec.router's
+	// externalNetwork); never a router someone else made.
+	Routers []neutron.Router
 }
+
+// Empty reports whether o holds nothing.
+func (o Owned) Empty() bool { return len(o.Networks)+len(o.Subnets)+len(o.Routers) == 0 }
 
 func (o *Owned) equal(p *Owned) bool {
 	if o == nil || p == nil {
 		return o == p
 	}
-	return sameElements(o.Networks, p.Networks) && sameElements(o.Subnets, p.Subnets)
+	return sameElements(o.Networks, p.Networks) && sameElements(o.Subnets, p.Subnets) && sameElements(o.Routers, p.Routers)
 }
 
 // sameElements compares as sets; resources hold slices (a subnet's routes

@@ -2,17 +2,22 @@ package inventory
 
 import (
 	"context"
+	"slices"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// The door to Neutron's routers. The inventory does not list router
-// interfaces: only a Network with spec.router has any, and its pass reads
-// them from its own network. A router interface is the controller's only
-// when the port is on a network the store holds for the owner and carries
-// the mark and the owner's name; the router itself is never the
-// controller's, and only its own ports are ever attached to or detached
-// from one.
+// The door to Neutron's routers. The inventory lists the routers the
+// controller made (spec.router's externalNetwork) with the networks and
+// subnets, and writes only those. It does not list router interfaces:
+// only a Network with spec.router has any, and its pass reads them from
+// its own network. A router interface is the controller's only when the
+// port is on a network the store holds for the owner and carries the mark
+// and the owner's name; a router someone else made is never written, and
+// only the controller's own ports are ever attached to or detached from
+// one.
 
 // RouterPortsOf reads the router interface ports owner made on its
 // network networkID: the ports there that carry the mark and owner's
@@ -108,4 +113,80 @@ func (inv *Inventory) writePort(owner neutron.Owner, port neutron.Port, write fu
 func (inv *Inventory) ownsPort(owner neutron.Owner, port neutron.Port) bool {
 	o, ok := inv.mark.OwnerOf(port.Name, port.Description)
 	return ok && o.UID == owner.UID && inv.ownsNetwork(owner, port.NetworkID)
+}
+
+// FindExternalNetwork reads an external network by name or ID.
+func (inv *Inventory) FindExternalNetwork(ctx context.Context, nameOrID string) (neutron.Network, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	n, err := inv.client.FindExternalNetwork(ctx, nameOrID)
+	return n, inv.afterFailedRead(err)
+}
+
+// CreateRouter creates a router of owner's, marked in the create request,
+// with its gateway on the external network gatewayNetworkID.
+func (inv *Inventory) CreateRouter(ctx context.Context, owner neutron.Owner, gatewayNetworkID string) (neutron.Router, error) {
+	if err := inv.allowWrite(owner); err != nil {
+		return neutron.Router{}, err
+	}
+	r, err := inv.client.CreateRouter(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), gatewayNetworkID)
+	if err != nil {
+		return neutron.Router{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddRouter(owner, r)
+	return r, nil
+}
+
+// UpdateRouterGateway moves the gateway of owner's router id to the
+// external network gatewayNetworkID.
+func (inv *Inventory) UpdateRouterGateway(ctx context.Context, owner neutron.Owner, id, gatewayNetworkID string) (neutron.Router, error) {
+	return inv.updateRouter(ctx, owner, id, &gatewayNetworkID, nil, nil)
+}
+
+// ReleaseRouter gives up owner's router id without deleting it
+// (deletionPolicy: Orphan), as ReleaseNetwork does a network.
+func (inv *Inventory) ReleaseRouter(ctx context.Context, owner neutron.Owner, id string) error {
+	if _, err := inv.updateRouter(ctx, owner, id, nil, nil, ptr.To(inv.mark.Released(owner))); err != nil {
+		return err
+	}
+	inv.store.RemoveRouter(owner, id)
+	return nil
+}
+
+func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id string, gatewayNetworkID, name, description *string) (neutron.Router, error) {
+	if !inv.ownsRouter(owner, id) {
+		return neutron.Router{}, notOurs("router", id)
+	}
+	if err := inv.allowWrite(owner); err != nil {
+		return neutron.Router{}, err
+	}
+	r, err := inv.client.UpdateRouter(ctx, id, gatewayNetworkID, name, description)
+	if err != nil {
+		return neutron.Router{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddRouter(owner, r)
+	return r, nil
+}
+
+// DeleteRouter deletes owner's router id.
+func (inv *Inventory) DeleteRouter(ctx context.Context, owner neutron.Owner, id string) error {
+	if !inv.ownsRouter(owner, id) {
+		return notOurs("router", id)
+	}
+	if err := inv.allowWrite(owner); err != nil {
+		return err
+	}
+	if err := inv.client.DeleteRouter(ctx, id); err != nil {
+		return inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.RemoveRouter(owner, id)
+	return nil
+}
+
+func (inv *Inventory) ownsRouter(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(inv.store.Get(owner.UID).Routers, func(r neutron.Router) bool { return r.ID == id })
 }

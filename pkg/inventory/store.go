@@ -86,7 +86,7 @@ func (inv *Store) Get(uid types.UID) Owned {
 	if o == nil {
 		return Owned{}
 	}
-	return Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets)}
+	return Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets), Routers: slices.Clone(o.Routers)}
 }
 
 // UIDs returns every UID that owns something in Neutron.
@@ -100,7 +100,7 @@ func (inv *Store) UIDs() []types.UID {
 	return out
 }
 
-// Refresh lists the marked networks and subnets and replaces the inventory
+// Refresh lists the marked networks, subnets and routers and replaces the inventory
 // with them. It returns the UIDs whose resources changed since the last
 // refresh (not counting the controller's own recorded writes), so the
 // controller re-checks exactly those: that is how drift made behind its
@@ -118,6 +118,9 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	err = inv.client.ListNetworks(ctx, inv.mark.Description(), x.addNetworks)
 	if err == nil {
 		err = inv.client.ListSubnets(ctx, inv.mark.Description(), x.addSubnets)
+	}
+	if err == nil {
+		err = inv.client.ListRouters(ctx, inv.mark.Description(), x.addRouters)
 	}
 	if err != nil {
 		inv.mu.Lock()
@@ -200,6 +203,20 @@ func (inv *Store) RemoveNetwork(owner neutron.Owner, id string) {
 	})
 }
 
+// AddRouter records a router of owner that Neutron confirmed.
+func (inv *Store) AddRouter(owner neutron.Owner, r neutron.Router) {
+	inv.record(owner, func(o *Owned) {
+		o.Routers = append(slices.DeleteFunc(o.Routers, func(x neutron.Router) bool { return x.ID == r.ID }), r)
+	})
+}
+
+// RemoveRouter forgets a router of owner that Neutron deleted.
+func (inv *Store) RemoveRouter(owner neutron.Owner, id string) {
+	inv.record(owner, func(o *Owned) {
+		o.Routers = slices.DeleteFunc(o.Routers, func(x neutron.Router) bool { return x.ID == id })
+	})
+}
+
 // record applies a write to owner's entry.
 func (inv *Store) record(owner neutron.Owner, change func(o *Owned)) {
 	inv.mu.Lock()
@@ -211,9 +228,9 @@ func (inv *Store) record(owner neutron.Owner, change func(o *Owned)) {
 		o = &Owned{Owner: owner}
 	}
 	// Copy on write: a refresh may be comparing against the old entry.
-	o = &Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets)}
+	o = &Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets), Routers: slices.Clone(o.Routers)}
 	change(o)
-	if len(o.Networks) == 0 && len(o.Subnets) == 0 {
+	if o.Empty() {
 		delete(inv.byUID, owner.UID)
 	} else {
 		inv.byUID[owner.UID] = o

@@ -68,7 +68,7 @@ var (
 	OrphansCollected = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "network_controller",
 		Name:           "orphans_collected_total",
-		Help:           "Neutron resources deleted because their Network no longer exists, by resource (network or subnet).",
+		Help:           "Neutron resources deleted because their Network no longer exists, by resource (network, subnet or router).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"resource"})
 	OrphansHeldBack = metrics.NewCounterVec(&metrics.CounterOpts{

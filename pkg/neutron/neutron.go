@@ -78,9 +78,15 @@ type Port struct {
 
 // Router is the part of a Neutron router the controller reads.
 type Router struct {
-	ID        string
-	Name      string
-	ProjectID string
+	ID          string
+	Name        string
+	Description string
+	ProjectID   string
+	// CreatedAt orders duplicates: the oldest is kept.
+	CreatedAt time.Time
+	// GatewayNetworkID is the external network of the router's gateway;
+	// empty when it has none.
+	GatewayNetworkID string
 }
 
 // PortRequest is a port the controller asks for: a router interface on
@@ -90,15 +96,34 @@ type PortRequest struct {
 	Name, Description            string
 }
 
-// Routers is what the controller asks of Neutron's L3 API. It never
-// creates, changes or deletes a router: it attaches to one a port it made
-// (by port, not by subnet, so that the interface is provably its own from
-// the moment it exists) and removes that port from it again.
+// Routers is what the controller asks of Neutron's L3 API: finding a
+// router someone else made and attaching to it a port it made (by port,
+// not by subnet, so that the interface is provably its own from the
+// moment it exists) and removing that port again; and, for a Network that
+// asks for one, making, changing and deleting a router of its own, marked
+// as its networks are.
 type Routers interface {
 	// FindRouter finds a router of the client's project by ID or, failing
 	// that, by name. None, or more than one of that name, is a
 	// *RejectedError of type RouterNotFound.
 	FindRouter(ctx context.Context, nameOrID string) (Router, error)
+	// ListRouters is ListNetworks for routers. A Neutron without the L3
+	// API has none.
+	ListRouters(ctx context.Context, description string, visit func([]Router) error) error
+	// FindExternalNetwork finds an external network (router:external) by
+	// ID or, failing that, by name, in any project. None, or more than
+	// one of that name, is a *RejectedError of type
+	// ExternalNetworkNotFound.
+	FindExternalNetwork(ctx context.Context, nameOrID string) (Network, error)
+	// CreateRouter creates a router with its gateway on the external
+	// network gatewayNetworkID, with the name and description (the
+	// ownership mark) in the request.
+	CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (Router, error)
+	// UpdateRouter changes a router's gateway network, or its name and
+	// description (nil: unchanged).
+	UpdateRouter(ctx context.Context, id string, gatewayNetworkID, name, description *string) (Router, error)
+	// DeleteRouter deletes a router; one already gone counts as deleted.
+	DeleteRouter(ctx context.Context, id string) error
 	// CreatePort creates a router interface port, unattached, with the
 	// name and description (the ownership mark) in the request.
 	CreatePort(ctx context.Context, req PortRequest) (Port, error)

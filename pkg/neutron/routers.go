@@ -6,8 +6,11 @@ import (
 	"net/http"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
 // RouterInterfaceOwner is the device_owner of a router's interface on a
@@ -45,7 +48,7 @@ func (g *Gophercloud) FindRouter(ctx context.Context, nameOrID string) (Router, 
 			Message: fmt.Sprintf("%d routers of the project are named or have the ID %q; name exactly one, by ID if names repeat", len(found), nameOrID)}
 	}
 	r := found[0]
-	return Router{ID: r.ID, Name: r.Name, ProjectID: r.ProjectID}, nil
+	return routerFrom(r), nil
 }
 
 // TypeRouterNotFound is the Type of the RejectedError FindRouter returns
@@ -137,5 +140,147 @@ func (s *Session) RemoveRouterInterface(ctx context.Context, routerID, portID st
 	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) {
 		return struct{}{}, g.RemoveRouterInterface(ctx, routerID, portID)
 	})
+	return err
+}
+
+// ListRouters lists the routers whose description is exactly description,
+// in the client's project. A 404 is a Neutron without the L3 API: it has
+// no routers, and the controller's other resources are listed as ever.
+func (g *Gophercloud) ListRouters(ctx context.Context, description string, visit func([]Router) error) error {
+	err := routers.List(g.client, routers.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}).
+		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+			rs, err := routers.ExtractRouters(page)
+			if err != nil {
+				return false, err
+			}
+			out := make([]Router, 0, len(rs))
+			for _, r := range rs {
+				out = append(out, routerFrom(r))
+			}
+			return true, visit(out)
+		})
+	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return nil
+	}
+	if err != nil {
+		return classify("listing routers", err)
+	}
+	return nil
+}
+
+// externalNetwork is a network with the external-net extension's field.
+type externalNetwork struct {
+	networks.Network
+	external.NetworkExternalExt
+}
+
+// FindExternalNetwork finds an external network by ID, else by name.
+func (g *Gophercloud) FindExternalNetwork(ctx context.Context, nameOrID string) (Network, error) {
+	op := "finding external network " + nameOrID
+	tries := []networks.ListOptsBuilder{externalListOpts(networks.ListOpts{Name: nameOrID})}
+	if isCanonicalUUID(nameOrID) {
+		tries = append([]networks.ListOptsBuilder{externalListOpts(networks.ListOpts{ID: nameOrID})}, tries...)
+	}
+	var found []externalNetwork
+	for _, opts := range tries {
+		page, err := networks.List(g.client, opts).AllPages(ctx)
+		if err != nil {
+			return Network{}, classify(op, err)
+		}
+		if err := networks.ExtractNetworksInto(page, &found); err != nil {
+			return Network{}, classify(op, err)
+		}
+		if len(found) > 0 {
+			break
+		}
+	}
+	if len(found) != 1 {
+		return Network{}, &RejectedError{Op: op, StatusCode: http.StatusNotFound, Type: TypeExternalNetworkNotFound,
+			Message: fmt.Sprintf("%d external networks are named or have the ID %q; name exactly one, by ID if names repeat", len(found), nameOrID)}
+	}
+	n := found[0]
+	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, Status: n.Status, ProjectID: n.ProjectID}, nil
+}
+
+// externalListOpts narrows opts to external networks.
+func externalListOpts(opts networks.ListOpts) networks.ListOptsBuilder {
+	isExternal := true
+	return external.ListOptsExt{ListOptsBuilder: opts, External: &isExternal}
+}
+
+// TypeExternalNetworkNotFound is the Type of the RejectedError
+// FindExternalNetwork returns when no single external network matches.
+const TypeExternalNetworkNotFound = "ExternalNetworkNotFound"
+
+// CreateRouter creates a router with its gateway in one request.
+func (g *Gophercloud) CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (Router, error) {
+	r, err := routers.Create(ctx, g.client, routers.CreateOpts{Name: name, Description: description,
+		GatewayInfo: &routers.GatewayInfo{NetworkID: gatewayNetworkID}}).Extract()
+	if err != nil {
+		return Router{}, classify("creating router "+name, err)
+	}
+	return routerFrom(*r), nil
+}
+
+// UpdateRouter changes a router in one request.
+func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, name, description *string) (Router, error) {
+	opts := routers.UpdateOpts{Name: ptrValue(name), Description: description}
+	if gatewayNetworkID != nil {
+		opts.GatewayInfo = &routers.GatewayInfo{NetworkID: *gatewayNetworkID}
+	}
+	r, err := routers.Update(ctx, g.client, id, opts).Extract()
+	if err != nil {
+		return Router{}, classify("updating router "+id, err)
+	}
+	return routerFrom(*r), nil
+}
+
+func ptrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// DeleteRouter deletes a router; one already gone counts as deleted.
+func (g *Gophercloud) DeleteRouter(ctx context.Context, id string) error {
+	err := routers.Delete(ctx, g.client, id).ExtractErr()
+	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return classify("deleting router "+id, err)
+	}
+	return nil
+}
+
+func routerFrom(r routers.Router) Router {
+	return Router{ID: r.ID, Name: r.Name, Description: r.Description, ProjectID: r.ProjectID, CreatedAt: r.CreatedAt,
+		GatewayNetworkID: r.GatewayInfo.NetworkID}
+}
+
+// ListRouters implements Routers.
+func (s *Session) ListRouters(ctx context.Context, description string, visit func([]Router) error) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.ListRouters(ctx, description, visit) })
+	return err
+}
+
+// FindExternalNetwork implements Routers.
+func (s *Session) FindExternalNetwork(ctx context.Context, nameOrID string) (Network, error) {
+	return call(ctx, s, func(g *Gophercloud) (Network, error) { return g.FindExternalNetwork(ctx, nameOrID) })
+}
+
+// CreateRouter implements Routers.
+func (s *Session) CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (Router, error) {
+	return call(ctx, s, func(g *Gophercloud) (Router, error) { return g.CreateRouter(ctx, name, description, gatewayNetworkID) })
+}
+
+// UpdateRouter implements Routers.
+func (s *Session) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, name, description *string) (Router, error) {
+	return call(ctx, s, func(g *Gophercloud) (Router, error) {
+		return g.UpdateRouter(ctx, id, gatewayNetworkID, name, description)
+	})
+}
+
+// DeleteRouter implements Routers.
+func (s *Session) DeleteRouter(ctx context.Context, id string) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteRouter(ctx, id) })
 	return err
 }

@@ -26,7 +26,7 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 	}
 	owned := r.inv.Get(network.UID)
 	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
-		if err := p.releaseRouterPorts(ctx, owned); err != nil {
+		if err := p.releaseRouters(ctx, owned); err != nil {
 			return p.failed(phaseReleasing, err, LastObserved(network.Status))
 		}
 		if err := p.release(ctx, owned); err != nil {
@@ -116,6 +116,11 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 			}
 		}
 	}
+	if len(blocking) == 0 {
+		// Nothing of ours in use: a router of its own that another
+		// tool's interface holds, which Neutron's message names.
+		return out
+	}
 	out.Condition.Message = BoundMessage(fmt.Sprintf(
 		"Neutron refuses to delete the network while ports use it; delete them to finish: %s (Neutron: %s)",
 		boundList(blocking), rejected.Message))
@@ -145,6 +150,13 @@ func (r *Reconciler) deleteOwned(ctx context.Context, owned inventory.Owned) err
 	}
 	for _, n := range owned.Networks {
 		if err := r.inv.DeleteNetwork(ctx, owned.Owner, n.ID); err != nil {
+			return err
+		}
+	}
+	// Last: a router of its own is deleted only once no interface of
+	// ours is on it, and Neutron refuses while another tool's is.
+	for _, rt := range owned.Routers {
+		if err := r.inv.DeleteRouter(ctx, owned.Owner, rt.ID); err != nil {
 			return err
 		}
 	}

@@ -34,3 +34,14 @@ type adoptionRecord struct{ adopted *samplecrdv1.AdoptedResources }
 func (r *adoptionRecord) Error() string {
 	return "Adopting Neutron network " + r.adopted.NetworkID + ": its own names are recorded before it is marked"
 }
+
+// externalNetworkError is a router of the Network's own that cannot be
+// made: spec.router.externalNetwork names no external network, or one the
+// administrator does not allow.
+type externalNetworkError struct{ msg string }
+
+func (e *externalNetworkError) Error() string { return e.msg }
+
+func externalNetworkRefused(format string, args ...any) error {
+	return &externalNetworkError{msg: fmt.Sprintf(format, args...)}
+}

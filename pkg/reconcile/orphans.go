@@ -48,7 +48,7 @@ func (r *Reconciler) CollectOrphans(ctx context.Context, uid types.UID, cached b
 		return Outcome{}
 	}
 	owned := r.inv.Get(uid)
-	if len(owned.Networks)+len(owned.Subnets) == 0 || !r.manages(owned.Owner) {
+	if owned.Empty() || !r.manages(owned.Owner) {
 		r.orphans.Forget(uid)
 		return Outcome{}
 	}
@@ -87,6 +87,7 @@ func (r *Reconciler) CollectOrphans(ctx context.Context, uid types.UID, cached b
 	r.orphans.Forget(uid)
 	metrics.OrphansCollected.WithLabelValues("network").Add(float64(len(owned.Networks)))
 	metrics.OrphansCollected.WithLabelValues("subnet").Add(float64(len(owned.Subnets)))
+	metrics.OrphansCollected.WithLabelValues("router").Add(float64(len(owned.Routers)))
 	klog.FromContext(ctx).Info("Deleted orphaned Neutron resources", "owner", owned.Owner.Key(), "ownerUID", uid,
 		"networks", len(owned.Networks), "subnets", len(owned.Subnets))
 	return Outcome{}

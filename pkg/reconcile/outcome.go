@@ -123,6 +123,7 @@ func classify(ph phase, err error) verdict {
 		invalid  *desired.InvalidSpecError
 		adoption *adoptionError
 		record   *adoptionRecord
+		external *externalNetworkError
 	)
 	isRejected := errors.As(err, &rejected)
 	switch {
@@ -173,6 +174,10 @@ func classify(ph phase, err error) verdict {
 		// Not terminal: a quota is raised, a network freed. Backoff,
 		// capped, notices either without anyone touching the Network.
 		return verdict{samplecrdv1.ReasonNeutronQuotaExceeded, samplecrdv1.ReasonNeutronQuotaExceeded, "Neutron refused: " + rejected.Message, Backoff, 0}
+	case errors.As(err, &external):
+		// An administrator may allow it, someone make the network:
+		// capped backoff notices either.
+		return verdict{samplecrdv1.ReasonExternalNetworkNotAllowed, samplecrdv1.ReasonExternalNetworkNotAllowed, external.msg, Backoff, 0}
 	case isRejected && rejected.Type == neutron.TypeRouterNotFound:
 		// Someone may yet make the router: capped backoff finds it.
 		return verdict{samplecrdv1.ReasonRouterNotFound, samplecrdv1.ReasonRouterNotFound, "spec.router: " + rejected.Message, Backoff, 0}
@@ -316,6 +321,9 @@ func (o Observed) Apply(status *applyv1.NetworkStatusApplyConfiguration) {
 		router := applyv1.RouterStatus().WithID(r.ID).WithInterfacePortID(r.InterfacePortID)
 		if r.InterfaceAddress != "" {
 			router.WithInterfaceAddress(r.InterfaceAddress)
+		}
+		if r.ExternalNetworkID != "" {
+			router.WithExternalNetworkID(r.ExternalNetworkID)
 		}
 		status.WithRouter(router)
 	}

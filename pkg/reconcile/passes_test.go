@@ -16,6 +16,8 @@ type passCase struct {
 	name    string
 	network *samplecrdv1.Network
 	seed    func(*neutronfake.Neutron)
+	// options changes the Reconciler's options from defaultOptions.
+	options func(*Options)
 	failOn  map[string]error
 	// orphan, when set, is collected instead of the Network synced.
 	orphan types.UID
@@ -39,7 +41,15 @@ func runPasses(t *testing.T, tests []passCase) {
 	requeues := map[string]Requeue{"": Done, "soon": Soon, "invalid": UntilSpecChanges, "retry-after": After, "backoff": Backoff}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, tc.network, tc.seed)
+			opts := defaultOptions()
+			if tc.options != nil {
+				tc.options(&opts)
+			}
+			var networks []*samplecrdv1.Network
+			if tc.network != nil {
+				networks = append(networks, tc.network)
+			}
+			f := newFixtureWith(t, opts, nil, networks, tc.seed)
 			for req, err := range tc.failOn {
 				f.neutron.FailOn(req, err)
 			}

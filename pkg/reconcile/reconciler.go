@@ -44,6 +44,11 @@ type Options struct {
 	OrphanGracePeriod time.Duration
 	// MaxOrphansPerList caps the orphans collected per list of Neutron.
 	MaxOrphansPerList int
+	// ExternalNetworks are the external networks, by name or ID, on which
+	// a Network may have a router of its own (spec.router's
+	// externalNetwork); none by default. Which networks reach outside,
+	// and whose addresses they spend, is the cloud administrator's call.
+	ExternalNetworks []string
 }
 
 // adoptionAllowed reports whether Networks of namespace may adopt.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -32,15 +33,19 @@ import (
 // the Network's port to keep (on that router, or not yet on any).
 type routerPlan struct {
 	router neutron.Router
-	keep   *neutron.Port
+	// owned says the router is the Network's own.
+	owned bool
+	keep  *neutron.Port
 }
 
 // detachUnwanted removes the Network's router interfaces that are not on
-// the router the spec names, and returns the plan for attachWanted. A
-// Network that has never had a router reads nothing: its step is free.
+// the router the spec names, and the routers of its own that the spec no
+// longer wants, and returns the plan for attachWanted. A Network that has
+// never had a router reads nothing: its step is free.
 func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet neutron.Subnet) (routerPlan, error) {
 	spec := p.network.Spec.Router
-	if spec == nil && p.router == nil {
+	ownRouters := p.inv.Get(p.owner.UID).Routers
+	if spec == nil && p.router == nil && len(ownRouters) == 0 {
 		return routerPlan{}, nil
 	}
 	ports, err := p.inv.RouterPortsOf(ctx, p.owner, net.ID)
@@ -48,10 +53,18 @@ func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet n
 		return routerPlan{}, err
 	}
 	var plan routerPlan
-	if spec != nil {
+	switch {
+	case spec != nil && spec.ExternalNetwork != "":
+		plan.owned = true
+		if plan.router, err = p.ensureOwnRouter(ctx, spec.ExternalNetwork); err != nil {
+			return routerPlan{}, err
+		}
+	case spec != nil:
 		if plan.router, err = p.inv.FindRouter(ctx, cmp.Or(spec.ID, spec.Name)); err != nil {
 			return routerPlan{}, err
 		}
+	}
+	if spec != nil {
 		plan.keep = choosePort(ports, plan.router.ID, subnet.GatewayIP)
 	}
 	for _, port := range ports {
@@ -62,7 +75,80 @@ func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet n
 			return routerPlan{}, err
 		}
 	}
+	// Routers of its own go once no interface of ours is on them; one
+	// that another tool attached to refuses, and waits.
+	for _, r := range ownRouters {
+		if plan.owned && r.ID == plan.router.ID {
+			continue
+		}
+		if err := p.inv.DeleteRouter(ctx, p.owner, r.ID); err != nil {
+			return routerPlan{}, err
+		}
+		p.eventf(corev1.EventTypeNormal, eventDeleted, "Deleted Neutron router %s", r.ID)
+	}
 	return plan, nil
+}
+
+// ensureOwnRouter returns the Network's own router, with its gateway on
+// the external network the spec names, making it when there is none and
+// moving its gateway when it is elsewhere. Other routers of its own (a
+// duplicate of a create whose answer was lost, or one for an earlier
+// spec) are left to detachUnwanted, which deletes them once they carry no
+// interface of ours.
+func (p *pass) ensureOwnRouter(ctx context.Context, externalNetwork string) (neutron.Router, error) {
+	if len(p.opts.ExternalNetworks) == 0 {
+		return neutron.Router{}, externalNetworkRefused("this controller makes no routers: its --router-external-networks allows no external network")
+	}
+	ext, err := p.inv.FindExternalNetwork(ctx, externalNetwork)
+	if rejected := (*neutron.RejectedError)(nil); errors.As(err, &rejected) && rejected.Type == neutron.TypeExternalNetworkNotFound {
+		return neutron.Router{}, externalNetworkRefused("spec.router.externalNetwork: %s", rejected.Message)
+	}
+	if err != nil {
+		return neutron.Router{}, err
+	}
+	if !slices.Contains(p.opts.ExternalNetworks, ext.ID) && !slices.Contains(p.opts.ExternalNetworks, ext.Name) {
+		return neutron.Router{}, externalNetworkRefused("external network %q is not one this controller's --router-external-networks allows (%s)",
+			externalNetwork, strings.Join(p.opts.ExternalNetworks, ", "))
+	}
+	own := p.inv.Get(p.owner.UID).Routers
+	if len(own) == 0 {
+		r, err := p.inv.CreateRouter(ctx, p.owner, ext.ID)
+		if err != nil {
+			return neutron.Router{}, err
+		}
+		klog.FromContext(ctx).Info("Created Neutron router", "routerID", r.ID, "externalNetworkID", ext.ID)
+		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron router %s with its gateway on external network %s", r.ID, describeNetwork(ext))
+		return r, nil
+	}
+	keep := chooseRouter(own, p.router)
+	if keep.GatewayNetworkID == ext.ID {
+		return keep, nil
+	}
+	updated, err := p.inv.UpdateRouterGateway(ctx, p.owner, keep.ID, ext.ID)
+	if err != nil {
+		return neutron.Router{}, err
+	}
+	p.eventf(corev1.EventTypeNormal, eventUpdated, "Moved the gateway of Neutron router %s to external network %s", keep.ID, describeNetwork(ext))
+	return updated, nil
+}
+
+// chooseRouter is the router of its own a Network keeps: the one status
+// names, else the oldest.
+func chooseRouter(own []neutron.Router, last *samplecrdv1.RouterStatus) neutron.Router {
+	if last != nil {
+		if i := slices.IndexFunc(own, func(r neutron.Router) bool { return r.ID == last.ID }); i >= 0 {
+			return own[i]
+		}
+	}
+	return slices.MinFunc(own, func(a, b neutron.Router) int { return a.CreatedAt.Compare(b.CreatedAt) })
+}
+
+// describeNetwork is a network for an Event: its name and ID.
+func describeNetwork(n neutron.Network) string {
+	if n.Name == "" {
+		return n.ID
+	}
+	return n.Name + " (" + n.ID + ")"
 }
 
 // choosePort is the port to keep: the one already on routerID, else one
@@ -106,6 +192,9 @@ func (p *pass) attachWanted(ctx context.Context, plan routerPlan, subnet neutron
 			subnet.ID, describeRouter(plan.router), subnet.GatewayIP, port.ID)
 	}
 	p.router = &samplecrdv1.RouterStatus{ID: plan.router.ID, InterfacePortID: port.ID, InterfaceAddress: firstOr(port.Addresses, subnet.GatewayIP)}
+	if plan.owned {
+		p.router.ExternalNetworkID = plan.router.GatewayNetworkID
+	}
 	return nil
 }
 
@@ -147,10 +236,15 @@ func (r *Reconciler) detachAll(ctx context.Context, owned inventory.Owned) (int,
 	return detached, nil
 }
 
-// releaseRouterPorts leaves owner's router interfaces on their routers
-// without the mark (deletionPolicy: Orphan): connectivity stays, and
-// nothing recognises the ports as ours again.
-func (p *pass) releaseRouterPorts(ctx context.Context, owned inventory.Owned) error {
+// releaseRouters leaves owner's router interfaces on their routers, and
+// its own routers in place, without the mark (deletionPolicy: Orphan):
+// connectivity stays, and nothing recognises them as ours again.
+func (p *pass) releaseRouters(ctx context.Context, owned inventory.Owned) error {
+	for _, r := range owned.Routers {
+		if err := p.inv.ReleaseRouter(ctx, p.owner, r.ID); err != nil {
+			return err
+		}
+	}
 	if p.network.Spec.Router == nil && p.network.Status.Router == nil {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -282,6 +283,189 @@ func TestRouterOnDelete(t *testing.T) {
 				}
 				if _, ok := ours.OwnerOf(ports[0].Name, ports[0].Description); ok {
 					t.Errorf("the released interface still carries the mark: %q", ports[0].Description)
+				}
+			},
+		},
+	})
+}
+
+// publicNet is the fixture's external network: ownRouted seeds it after
+// inSync's network and subnet.
+const publicNet = "external-3"
+
+// ownRouted seeds the Network's network and subnet in sync, and the
+// external network "public".
+func ownRouted(f *neutronfake.Neutron) {
+	inSync("192.168.0.0/16", "192.168.0.1")(f)
+	f.AddExternalNetwork("public")
+}
+
+// withOwnRouter makes n ask for a router of its own on external.
+func withOwnRouter(n *samplecrdv1.Network, external string) *samplecrdv1.Network {
+	n.Spec.Router = &samplecrdv1.RouterReference{ExternalNetwork: external}
+	return n
+}
+
+// allowPublic allows routers of their own on "public".
+func allowPublic(o *Options) { o.ExternalNetworks = []string{"public"} }
+
+// seedOwnRouter seeds a router of the Network's own on publicNet, with
+// our interface on it, and returns the router's ID.
+func seedOwnRouter(f *neutronfake.Neutron) string {
+	ownRouted(f)
+	r, err := f.CreateRouter(context.Background(), ours.ResourceName(owner), ours.Description(), publicNet)
+	if err != nil {
+		panic(err)
+	}
+	f.PutPort(ourPort(r.ID))
+	return r.ID
+}
+
+// TestOwnRouter is the table of passes of a router of the Network's own
+// (spec.router.externalNetwork): made marked, on an external network the
+// administrator allows, and deleted once no interface is on it.
+func TestOwnRouter(t *testing.T) {
+	provisionedNet := func() *samplecrdv1.Network {
+		return provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
+	}
+	runPasses(t, []passCase{
+		{
+			name:    "a router of its own is made, marked, with its gateway on the allowed external network, and the subnet attached",
+			network: withOwnRouter(provisionedNet(), "public"),
+			seed:    ownRouted,
+			options: allowPublic,
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork, neutronfake.CreateRouter,
+				neutronfake.CreatePort, neutronfake.AddRouterInterface},
+			wantReady:  "True/Provisioned",
+			wantEvents: []string{"Normal Created", "Normal Attached"},
+			check: func(t *testing.T, f *fixture) {
+				rs := f.neutron.Routers()
+				if len(rs) != 1 || rs[0].GatewayNetworkID != publicNet {
+					t.Fatalf("routers = %+v, want one on %s", rs, publicNet)
+				}
+				if o, ok := ours.OwnerOf(rs[0].Name, rs[0].Description); !ok || o.UID != testUID {
+					t.Errorf("the router %q / %q is not recognisable as this Network's", rs[0].Name, rs[0].Description)
+				}
+				st := f.network("net").Status.Router
+				if st == nil || st.ID != rs[0].ID || st.ExternalNetworkID != publicNet {
+					t.Errorf("status.router = %+v", st)
+				}
+			},
+		},
+		{
+			name:        "a controller that allows no external network makes no router, and says so",
+			network:     withOwnRouter(provisionedNet(), "public"),
+			seed:        ownRouted,
+			wantErr:     "backoff",
+			wantNeutron: []string{neutronfake.PortsOf},
+			wantReady:   "False/ExternalNetworkNotAllowed",
+			wantEvents:  []string{"Warning ExternalNetworkNotAllowed"},
+		},
+		{
+			name:    "an external network the administrator did not allow: no router",
+			network: withOwnRouter(provisionedNet(), "elsewhere"),
+			seed: func(f *neutronfake.Neutron) {
+				ownRouted(f)
+				f.AddExternalNetwork("elsewhere")
+			},
+			options:     allowPublic,
+			wantErr:     "backoff",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork},
+			wantReady:   "False/ExternalNetworkNotAllowed",
+			wantEvents:  []string{"Warning ExternalNetworkNotAllowed"},
+			check: func(t *testing.T, f *fixture) {
+				if rs := f.neutron.Routers(); len(rs) != 0 {
+					t.Errorf("routers made: %+v", rs)
+				}
+			},
+		},
+		{
+			name:        "an own router already attached costs two reads and no write",
+			network:     attachedTo(withOwnRouter(provisionedNet(), "public"), "router-4", "port-5"),
+			seed:        func(f *neutronfake.Neutron) { seedOwnRouter(f) },
+			options:     allowPublic,
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork},
+			wantReady:   "True/Provisioned",
+		},
+		{
+			name:        "spec.router removed: ours is detached, then the router of its own deleted",
+			network:     attachedTo(provisionedNet(), "router-4", "port-5"),
+			seed:        func(f *neutronfake.Neutron) { seedOwnRouter(f) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface, neutronfake.DeleteRouter},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Detached", "Normal Deleted"},
+			check: func(t *testing.T, f *fixture) {
+				if rs := f.neutron.Routers(); len(rs) != 0 {
+					t.Errorf("routers left: %+v", rs)
+				}
+			},
+		},
+		{
+			name:    "a router someone else made is never deleted, even when the spec moves off it",
+			network: attachedTo(withOwnRouter(provisionedNet(), "public"), "router-4", "port-6"),
+			seed: func(f *neutronfake.Neutron) {
+				ownRouted(f)
+				edge := f.AddRouter("edge", "")
+				f.PutPort(ourPort(edge))
+			},
+			options: allowPublic,
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork, neutronfake.CreateRouter,
+				neutronfake.RemoveRouterInterface, neutronfake.CreatePort, neutronfake.AddRouterInterface},
+			wantReady:  "True/Provisioned",
+			wantEvents: []string{"Normal Created", "Normal Detached", "Normal Attached"},
+			check: func(t *testing.T, f *fixture) {
+				if rs := f.neutron.Routers(); len(rs) != 2 {
+					t.Errorf("routers = %+v, want edge and the Network's own", rs)
+				}
+			},
+		},
+	})
+}
+
+// TestOwnRouterOnDelete: a deleted Network's own router goes last, after
+// our interface and the subnet and network; another tool's interface on
+// it keeps it, and the finalizer, until that tool removes it.
+func TestOwnRouterOnDelete(t *testing.T) {
+	deletingNet := func() *samplecrdv1.Network {
+		return deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
+	}
+	runPasses(t, []passCase{
+		{
+			name:    "interface, subnet, network, then the router",
+			network: attachedTo(withOwnRouter(deletingNet(), "public"), "router-4", "port-5"),
+			seed:    func(f *neutronfake.Neutron) { seedOwnRouter(f) },
+			options: allowPublic,
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter},
+			wantEvents: []string{"Normal Deleted"},
+			check: func(t *testing.T, f *fixture) {
+				if rs := f.neutron.Routers(); len(rs) != 0 {
+					t.Errorf("routers left: %+v", rs)
+				}
+			},
+		},
+		{
+			name:    "another tool's interface on our router keeps it, and the finalizer",
+			network: attachedTo(withOwnRouter(deletingNet(), "public"), "router-4", "port-5"),
+			seed: func(f *neutronfake.Neutron) {
+				r := seedOwnRouter(f)
+				f.PutPort(neutron.Port{NetworkID: "their-net", DeviceOwner: neutron.RouterInterfaceOwner, DeviceID: r, Addresses: []string{"10.1.0.1"}})
+			},
+			options: allowPublic,
+			wantErr: "backoff",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter, neutronfake.PortsOf},
+			wantReady:  "False/DeletionBlocked",
+			wantEvents: []string{"Warning DeletionBlocked"},
+			check: func(t *testing.T, f *fixture) {
+				if ports := f.neutron.Ports("their-net"); len(ports) != 1 {
+					t.Errorf("the other tool's interface is gone: %+v", ports)
+				}
+				if !hasFinalizer(f.network("net")) {
+					t.Error("finalizer released while the router of its own is still there")
+				}
+				if msg := f.network("net").Status.Conditions[0].Message; !strings.Contains(msg, "port-6") {
+					t.Errorf("message %q does not name the other tool's interface port-6", msg)
 				}
 			},
 		},

@@ -519,7 +519,7 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 					},
 					"router": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Router attaches the subnet to an existing Neutron router of the Network's project, on the gateway address, so that the gateway answers and the network reaches what the router reaches. The controller makes the router interface itself, marked as this Network's, and removes only that one: the router, and every other interface on it, stay another's. It may change (the subnet moves to the new router) or go (the subnet is detached). Needs a gateway, and the gateway is fixed while a router is set: Neutron refuses to move an address a router interface holds.",
+							Description: "Router attaches the subnet, on the gateway address, to a Neutron router of the Network's project: an existing one (Name or ID), or one the controller makes for this Network with its gateway on an external network (ExternalNetwork), so that the gateway answers and the network reaches what the router reaches. The controller makes the router interface itself, marked as this Network's, and removes only that one: an existing router, and every other interface on it, stay another's. It may change (the subnet moves to the new router) or go (the subnet is detached, and a router the controller made is deleted). Needs a gateway, and the gateway is fixed while a router is set: Neutron refuses to move an address a router interface holds.",
 							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference"),
 						},
 					},
@@ -659,7 +659,7 @@ func schema_pkg_apis_samplecrd_v1_RouterReference(ref common.ReferenceCallback) 
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "RouterReference names an existing Neutron router, by name or by ID, exactly one of them, in the Network's project.",
+				Description: "RouterReference says which router: exactly one of Name, ID (an existing router of the Network's project) and ExternalNetwork (a router of the controller's own).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"name": {
@@ -672,6 +672,13 @@ func schema_pkg_apis_samplecrd_v1_RouterReference(ref common.ReferenceCallback) 
 					"id": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ID is the router's ID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"externalNetwork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalNetwork, by name or ID, asks for a router of the Network's own, made and deleted with it, whose gateway is on that external network. Only the external networks the controller's --router-external-networks allows: which networks reach outside is the cloud administrator's to say.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -708,6 +715,13 @@ func schema_pkg_apis_samplecrd_v1_RouterStatus(ref common.ReferenceCallback) com
 					"interfaceAddress": {
 						SchemaProps: spec.SchemaProps{
 							Description: "InterfaceAddress is the interface's address: the subnet's gateway.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"externalNetworkID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalNetworkID is the external network of the gateway of a router the controller made (spec.router.externalNetwork).",
 							Type:        []string{"string"},
 							Format:      "",
 						},

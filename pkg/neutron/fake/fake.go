@@ -37,6 +37,11 @@ const (
 	PortsOf        = "ports-of"
 	// The router requests (routers.go).
 	FindRouter            = "find-router"
+	ListRouters           = "list-routers"
+	FindExternalNetwork   = "find-external-network"
+	CreateRouter          = "create-router"
+	UpdateRouter          = "update-router"
+	DeleteRouter          = "delete-router"
 	CreatePort            = "create-port"
 	UpdatePort            = "update-port"
 	DeletePort            = "delete-port"
@@ -56,11 +61,13 @@ type Neutron struct {
 	subnets  map[string]neutron.Subnet
 	// ports holds, by network ID, the ports that block deleting it or its
 	// subnets, as a VM's port or a router interface does.
-	ports    map[string][]neutron.Port
-	routers  map[string]neutron.Router
-	requests []string
-	errs     map[string]error
-	late     map[string]bool
+	ports   map[string][]neutron.Port
+	routers map[string]neutron.Router
+	// externals are the external networks, by ID.
+	externals map[string]neutron.Network
+	requests  []string
+	errs      map[string]error
+	late      map[string]bool
 	// networkQuota, when not negative, is how many networks the project
 	// may hold.
 	networkQuota int
@@ -74,7 +81,7 @@ var _ neutron.Interface = &Neutron{}
 // New returns an empty fake Neutron.
 func New() *Neutron {
 	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{}, ports: map[string][]neutron.Port{},
-		routers: map[string]neutron.Router{}, errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
+		routers: map[string]neutron.Router{}, externals: map[string]neutron.Network{}, errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
 }
 
 // AddNetwork stores a network as if something had made it before the test,

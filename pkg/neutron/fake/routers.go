@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
@@ -178,4 +179,115 @@ func (f *Neutron) dropPort(p neutron.Port) {
 	if len(f.ports[p.NetworkID]) == 0 {
 		delete(f.ports, p.NetworkID)
 	}
+}
+
+// AddExternalNetwork stores an external network, as an administrator
+// makes one, and returns its ID.
+func (f *Neutron) AddExternalNetwork(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.newID("external")
+	f.externals[id] = neutron.Network{ID: id, Name: name, Status: "ACTIVE"}
+	return id
+}
+
+// Routers returns every router.
+func (f *Neutron) Routers() []neutron.Router {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return sortedValues(f.routers)
+}
+
+// ListRouters lists the routers whose description is exactly description.
+func (f *Neutron) ListRouters(_ context.Context, description string, visit func([]neutron.Router) error) error {
+	f.mu.Lock()
+	if err := f.request(ListRouters); err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	rs := filter(sortedValues(f.routers), func(r neutron.Router) bool { return r.Description == description })
+	f.mu.Unlock()
+	return inPages(rs, visit)
+}
+
+// FindExternalNetwork finds an external network by ID, else by name.
+func (f *Neutron) FindExternalNetwork(_ context.Context, nameOrID string) (neutron.Network, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(FindExternalNetwork); err != nil {
+		return neutron.Network{}, err
+	}
+	if n, ok := f.externals[nameOrID]; ok {
+		return n, nil
+	}
+	named := filter(sortedValues(f.externals), func(n neutron.Network) bool { return n.Name == nameOrID })
+	if len(named) != 1 {
+		return neutron.Network{}, &neutron.RejectedError{Op: FindExternalNetwork, StatusCode: 404, Type: neutron.TypeExternalNetworkNotFound,
+			Message: fmt.Sprintf("%d external networks are named or have the ID %q", len(named), nameOrID)}
+	}
+	return named[0], nil
+}
+
+// CreateRouter creates a router whose gateway is on an external network.
+func (f *Neutron) CreateRouter(_ context.Context, name, description, gatewayNetworkID string) (neutron.Router, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(CreateRouter); err != nil {
+		return neutron.Router{}, err
+	}
+	if _, ok := f.externals[gatewayNetworkID]; !ok {
+		return neutron.Router{}, neutron.ErrorForResponse(CreateRouter, 400, "BadRequest",
+			fmt.Sprintf("Bad router request: Network %s is not a valid external network.", gatewayNetworkID))
+	}
+	f.clock = f.clock.Add(time.Second)
+	r := neutron.Router{ID: f.newID("router"), Name: name, Description: description, CreatedAt: f.clock, GatewayNetworkID: gatewayNetworkID}
+	f.routers[r.ID] = r
+	return r, f.answer(CreateRouter)
+}
+
+// UpdateRouter changes a router's gateway, name or description.
+func (f *Neutron) UpdateRouter(_ context.Context, id string, gatewayNetworkID, name, description *string) (neutron.Router, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(UpdateRouter); err != nil {
+		return neutron.Router{}, err
+	}
+	r, ok := f.routers[id]
+	if !ok {
+		return neutron.Router{}, neutron.ErrorForResponse(UpdateRouter, 404, "RouterNotFound", fmt.Sprintf("Router %s could not be found", id))
+	}
+	if gatewayNetworkID != nil {
+		if _, ok := f.externals[*gatewayNetworkID]; !ok {
+			return neutron.Router{}, neutron.ErrorForResponse(UpdateRouter, 400, "BadRequest",
+				fmt.Sprintf("Bad router request: Network %s is not a valid external network.", *gatewayNetworkID))
+		}
+		r.GatewayNetworkID = *gatewayNetworkID
+	}
+	if name != nil {
+		r.Name = *name
+	}
+	if description != nil {
+		r.Description = *description
+	}
+	f.routers[id] = r
+	return r, nil
+}
+
+// DeleteRouter deletes a router that has no interfaces, as Neutron does.
+func (f *Neutron) DeleteRouter(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(DeleteRouter); err != nil {
+		return err
+	}
+	for _, ps := range f.ports {
+		for _, p := range ps {
+			if p.DeviceID == id {
+				return neutron.ErrorForResponse(DeleteRouter, 409, "RouterInUse",
+					fmt.Sprintf("Router %s has ports still attached: %s", id, p.ID))
+			}
+		}
+	}
+	delete(f.routers, id)
+	return nil
 }

@@ -139,21 +139,24 @@ type NetworkSpec struct {
 	// +optional
 	CloudCredentialsRef *CloudCredentialsReference `json:"cloudCredentialsRef,omitempty"`
 
-	// Router attaches the subnet to an existing Neutron router of the
-	// Network's project, on the gateway address, so that the gateway
-	// answers and the network reaches what the router reaches. The
-	// controller makes the router interface itself, marked as this
-	// Network's, and removes only that one: the router, and every other
-	// interface on it, stay another's. It may change (the subnet moves to
-	// the new router) or go (the subnet is detached). Needs a gateway, and
-	// the gateway is fixed while a router is set: Neutron refuses to move
-	// an address a router interface holds.
+	// Router attaches the subnet, on the gateway address, to a Neutron
+	// router of the Network's project: an existing one (Name or ID), or
+	// one the controller makes for this Network with its gateway on an
+	// external network (ExternalNetwork), so that the gateway answers and
+	// the network reaches what the router reaches. The controller makes
+	// the router interface itself, marked as this Network's, and removes
+	// only that one: an existing router, and every other interface on it,
+	// stay another's. It may change (the subnet moves to the new router)
+	// or go (the subnet is detached, and a router the controller made is
+	// deleted). Needs a gateway, and the gateway is fixed while a router
+	// is set: Neutron refuses to move an address a router interface holds.
 	// +optional
 	Router *RouterReference `json:"router,omitempty"`
 }
 
-// RouterReference names an existing Neutron router, by name or by ID,
-// exactly one of them, in the Network's project.
+// RouterReference says which router: exactly one of Name, ID (an
+// existing router of the Network's project) and ExternalNetwork (a router
+// of the controller's own).
 type RouterReference struct {
 	// Name is the router's name; exactly one router of the project may
 	// have it.
@@ -162,6 +165,13 @@ type RouterReference struct {
 	// ID is the router's ID.
 	// +optional
 	ID string `json:"id,omitempty"`
+	// ExternalNetwork, by name or ID, asks for a router of the Network's
+	// own, made and deleted with it, whose gateway is on that external
+	// network. Only the external networks the controller's
+	// --router-external-networks allows: which networks reach outside is
+	// the cloud administrator's to say.
+	// +optional
+	ExternalNetwork string `json:"externalNetwork,omitempty"`
 }
 
 // CloudCredentialsReference names a cloud in a clouds.yaml held by a
@@ -300,6 +310,10 @@ type RouterStatus struct {
 	// InterfaceAddress is the interface's address: the subnet's gateway.
 	// +optional
 	InterfaceAddress string `json:"interfaceAddress,omitempty"`
+	// ExternalNetworkID is the external network of the gateway of a
+	// router the controller made (spec.router.externalNetwork).
+	// +optional
+	ExternalNetworkID string `json:"externalNetworkID,omitempty"`
 }
 
 // AdoptedResources are an adopted Neutron network and subnet as they were
@@ -396,6 +410,11 @@ const (
 	// exist; nothing is attached. Retried with capped backoff, so the
 	// Network becomes Ready by itself once the router exists.
 	ReasonRouterNotFound = "RouterNotFound"
+	// ReasonExternalNetworkNotAllowed: spec.router.externalNetwork names
+	// no external network, or one the controller's
+	// --router-external-networks does not allow. No router was made.
+	// Retried with capped backoff.
+	ReasonExternalNetworkNotAllowed = "ExternalNetworkNotAllowed"
 	// ReasonDeletionBlocked: the Network is being deleted, but Neutron
 	// refuses to delete its subnet or network because ports still use it
 	// (e.g. a VM's); the message names them by ID and device_owner. The

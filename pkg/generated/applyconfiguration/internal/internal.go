@@ -385,6 +385,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterReference
   map:
     fields:
+    - name: externalNetwork
+      type:
+        scalar: string
     - name: id
       type:
         scalar: string
@@ -394,6 +397,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterStatus
   map:
     fields:
+    - name: externalNetworkID
+      type:
+        scalar: string
     - name: id
       type:
         scalar: string

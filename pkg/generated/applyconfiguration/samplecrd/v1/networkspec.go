@@ -103,15 +103,17 @@ type NetworkSpecApplyConfiguration struct {
 	// one Secret (docs/tenancy.md). Left out, the controller's own cloud.
 	// Fixed at creation.
 	CloudCredentialsRef *CloudCredentialsReferenceApplyConfiguration `json:"cloudCredentialsRef,omitempty"`
-	// Router attaches the subnet to an existing Neutron router of the
-	// Network's project, on the gateway address, so that the gateway
-	// answers and the network reaches what the router reaches. The
-	// controller makes the router interface itself, marked as this
-	// Network's, and removes only that one: the router, and every other
-	// interface on it, stay another's. It may change (the subnet moves to
-	// the new router) or go (the subnet is detached). Needs a gateway, and
-	// the gateway is fixed while a router is set: Neutron refuses to move
-	// an address a router interface holds.
+	// Router attaches the subnet, on the gateway address, to a Neutron
+	// router of the Network's project: an existing one (Name or ID), or
+	// one the controller makes for this Network with its gateway on an
+	// external network (ExternalNetwork), so that the gateway answers and
+	// the network reaches what the router reaches. The controller makes
+	// the router interface itself, marked as this Network's, and removes
+	// only that one: an existing router, and every other interface on it,
+	// stay another's. It may change (the subnet moves to the new router)
+	// or go (the subnet is detached, and a router the controller made is
+	// deleted). Needs a gateway, and the gateway is fixed while a router
+	// is set: Neutron refuses to move an address a router interface holds.
 	Router *RouterReferenceApplyConfiguration `json:"router,omitempty"`
 }
 

@@ -21,14 +21,21 @@ package v1
 // RouterReferenceApplyConfiguration represents a declarative configuration of the RouterReference type for use
 // with apply.
 //
-// RouterReference names an existing Neutron router, by name or by ID,
-// exactly one of them, in the Network's project.
+// RouterReference says which router: exactly one of Name, ID (an
+// existing router of the Network's project) and ExternalNetwork (a router
+// of the controller's own).
 type RouterReferenceApplyConfiguration struct {
 	// Name is the router's name; exactly one router of the project may
 	// have it.
 	Name *string `json:"name,omitempty"`
 	// ID is the router's ID.
 	ID *string `json:"id,omitempty"`
+	// ExternalNetwork, by name or ID, asks for a router of the Network's
+	// own, made and deleted with it, whose gateway is on that external
+	// network. Only the external networks the controller's
+	// --router-external-networks allows: which networks reach outside is
+	// the cloud administrator's to say.
+	ExternalNetwork *string `json:"externalNetwork,omitempty"`
 }
 
 // RouterReferenceApplyConfiguration constructs a declarative configuration of the RouterReference type for use with
@@ -50,5 +57,13 @@ func (b *RouterReferenceApplyConfiguration) WithName(value string) *RouterRefere
 // If called multiple times, the ID field is set to the value of the last call.
 func (b *RouterReferenceApplyConfiguration) WithID(value string) *RouterReferenceApplyConfiguration {
 	b.ID = &value
+	return b
+}
+
+// WithExternalNetwork sets the ExternalNetwork field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ExternalNetwork field is set to the value of the last call.
+func (b *RouterReferenceApplyConfiguration) WithExternalNetwork(value string) *RouterReferenceApplyConfiguration {
+	b.ExternalNetwork = &value
 	return b
 }

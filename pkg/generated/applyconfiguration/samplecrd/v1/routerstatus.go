@@ -30,6 +30,9 @@ type RouterStatusApplyConfiguration struct {
 	InterfacePortID *string `json:"interfacePortID,omitempty"`
 	// InterfaceAddress is the interface's address: the subnet's gateway.
 	InterfaceAddress *string `json:"interfaceAddress,omitempty"`
+	// ExternalNetworkID is the external network of the gateway of a
+	// router the controller made (spec.router.externalNetwork).
+	ExternalNetworkID *string `json:"externalNetworkID,omitempty"`
 }
 
 // RouterStatusApplyConfiguration constructs a declarative configuration of the RouterStatus type for use with
@@ -59,5 +62,13 @@ func (b *RouterStatusApplyConfiguration) WithInterfacePortID(value string) *Rout
 // If called multiple times, the InterfaceAddress field is set to the value of the last call.
 func (b *RouterStatusApplyConfiguration) WithInterfaceAddress(value string) *RouterStatusApplyConfiguration {
 	b.InterfaceAddress = &value
+	return b
+}
+
+// WithExternalNetworkID sets the ExternalNetworkID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ExternalNetworkID field is set to the value of the last call.
+func (b *RouterStatusApplyConfiguration) WithExternalNetworkID(value string) *RouterStatusApplyConfiguration {
+	b.ExternalNetworkID = &value
 	return b
 }
