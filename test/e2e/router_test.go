@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -265,4 +267,89 @@ func foreignPort(ctx context.Context, t *testing.T, n *samplecrdv1.Network) stri
 		t.Fatalf("another tool's port: %v", err)
 	}
 	return p.ID
+}
+
+// externalNetwork makes an external network with a subnet, as a cloud
+// administrator does, removed when the test ends.
+func externalNetwork(ctx context.Context, t *testing.T, name, cidr string) *networks.Network {
+	t.Helper()
+	isExternal := true
+	n, err := networks.Create(ctx, stack.Neutron.Client, external.CreateOptsExt{
+		CreateOptsBuilder: networks.CreateOpts{Name: name}, External: &isExternal}).Extract()
+	if err != nil {
+		t.Fatalf("creating external network %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+	if _, err := subnets.Create(ctx, stack.Neutron.Client, subnets.CreateOpts{NetworkID: n.ID, CIDR: cidr, IPVersion: gophercloud.IPv4}).Extract(); err != nil {
+		t.Fatalf("creating the subnet of %s: %v", name, err)
+	}
+	return n
+}
+
+// TestARouterOfItsOwn: a Network that asks for a router of its own on an
+// external network the administrator allows gets one, marked as its own,
+// with its gateway there, as Neutron and OVN show, and a host on the
+// Network reaches the gateway through it. One that names another external
+// network gets none, and says why. Deleting the Network deletes its
+// router last.
+func TestARouterOfItsOwn(t *testing.T) {
+	ctx := framework.TestContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	public := externalNetwork(ctx, t, "public-"+ns, "172.24.91.0/24")
+	elsewhere := externalNetwork(ctx, t, "elsewhere-"+ns, "172.24.92.0/24")
+	c := startController(t, ns, "--router-external-networks="+public.Name)
+	cleanupNetworks(t, ns)
+
+	createRouted(ctx, t, ns, "own", samplecrdv1.NetworkSpec{CIDR: "10.92.0.0/24", Gateway: "10.92.0.1",
+		Router: &samplecrdv1.RouterReference{ExternalNetwork: public.Name}})
+	createRouted(ctx, t, ns, "refused", samplecrdv1.NetworkSpec{CIDR: "10.93.0.0/24",
+		Router: &samplecrdv1.RouterReference{ExternalNetwork: elsewhere.ID}})
+
+	own := waitForReady(ctx, t, ns, "own", time.Minute)
+	st := own.Status.Router
+	if st == nil || st.ExternalNetworkID != public.ID {
+		t.Fatalf("status.router = %+v, want a router on %s", st, public.ID)
+	}
+	r, err := routers.Get(ctx, stack.Neutron.Client, st.ID).Extract()
+	if err != nil {
+		t.Fatalf("the router in status is not in Neutron: %v", err)
+	}
+	if o, ok := c.mark(t).OwnerOf(r.Name, r.Description); !ok || o.UID != own.UID {
+		t.Errorf("router %q (%q) is not marked as the Network's", r.Name, r.Description)
+	}
+	if r.GatewayInfo.NetworkID != public.ID {
+		t.Errorf("the router's gateway is on %q, want %s", r.GatewayInfo.NetworkID, public.ID)
+	}
+	attachedInNeutronAndOVN(ctx, t, c, own, r.ID, "10.92.0.1", "10.92.0.1/24")
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=networks", "list", "Logical_Router_Port")
+		return strings.Contains(out, "172.24.91."), "OVN logical router ports: " + out, err
+	})
+
+	h := plugHost(ctx, t, ns, own, "10.92.0.10")
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		err := h.chassis.Ping(ctx, h.netns, "10.92.0.1")
+		return err == nil, fmt.Sprintf("ping 10.92.0.1: %v", err), nil
+	})
+	h.remove(ctx, t)
+
+	refused := waitForCondition(ctx, t, ns, "refused", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonExternalNetworkNotAllowed)
+	if !strings.Contains(readyCondition(refused).Message, "--router-external-networks") {
+		t.Errorf("the refusal does not say which flag allows it: %s", readyCondition(refused).Message)
+	}
+	if refused.Status.Router != nil {
+		t.Errorf("status.router = %+v for a refused router", refused.Status.Router)
+	}
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "own", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "own", time.Minute)
+	if _, err := routers.Get(ctx, stack.Neutron.Client, r.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("the Network's own router outlived it: %v", err)
+	}
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router", "name=neutron-"+r.ID)
+		return strings.TrimSpace(out) == "", "OVN still has the router: " + out, err
+	})
 }
