@@ -245,6 +245,18 @@ func TestCollectOrphansByUID(t *testing.T) {
 			},
 		},
 		{
+			name:   "a gone Network's router of its own goes with its network, its interface first; another's router stays",
+			seed:   func(f *neutronfake.Neutron) { seedOwnRouter(f); f.AddRouter("edge", "") },
+			orphan: testUID,
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter},
+			check: func(t *testing.T, f *fixture) {
+				if rs := f.neutron.Routers(); len(rs) != 1 || rs[0].Name != "edge" {
+					t.Errorf("routers left: %+v, want only edge", rs)
+				}
+			},
+		},
+		{
 			name:    "nothing is collected for a UID whose Network exists",
 			network: provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
 			seed:    inSync("192.168.0.0/16", "192.168.0.1"),
