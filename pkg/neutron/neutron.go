@@ -321,30 +321,47 @@ func (g *Gophercloud) eachSubnetPage(ctx context.Context, op string, opts subnet
 
 // FindSubnetPool finds a subnet pool by ID, else by name.
 func (g *Gophercloud) FindSubnetPool(ctx context.Context, nameOrID string) (SubnetPool, error) {
-	op := "finding subnet pool " + nameOrID
-	var pools []subnetpools.SubnetPool
-	tries := []subnetpools.ListOpts{{Name: nameOrID}}
-	if isCanonicalUUID(nameOrID) {
-		tries = append([]subnetpools.ListOpts{{ID: nameOrID}}, tries...)
-	}
-	for _, opts := range tries {
-		page, err := subnetpools.List(g.client, opts).AllPages(ctx)
-		if err != nil {
-			return SubnetPool{}, classify(op, err)
+	p, err := findOne(ctx, "finding subnet pool "+nameOrID, "subnet pools", "SubnetPoolNotFound", nameOrID,
+		func(ctx context.Context, byID bool) ([]subnetpools.SubnetPool, error) {
+			opts := subnetpools.ListOpts{Name: nameOrID}
+			if byID {
+				opts = subnetpools.ListOpts{ID: nameOrID}
+			}
+			page, err := subnetpools.List(g.client, opts).AllPages(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return subnetpools.ExtractSubnetPools(page)
+		})
+	return SubnetPool{ID: p.ID, Name: p.Name, IPVersion: p.IPversion}, err
+}
+
+// findOne finds the one resource that has the ID nameOrID or, failing
+// that, its name; list lists by ID (byID) or by name. None, or several of
+// that name, is a *RejectedError of type notFound, the message counting
+// what (kind) it found.
+func findOne[T any](ctx context.Context, op, kind, notFound, nameOrID string, list func(ctx context.Context, byID bool) ([]T, error)) (T, error) {
+	var (
+		zero  T
+		found []T
+	)
+	for _, byID := range []bool{true, false} {
+		if byID && !isCanonicalUUID(nameOrID) {
+			continue
 		}
-		if pools, err = subnetpools.ExtractSubnetPools(page); err != nil {
-			return SubnetPool{}, classify(op, err)
+		var err error
+		if found, err = list(ctx, byID); err != nil {
+			return zero, classify(op, err)
 		}
-		if len(pools) > 0 {
+		if len(found) > 0 {
 			break
 		}
 	}
-	if len(pools) != 1 {
-		return SubnetPool{}, &RejectedError{Op: op, StatusCode: 404, Type: "SubnetPoolNotFound",
-			Message: fmt.Sprintf("%d subnet pools are named or have the ID %q; name exactly one, by ID if names repeat", len(pools), nameOrID)}
+	if len(found) != 1 {
+		return zero, &RejectedError{Op: op, StatusCode: 404, Type: notFound,
+			Message: fmt.Sprintf("%d %s are named or have the ID %q; name exactly one, by ID if names repeat", len(found), kind, nameOrID)}
 	}
-	p := pools[0]
-	return SubnetPool{ID: p.ID, Name: p.Name, IPVersion: p.IPversion}, nil
+	return found[0], nil
 }
 
 // GetNetwork reads one network.

@@ -2,7 +2,6 @@ package neutron
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -25,30 +24,19 @@ var _ Routers = &Gophercloud{}
 // an admin credential sees every project's routers, and another project's
 // is never the Network's to use.
 func (g *Gophercloud) FindRouter(ctx context.Context, nameOrID string) (Router, error) {
-	op := "finding router " + nameOrID
-	tries := []routers.ListOpts{{Name: nameOrID, ProjectID: g.projectID}}
-	if isCanonicalUUID(nameOrID) {
-		tries = append([]routers.ListOpts{{ID: nameOrID, ProjectID: g.projectID}}, tries...)
-	}
-	var found []routers.Router
-	for _, opts := range tries {
-		page, err := routers.List(g.client, opts).AllPages(ctx)
-		if err != nil {
-			return Router{}, classify(op, err)
-		}
-		if found, err = routers.ExtractRouters(page); err != nil {
-			return Router{}, classify(op, err)
-		}
-		if len(found) > 0 {
-			break
-		}
-	}
-	if len(found) != 1 {
-		return Router{}, &RejectedError{Op: op, StatusCode: http.StatusNotFound, Type: TypeRouterNotFound,
-			Message: fmt.Sprintf("%d routers of the project are named or have the ID %q; name exactly one, by ID if names repeat", len(found), nameOrID)}
-	}
-	r := found[0]
-	return routerFrom(r), nil
+	r, err := findOne(ctx, "finding router "+nameOrID, "routers of the project", TypeRouterNotFound, nameOrID,
+		func(ctx context.Context, byID bool) ([]routers.Router, error) {
+			opts := routers.ListOpts{Name: nameOrID, ProjectID: g.projectID}
+			if byID {
+				opts = routers.ListOpts{ID: nameOrID, ProjectID: g.projectID}
+			}
+			page, err := routers.List(g.client, opts).AllPages(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return routers.ExtractRouters(page)
+		})
+	return routerFrom(r), err
 }
 
 // TypeRouterNotFound is the Type of the RejectedError FindRouter returns
@@ -176,30 +164,20 @@ type externalNetwork struct {
 
 // FindExternalNetwork finds an external network by ID, else by name.
 func (g *Gophercloud) FindExternalNetwork(ctx context.Context, nameOrID string) (Network, error) {
-	op := "finding external network " + nameOrID
-	tries := []networks.ListOptsBuilder{externalListOpts(networks.ListOpts{Name: nameOrID})}
-	if isCanonicalUUID(nameOrID) {
-		tries = append([]networks.ListOptsBuilder{externalListOpts(networks.ListOpts{ID: nameOrID})}, tries...)
-	}
-	var found []externalNetwork
-	for _, opts := range tries {
-		page, err := networks.List(g.client, opts).AllPages(ctx)
-		if err != nil {
-			return Network{}, classify(op, err)
-		}
-		if err := networks.ExtractNetworksInto(page, &found); err != nil {
-			return Network{}, classify(op, err)
-		}
-		if len(found) > 0 {
-			break
-		}
-	}
-	if len(found) != 1 {
-		return Network{}, &RejectedError{Op: op, StatusCode: http.StatusNotFound, Type: TypeExternalNetworkNotFound,
-			Message: fmt.Sprintf("%d external networks are named or have the ID %q; name exactly one, by ID if names repeat", len(found), nameOrID)}
-	}
-	n := found[0]
-	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, Status: n.Status, ProjectID: n.ProjectID}, nil
+	n, err := findOne(ctx, "finding external network "+nameOrID, "external networks", TypeExternalNetworkNotFound, nameOrID,
+		func(ctx context.Context, byID bool) ([]externalNetwork, error) {
+			opts := networks.ListOpts{Name: nameOrID}
+			if byID {
+				opts = networks.ListOpts{ID: nameOrID}
+			}
+			page, err := networks.List(g.client, externalListOpts(opts)).AllPages(ctx)
+			if err != nil {
+				return nil, err
+			}
+			var found []externalNetwork
+			return found, networks.ExtractNetworksInto(page, &found)
+		})
+	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, Status: n.Status, ProjectID: n.ProjectID}, err
 }
 
 // externalListOpts narrows opts to external networks.

@@ -48,7 +48,12 @@ func (n *Neutron) StartChassis(ctx context.Context, dir, name string) (*Chassis,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	c := &Chassis{Name: name, Bridge: fmt.Sprintf("br-%08x", crc32.ChecksumIEEE([]byte(name))), dir: dir}
+	sum := crc32.ChecksumIEEE([]byte(name))
+	c := &Chassis{Name: name, Bridge: fmt.Sprintf("br-%08x", sum), dir: dir}
+	// The Southbound database holds one chassis per tunnel endpoint: each
+	// chassis has an address of its own in 127/8, so that one a crashed
+	// test left behind does not keep the next from registering.
+	encapIP := fmt.Sprintf("127.%d.%d.%d", 1+sum%250, (sum>>8)&0xff, 1+(sum>>16)%250)
 	// OVS and OVN take their run, db, log and config directories from the
 	// environment; unset, they would use /var/run/openvswitch.
 	for _, v := range []string{"OVS_RUNDIR", "OVS_DBDIR", "OVS_LOGDIR", "OVS_SYSCONFDIR", "OVN_RUNDIR"} {
@@ -70,7 +75,7 @@ func (n *Neutron) StartChassis(ctx context.Context, dir, name string) (*Chassis,
 		return nil, c.stopOnError(err)
 	}
 	if err := c.vsctl(ctx, "set", "open", ".", "external_ids:system-id="+name, "external_ids:hostname="+name,
-		"external_ids:ovn-remote="+n.SBConnection, "external_ids:ovn-encap-type=geneve", "external_ids:ovn-encap-ip=127.0.0.1",
+		"external_ids:ovn-remote="+n.SBConnection, "external_ids:ovn-encap-type=geneve", "external_ids:ovn-encap-ip="+encapIP,
 		"external_ids:ovn-bridge="+c.Bridge, "external_ids:ovn-bridge-datapath-type=netdev"); err != nil {
 		return nil, c.stopOnError(err)
 	}
@@ -131,10 +136,13 @@ func (c *Chassis) Unplug(ctx context.Context, netns, portID string) {
 	_ = c.run(ctx, "ip", "netns", "del", netns)
 }
 
-// Stop stops ovn-controller, then deletes the bridge, whose tap device
-// would outlive ovs-vswitchd, then stops ovs-vswitchd and ovsdb-server.
+// Stop stops ovn-controller, which takes its chassis out of the
+// Southbound database as it exits, then deletes the bridge, whose tap
+// device would outlive ovs-vswitchd, then stops ovs-vswitchd and
+// ovsdb-server.
 func (c *Chassis) Stop() {
 	if c.Controller != nil {
+		_ = c.run(context.Background(), "ovn-appctl", "-t", "ovn-controller", "exit")
 		_ = c.Controller.Stop(10 * time.Second)
 	}
 	if c.Switch != nil {
