@@ -17,12 +17,14 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// The router step of the ladder (spec.router). The controller never owns
-// the router: it makes a port of its own on the subnet's gateway address,
-// marked as the Network's in the create request, and attaches that port
-// to the router, so the interface is provably its own from the moment it
-// exists. It removes only such ports; an interface another tool made on
-// the subnet, and the router itself, are never touched.
+// The router step of the ladder (spec.router). The controller makes a port
+// of its own on the subnet's gateway address, marked as the Network's in
+// the create request, and attaches that port to the router, so the
+// interface is provably its own from the moment it exists. It removes only
+// such ports; an interface another tool made on the subnet is never
+// touched. The router is an existing one (name or ID), which is never
+// written, or one of the Network's own (externalNetwork), marked and
+// listed like its network, and deleted once the spec no longer wants it.
 //
 // The step is in two halves around the subnet's update, because Neutron
 // refuses to move a gateway that a router interface holds: interfaces the
