@@ -49,8 +49,7 @@ func (inv *Inventory) FindRouter(ctx context.Context, nameOrID string) (neutron.
 }
 
 // CreateRouterPort makes a router interface port of owner's on address of
-// its subnet subnetID, marked in the create request, and not yet on any
-// router.
+// its subnet, marked in the create request, and not yet on any router.
 func (inv *Inventory) CreateRouterPort(ctx context.Context, owner neutron.Owner, subnet neutron.Subnet, address string) (neutron.Port, error) {
 	if !inv.ownsSubnet(owner, subnet.ID) {
 		return neutron.Port{}, notOurs("subnet", subnet.ID)
