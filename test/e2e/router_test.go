@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -352,4 +353,50 @@ func TestARouterOfItsOwn(t *testing.T) {
 		out, err := stack.Neutron.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router", "name=neutron-"+r.ID)
 		return strings.TrimSpace(out) == "", "OVN still has the router: " + out, err
 	})
+}
+
+// TestLostRouterAnswersLeaveOneInterface loses the answers to the port
+// create and to the attach of a routed Network, while Neutron carries both
+// out: the late port is found and used, the late attach is seen, and
+// neither is sent again, so the router holds exactly one interface of
+// ours.
+func TestLostRouterAnswersLeaveOneInterface(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	edge := othersRouter(ctx, t, "edge-"+ns)
+	proxy := faultProxy(t)
+	attach := "/v2.0/routers/" + edge.ID + "/add_router_interface"
+	lostPort := proxy.HoldUntilClientGone(http.MethodPost, "/v2.0/ports", 1)
+	lostAttach := proxy.HoldUntilClientGone(http.MethodPut, attach, 1)
+	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--neutron-timeout=2s")
+	cleanupNetworks(t, ns)
+
+	createRouted(ctx, t, ns, "lost", samplecrdv1.NetworkSpec{CIDR: "10.94.0.0/24", Gateway: "10.94.0.1",
+		Router: &samplecrdv1.RouterReference{Name: edge.Name}})
+	for _, h := range []*framework.Hold{lostPort, lostAttach} {
+		select {
+		case <-h.Completed():
+		case <-ctx.Done():
+			t.Fatal("a held request never reached Neutron")
+		}
+	}
+	n := waitForReady(ctx, t, ns, "lost", time.Minute)
+	attachedInNeutronAndOVN(ctx, t, c, n, edge.ID, "10.94.0.1", "10.94.0.1/24")
+	page, err := ports.List(stack.Neutron.Client, ports.ListOpts{DeviceID: edge.ID}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onEdge, err := ports.ExtractPorts(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onEdge) != 1 || onEdge[0].ID != n.Status.Router.InterfacePortID {
+		t.Errorf("the router has %d interfaces (%+v), want only ours, %s", len(onEdge), onEdge, n.Status.Router.InterfacePortID)
+	}
+	if got := proxy.Arrivals(http.MethodPost, "/v2.0/ports"); got != 1 {
+		t.Errorf("%d port creates, want 1: the lost one was sent again", got)
+	}
+	if got := proxy.Arrivals(http.MethodPut, attach); got != 1 {
+		t.Errorf("%d attaches, want 1: the lost one was sent again", got)
+	}
 }
