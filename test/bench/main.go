@@ -220,7 +220,7 @@ func run(ctx context.Context, c config) error {
 	}
 	add("Controller peak RSS (VmHWM), from start through the resync", mib(float64(peak)), "what a container memory limit must hold")
 	add("Steady state: Neutron requests per resync period", fmt.Sprintf("%.0f", (m3.neutron("GET", "POST", "PUT", "DELETE")-m2.neutron("GET", "POST", "PUT", "DELETE"))/periods),
-		fmt.Sprintf("%d page(s) of networks and of subnets per list", pages))
+		fmt.Sprintf("%d page(s) of networks and of subnets per list, and the routers of Networks of their own", pages))
 
 	// 5. Restart of an in-sync cluster.
 	if err := ctrl.proc.Stop(10 * time.Second); err != nil {
