@@ -237,6 +237,16 @@ func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string
 	return ports, inv.afterFailedRead(err)
 }
 
+// Project is the project the inventory lists and creates in ("" when
+// not known).
+func (inv *Inventory) Project(ctx context.Context) (string, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return "", err
+	}
+	project, err := inv.client.Project(ctx)
+	return project, inv.afterFailedRead(err)
+}
+
 // FindSubnetPool reads a subnet pool by name or ID.
 func (inv *Inventory) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
 	if err := inv.breaker.allow(); err != nil {

@@ -232,6 +232,10 @@ type Interface interface {
 	// Routers (routers.go): finding a router, and making and removing
 	// interfaces on it.
 	Routers
+	// Project is the project the client lists and creates in: its
+	// token's, which a Session may have to authenticate to learn; "" when
+	// it is not known (a noauth server).
+	Project(ctx context.Context) (string, error)
 	// Probe asks for one network's ID: the cheapest request that Neutron
 	// answers only when it serves its API and reaches its database, where
 	// a list of every marked network costs a request per page.
@@ -469,6 +473,9 @@ func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// Project implements Interface.
+func (g *Gophercloud) Project(context.Context) (string, error) { return g.projectID, nil }
 
 // Probe implements Interface: GET /v2.0/networks?limit=1&fields=id, in
 // the controller's project when it knows it.

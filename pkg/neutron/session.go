@@ -249,6 +249,12 @@ func (s *Session) PortsOf(ctx context.Context, networkID, description string) ([
 	return call(ctx, s, func(g *Gophercloud) ([]Port, error) { return g.PortsOf(ctx, networkID, description) })
 }
 
+// Project implements Interface: the project of the token, connecting
+// first when there is no working client.
+func (s *Session) Project(ctx context.Context) (string, error) {
+	return call(ctx, s, func(g *Gophercloud) (string, error) { return g.Project(ctx) })
+}
+
 // Probe implements Interface.
 func (s *Session) Probe(ctx context.Context) error {
 	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.Probe(ctx) })

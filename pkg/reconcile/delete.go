@@ -24,6 +24,11 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 	if !r.inv.Synced() {
 		return Outcome{Observed: LastObserved(network.Status), Requeue: Backoff, Err: inventory.ErrNotSynced}
 	}
+	// In another project the inventory holds nothing of the Network: the
+	// delete would confirm at once, and its network stay behind.
+	if err := p.sameProject(ctx); err != nil {
+		return p.failed(phaseDeleting, err, LastObserved(network.Status))
+	}
 	owned := r.inv.Get(network.UID)
 	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
 		if err := p.releaseRouters(ctx, owned); err != nil {

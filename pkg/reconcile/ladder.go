@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,6 +103,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network
 // knows, even when a step fails.
 func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	obs := LastObserved(p.network.Status)
+	if err := p.sameProject(ctx); err != nil {
+		return obs, err
+	}
 	// The spec in Neutron's terms; zero for a range from a pool, which is
 	// spelled out once the pool has allocated it. Preflight checked it.
 	var want desired.Subnet
@@ -140,6 +144,28 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	}
 	obs = observedOf(net, subnet)
 	return obs, p.attachWanted(ctx, plan, subnet)
+}
+
+// sameProject refuses a pass whose credentials reach another project than
+// the one status says holds the network: a clouds.yaml (the controller's,
+// or a namespace's Secret) changed to another project's. The inventory,
+// listed in the new project, holds nothing of the Network, so the pass
+// would make a second network there, or a delete find nothing to delete,
+// and the first network would be left in the old project for good. A
+// network cannot move between projects; whoever changed the credentials
+// puts the old ones back, or deletes the Network's network by hand.
+func (p *pass) sameProject(ctx context.Context) error {
+	want := p.network.Status.ProjectID
+	if want == "" {
+		return nil
+	}
+	got, err := p.inv.Project(ctx)
+	if err != nil || got == "" || got == want {
+		return err
+	}
+	return &neutron.CredentialsError{Reason: fmt.Sprintf(
+		"the credentials now reach project %s, but this Network's network is in project %s, and a network cannot move between projects: "+
+			"put back credentials of project %s; nothing was changed in either project", got, want, want)}
 }
 
 // ensureNetwork returns the Network's Neutron network, and whether it

@@ -374,3 +374,56 @@ func TestLadder(t *testing.T) {
 		},
 	})
 }
+
+// TestCredentialsOfAnotherProjectChangeNothing: credentials changed to
+// another project's reach an inventory that holds nothing of the Network.
+// Neither a sync nor a delete may act on that: the sync would make a
+// second network there, the delete would confirm at once and leave the
+// first network behind in its project.
+func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
+	inProjectA := func(n *samplecrdv1.Network) *samplecrdv1.Network {
+		n.Status.ProjectID = "project-a"
+		return n
+	}
+	nowProjectB := func(f *neutronfake.Neutron) { f.SetProject("project-b") }
+	runPasses(t, []passCase{
+		{
+			name:       "a sync: CredentialsUnavailable naming both projects, nothing asked of Neutron",
+			network:    inProjectA(newNetwork("192.168.0.0/16", "192.168.0.1")),
+			seed:       nowProjectB,
+			wantErr:    "backoff",
+			wantReady:  "False/CredentialsUnavailable",
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			check: func(t *testing.T, f *fixture) {
+				msg := f.network("net").Status.Conditions[0].Message
+				if !strings.Contains(msg, "project-a") || !strings.Contains(msg, "project-b") {
+					t.Errorf("message %q does not name both projects", msg)
+				}
+				if len(f.neutron.Networks()) != 0 {
+					t.Errorf("made in the other project: %+v", f.neutron.Networks())
+				}
+			},
+		},
+		{
+			name:       "a delete: the finalizer stays",
+			network:    inProjectA(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))),
+			seed:       nowProjectB,
+			wantErr:    "backoff",
+			wantReady:  "False/CredentialsUnavailable",
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			check: func(t *testing.T, f *fixture) {
+				if !hasFinalizer(f.network("net")) {
+					t.Error("finalizer released though the network is in a project these credentials do not reach")
+				}
+			},
+		},
+		{
+			name:        "the same project: the sync goes on",
+			network:     inProjectA(newNetwork("192.168.0.0/16", "192.168.0.1")),
+			seed:        func(f *neutronfake.Neutron) { f.SetProject("project-a") },
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created"},
+		},
+	})
+}

@@ -93,6 +93,8 @@ func inProject(ctx context.Context, t *testing.T, n *samplecrdv1.Network, projec
 //     that names it (AuthenticationFailed); team-a and team-b go on.
 //   - A Network cannot use a Secret of another namespace: team-b's Network
 //     that names team-a's Secret is told that team-b has none by that name.
+//   - A Secret changed to another project's credentials changes nothing:
+//     its Network says so, and gets no second network there.
 //   - A Network whose Secret went, once the controller has read that it
 //     went, is still deleted from its project.
 func TestEachNamespaceInItsOwnProject(t *testing.T) {
@@ -116,7 +118,10 @@ func TestEachNamespaceInItsOwnProject(t *testing.T) {
 		"--namespace=", "--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud, "--max-retry-delay=3s",
 		// Secrets read again after a second, not ten: the last subtest
 		// needs the controller to have seen its Secret go.
-		"--cloud-reload-interval=1s")
+		"--cloud-reload-interval=1s",
+		// Secrets are not watched: a changed one is seen at a Network's
+		// next sync, here within seconds.
+		"--resync-period=3s")
 	cleanupNetworksIn(t, other.nc, teamA)
 	cleanupNetworksIn(t, other.nc, teamB)
 
@@ -155,6 +160,55 @@ func TestEachNamespaceInItsOwnProject(t *testing.T) {
 		}
 		if n.Status.NetworkID != "" || len(n.Finalizers) != 0 {
 			t.Errorf("a Network without usable credentials has network %q and finalizers %v", n.Status.NetworkID, n.Finalizers)
+		}
+	})
+
+	t.Run("a Secret turned to another project's credentials changes nothing", func(t *testing.T) {
+		setCloudsYAML := func(cloudsYAML []byte) {
+			t.Helper()
+			s, err := kc.CoreV1().Secrets(teamB).Get(ctx, "cloud", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Data[samplecrdv1.CloudsYAMLKey] = cloudsYAML
+			if _, err := kc.CoreV1().Secrets(teamB).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Project A's credentials under the cloud name b's spec names.
+		var file struct {
+			Clouds map[string]any `json:"clouds"`
+		}
+		if err := yaml.Unmarshal(cloudsYAMLOf(t, projectA, ""), &file); err != nil {
+			t.Fatal(err)
+		}
+		file.Clouds = map[string]any{projectB.Cloud: file.Clouds[projectA.Cloud]}
+		aAsB, err := yaml.Marshal(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setCloudsYAML(aAsB)
+		n := waitForConditionIn(ctx, t, other.nc, teamB, "b", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonCredentialsUnavailable)
+		if msg := readyCondition(n).Message; !strings.Contains(msg, projectA.ProjectID) || !strings.Contains(msg, projectB.ProjectID) {
+			t.Errorf("the message %q does not name both projects", msg)
+		}
+		inProject(ctx, t, n, projectB.ProjectID)
+		page, err := networks.List(stack.Neutron.Client, networks.ListOpts{ProjectID: projectA.ProjectID}).AllPages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inA, err := networks.ExtractNetworks(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, net := range inA {
+			if strings.Contains(net.Name, string(b.UID)) {
+				t.Errorf("b got a second network, %s, in project A", net.ID)
+			}
+		}
+		setCloudsYAML(cloudsYAMLOf(t, projectB, ""))
+		if n := waitForConditionIn(ctx, t, other.nc, teamB, "b", time.Minute, metav1.ConditionTrue, samplecrdv1.ReasonProvisioned); n.Status.NetworkID != b.Status.NetworkID {
+			t.Errorf("b's network went from %s to %s", b.Status.NetworkID, n.Status.NetworkID)
 		}
 	})
 

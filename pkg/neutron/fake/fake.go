@@ -68,6 +68,8 @@ type Neutron struct {
 	requests  []string
 	errs      map[string]error
 	late      map[string]bool
+	// project is what Project answers.
+	project string
 	// networkQuota, when not negative, is how many networks the project
 	// may hold.
 	networkQuota int
@@ -330,6 +332,21 @@ func (f *Neutron) answer(req string) error {
 		return fmt.Errorf("%s: %w", req, ErrAnswerLost)
 	}
 	return nil
+}
+
+// SetProject makes the credentials reach project, as a clouds.yaml
+// changed to another project's does.
+func (f *Neutron) SetProject(project string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.project = project
+}
+
+// Project implements neutron.Interface; it is no request.
+func (f *Neutron) Project(context.Context) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.project, nil
 }
 
 // Probe implements neutron.Interface.

@@ -396,7 +396,8 @@ const (
 	// ReasonCredentialsUnavailable: spec.cloudCredentialsRef names a
 	// Secret the controller cannot use: it does not exist, the namespace
 	// has not granted the controller its read, or its clouds.yaml is
-	// malformed, lacks the cloud, or names another Keystone or a file.
+	// malformed, lacks the cloud, or names another Keystone or a file; or
+	// the credentials now reach another project than status.projectID.
 	// Nothing was asked of Neutron; the message says which. Retried with
 	// capped backoff, so fixing the Secret or the grant is enough.
 	ReasonCredentialsUnavailable = "CredentialsUnavailable"
