@@ -24,12 +24,15 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 	if !r.inv.Synced() {
 		return Outcome{Observed: LastObserved(network.Status), Requeue: Backoff, Err: inventory.ErrNotSynced}
 	}
-	// In another project the inventory holds nothing of the Network: the
-	// delete would confirm at once, and its network stay behind.
-	if err := p.sameProject(ctx); err != nil {
-		return p.failed(phaseDeleting, err, LastObserved(network.Status))
-	}
 	owned := r.inv.Get(network.UID)
+	// Nothing held of a Network whose status names a network: deleted by
+	// hand, or in a project the credentials no longer reach, where the
+	// delete would confirm at once and the network stay behind.
+	if owned.Empty() && network.Status.NetworkID != "" {
+		if err := p.sameProject(ctx); err != nil {
+			return p.failed(phaseDeleting, err, LastObserved(network.Status))
+		}
+	}
 	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
 		if err := p.releaseRouters(ctx, owned); err != nil {
 			return p.failed(phaseReleasing, err, LastObserved(network.Status))

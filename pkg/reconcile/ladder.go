@@ -103,9 +103,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network
 // knows, even when a step fails.
 func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	obs := LastObserved(p.network.Status)
-	if err := p.sameProject(ctx); err != nil {
-		return obs, err
-	}
 	// The spec in Neutron's terms; zero for a range from a pool, which is
 	// spelled out once the pool has allocated it. Preflight checked it.
 	var want desired.Subnet
@@ -146,14 +143,17 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	return obs, p.attachWanted(ctx, plan, subnet)
 }
 
-// sameProject refuses a pass whose credentials reach another project than
-// the one status says holds the network: a clouds.yaml (the controller's,
-// or a namespace's Secret) changed to another project's. The inventory,
-// listed in the new project, holds nothing of the Network, so the pass
-// would make a second network there, or a delete find nothing to delete,
-// and the first network would be left in the old project for good. A
-// network cannot move between projects; whoever changed the credentials
-// puts the old ones back, or deletes the Network's network by hand.
+// sameProject refuses to go on when the credentials reach another project
+// than the one status says holds the network: a clouds.yaml (the
+// controller's, or a namespace's Secret) changed to another project's. The
+// inventory, listed in the new project, holds nothing of the Network, so a
+// sync would make a second network there, or a delete find nothing to
+// delete, and the first network would be left in the old project for good.
+// A network cannot move between projects; whoever changed the credentials
+// puts the old ones back. It is asked only where a network that status
+// names is missing, before the pass makes another or confirms a delete:
+// an in-sync Network pays nothing for it, and stays Ready through an
+// outage that keeps the project from being known.
 func (p *pass) sameProject(ctx context.Context) error {
 	want := p.network.Status.ProjectID
 	if want == "" {
@@ -190,6 +190,9 @@ func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutro
 		return n, false, err
 	}
 	if p.network.Status.NetworkID != "" {
+		if err := p.sameProject(ctx); err != nil {
+			return neutron.Network{}, false, err
+		}
 		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
 			"Neutron network %s is gone; creating a new one", p.network.Status.NetworkID)
 	}

@@ -389,7 +389,7 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 	runPasses(t, []passCase{
 		{
 			name:       "a sync: CredentialsUnavailable naming both projects, nothing asked of Neutron",
-			network:    inProjectA(newNetwork("192.168.0.0/16", "192.168.0.1")),
+			network:    inProjectA(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:       nowProjectB,
 			wantErr:    "backoff",
 			wantReady:  "False/CredentialsUnavailable",
@@ -405,7 +405,7 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 			},
 		},
 		{
-			name:       "a delete: the finalizer stays",
+			name:       "a delete that finds nothing: the finalizer stays",
 			network:    inProjectA(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))),
 			seed:       nowProjectB,
 			wantErr:    "backoff",
@@ -418,12 +418,12 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 			},
 		},
 		{
-			name:        "the same project: the sync goes on",
-			network:     inProjectA(newNetwork("192.168.0.0/16", "192.168.0.1")),
+			name:        "the same project: a network deleted by hand is made again",
+			network:     inProjectA(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        func(f *neutronfake.Neutron) { f.SetProject("project-a") },
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
-			wantEvents:  []string{"Normal Created"},
+			wantEvents:  []string{"Warning DriftRepaired", "Normal Created"},
 		},
 	})
 }
