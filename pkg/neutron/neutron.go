@@ -229,8 +229,8 @@ type Interface interface {
 	// say what blocks a delete, and to find the router interfaces the
 	// controller made.
 	PortsOf(ctx context.Context, networkID, description string) ([]Port, error)
-	// Routers (routers.go): finding a router, and making and removing
-	// interfaces on it.
+	// Routers (routers.go): finding a router, interfaces on it, and
+	// routers of a Network's own.
 	Routers
 	// Project is the project the client lists and creates in: its
 	// token's, which a Session may have to authenticate to learn; "" when
