@@ -278,20 +278,24 @@ func (f *Neutron) FindSubnetPool(_ context.Context, nameOrID string) (neutron.Su
 	if err := f.request(FindSubnetPool); err != nil {
 		return neutron.SubnetPool{}, err
 	}
-	if p, ok := f.pools[nameOrID]; ok {
-		return p.SubnetPool, nil
+	p, err := findOne(f.pools, nameOrID, func(p pool) string { return p.Name }, FindSubnetPool, "SubnetPoolNotFound", "subnet pools")
+	return p.SubnetPool, err
+}
+
+// findOne finds the one resource of byID whose ID is nameOrID or, failing
+// that, whose name is: none, or several of that name, is the real
+// client's *neutron.RejectedError of type notFound, counting them as kind.
+func findOne[T any](byID map[string]T, nameOrID string, name func(T) string, req, notFound, kind string) (T, error) {
+	if r, ok := byID[nameOrID]; ok {
+		return r, nil
 	}
-	var found []neutron.SubnetPool
-	for _, p := range sortedValues(f.pools) {
-		if p.Name == nameOrID {
-			found = append(found, p.SubnetPool)
-		}
+	named := filter(sortedValues(byID), func(r T) bool { return name(r) == nameOrID })
+	if len(named) != 1 {
+		var zero T
+		return zero, &neutron.RejectedError{Op: req, StatusCode: 404, Type: notFound,
+			Message: fmt.Sprintf("%d %s are named or have the ID %q; name exactly one, by ID if names repeat", len(named), kind, nameOrID)}
 	}
-	if len(found) != 1 {
-		return neutron.SubnetPool{}, &neutron.RejectedError{Op: FindSubnetPool, StatusCode: 404, Type: "SubnetPoolNotFound",
-			Message: fmt.Sprintf("%d subnet pools are named or have the ID %q; name exactly one, by ID if names repeat", len(found), nameOrID)}
-	}
-	return found[0], nil
+	return named[0], nil
 }
 
 // gatewayConflict is Neutron's refusal of a gateway inside a pool.

@@ -51,16 +51,7 @@ func (f *Neutron) FindRouter(_ context.Context, nameOrID string) (neutron.Router
 	if err := f.request(FindRouter); err != nil {
 		return neutron.Router{}, err
 	}
-	if r, ok := f.routers[nameOrID]; ok {
-		return r, nil
-	}
-	named := filter(sortedValues(f.routers), func(r neutron.Router) bool { return r.Name == nameOrID })
-	if len(named) != 1 {
-		// As the real client says it: a list found none, or several.
-		return neutron.Router{}, &neutron.RejectedError{Op: FindRouter, StatusCode: 404, Type: neutron.TypeRouterNotFound,
-			Message: fmt.Sprintf("%d routers of the project are named or have the ID %q", len(named), nameOrID)}
-	}
-	return named[0], nil
+	return findOne(f.routers, nameOrID, func(r neutron.Router) string { return r.Name }, FindRouter, neutron.TypeRouterNotFound, "routers of the project")
 }
 
 // CreatePort creates an unattached router interface port; an address
@@ -217,15 +208,8 @@ func (f *Neutron) FindExternalNetwork(_ context.Context, nameOrID string) (neutr
 	if err := f.request(FindExternalNetwork); err != nil {
 		return neutron.Network{}, err
 	}
-	if n, ok := f.externals[nameOrID]; ok {
-		return n, nil
-	}
-	named := filter(sortedValues(f.externals), func(n neutron.Network) bool { return n.Name == nameOrID })
-	if len(named) != 1 {
-		return neutron.Network{}, &neutron.RejectedError{Op: FindExternalNetwork, StatusCode: 404, Type: neutron.TypeExternalNetworkNotFound,
-			Message: fmt.Sprintf("%d external networks are named or have the ID %q", len(named), nameOrID)}
-	}
-	return named[0], nil
+	return findOne(f.externals, nameOrID, func(n neutron.Network) string { return n.Name }, FindExternalNetwork,
+		neutron.TypeExternalNetworkNotFound, "external networks")
 }
 
 // CreateRouter creates a router whose gateway is on an external network.
