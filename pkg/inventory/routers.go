@@ -141,27 +141,27 @@ func (inv *Inventory) CreateRouter(ctx context.Context, owner neutron.Owner, gat
 // UpdateRouterGateway moves the gateway of owner's router id to the
 // external network gatewayNetworkID.
 func (inv *Inventory) UpdateRouterGateway(ctx context.Context, owner neutron.Owner, id, gatewayNetworkID string) (neutron.Router, error) {
-	return inv.updateRouter(ctx, owner, id, &gatewayNetworkID, nil, nil)
+	return inv.updateRouter(ctx, owner, id, &gatewayNetworkID, nil)
 }
 
 // ReleaseRouter gives up owner's router id without deleting it
 // (deletionPolicy: Orphan), as ReleaseNetwork does a network.
 func (inv *Inventory) ReleaseRouter(ctx context.Context, owner neutron.Owner, id string) error {
-	if _, err := inv.updateRouter(ctx, owner, id, nil, nil, ptr.To(inv.mark.Released(owner))); err != nil {
+	if _, err := inv.updateRouter(ctx, owner, id, nil, ptr.To(inv.mark.Released(owner))); err != nil {
 		return err
 	}
 	inv.store.RemoveRouter(owner, id)
 	return nil
 }
 
-func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id string, gatewayNetworkID, name, description *string) (neutron.Router, error) {
+func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
 	if !inv.ownsRouter(owner, id) {
 		return neutron.Router{}, notOurs("router", id)
 	}
 	if err := inv.allowWrite(owner); err != nil {
 		return neutron.Router{}, err
 	}
-	r, err := inv.client.UpdateRouter(ctx, id, gatewayNetworkID, name, description)
+	r, err := inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description)
 	if err != nil {
 		return neutron.Router{}, inv.afterFailedWrite(owner, err)
 	}

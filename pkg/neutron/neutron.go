@@ -81,7 +81,6 @@ type Router struct {
 	ID          string
 	Name        string
 	Description string
-	ProjectID   string
 	// CreatedAt orders duplicates: the oldest is kept.
 	CreatedAt time.Time
 	// GatewayNetworkID is the external network of the router's gateway;
@@ -119,9 +118,9 @@ type Routers interface {
 	// network gatewayNetworkID, with the name and description (the
 	// ownership mark) in the request.
 	CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (Router, error)
-	// UpdateRouter changes a router's gateway network, or its name and
-	// description (nil: unchanged).
-	UpdateRouter(ctx context.Context, id string, gatewayNetworkID, name, description *string) (Router, error)
+	// UpdateRouter changes a router's gateway network or its description
+	// (nil: unchanged).
+	UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (Router, error)
 	// DeleteRouter deletes a router; one already gone counts as deleted.
 	DeleteRouter(ctx context.Context, id string) error
 	// CreatePort creates a router interface port, unattached, with the

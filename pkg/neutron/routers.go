@@ -201,8 +201,8 @@ func (g *Gophercloud) CreateRouter(ctx context.Context, name, description, gatew
 }
 
 // UpdateRouter changes a router in one request.
-func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, name, description *string) (Router, error) {
-	opts := routers.UpdateOpts{Name: ptrValue(name), Description: description}
+func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (Router, error) {
+	opts := routers.UpdateOpts{Description: description}
 	if gatewayNetworkID != nil {
 		opts.GatewayInfo = &routers.GatewayInfo{NetworkID: *gatewayNetworkID}
 	}
@@ -211,13 +211,6 @@ func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetwor
 		return Router{}, classify("updating router "+id, err)
 	}
 	return routerFrom(*r), nil
-}
-
-func ptrValue(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // DeleteRouter deletes a router; one already gone counts as deleted.
@@ -230,7 +223,7 @@ func (g *Gophercloud) DeleteRouter(ctx context.Context, id string) error {
 }
 
 func routerFrom(r routers.Router) Router {
-	return Router{ID: r.ID, Name: r.Name, Description: r.Description, ProjectID: r.ProjectID, CreatedAt: r.CreatedAt,
+	return Router{ID: r.ID, Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt,
 		GatewayNetworkID: r.GatewayInfo.NetworkID}
 }
 
@@ -251,9 +244,9 @@ func (s *Session) CreateRouter(ctx context.Context, name, description, gatewayNe
 }
 
 // UpdateRouter implements Routers.
-func (s *Session) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, name, description *string) (Router, error) {
+func (s *Session) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (Router, error) {
 	return call(ctx, s, func(g *Gophercloud) (Router, error) {
-		return g.UpdateRouter(ctx, id, gatewayNetworkID, name, description)
+		return g.UpdateRouter(ctx, id, gatewayNetworkID, description)
 	})
 }
 

@@ -246,7 +246,7 @@ func TestCollectOrphansByUID(t *testing.T) {
 		},
 		{
 			name:   "a gone Network's router of its own goes with its network, its interface first; another's router stays",
-			seed:   func(f *neutronfake.Neutron) { seedOwnRouter(f); f.AddRouter("edge", "") },
+			seed:   func(f *neutronfake.Neutron) { seedOwnRouter(f); f.AddRouter("edge") },
 			orphan: testUID,
 			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
 				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter},

@@ -20,8 +20,8 @@ const (
 // "edge" and "other" of the project, which someone else made.
 func routed(f *neutronfake.Neutron) {
 	inSync("192.168.0.0/16", "192.168.0.1")(f)
-	f.AddRouter("edge", "")
-	f.AddRouter("other", "")
+	f.AddRouter("edge")
+	f.AddRouter("other")
 }
 
 // withRouter makes n name router.
@@ -405,7 +405,7 @@ func TestOwnRouter(t *testing.T) {
 			network: attachedTo(withOwnRouter(provisionedNet(), "public"), "router-4", "port-6"),
 			seed: func(f *neutronfake.Neutron) {
 				ownRouted(f)
-				edge := f.AddRouter("edge", "")
+				edge := f.AddRouter("edge")
 				f.PutPort(ourPort(edge))
 			},
 			options: allowPublic,

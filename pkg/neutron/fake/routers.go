@@ -18,11 +18,11 @@ var _ neutron.Routers = &Neutron{}
 
 // AddRouter stores a router as if someone had made it before the test,
 // and returns its ID.
-func (f *Neutron) AddRouter(name, projectID string) string {
+func (f *Neutron) AddRouter(name string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := f.newID("router")
-	f.routers[id] = neutron.Router{ID: id, Name: name, ProjectID: projectID}
+	f.routers[id] = neutron.Router{ID: id, Name: name}
 	return id
 }
 
@@ -229,8 +229,8 @@ func (f *Neutron) CreateRouter(_ context.Context, name, description, gatewayNetw
 	return r, f.answer(CreateRouter)
 }
 
-// UpdateRouter changes a router's gateway, name or description.
-func (f *Neutron) UpdateRouter(_ context.Context, id string, gatewayNetworkID, name, description *string) (neutron.Router, error) {
+// UpdateRouter changes a router's gateway or description.
+func (f *Neutron) UpdateRouter(_ context.Context, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(UpdateRouter); err != nil {
@@ -246,9 +246,6 @@ func (f *Neutron) UpdateRouter(_ context.Context, id string, gatewayNetworkID, n
 				fmt.Sprintf("Bad router request: Network %s is not a valid external network.", *gatewayNetworkID))
 		}
 		r.GatewayNetworkID = *gatewayNetworkID
-	}
-	if name != nil {
-		r.Name = *name
 	}
 	if description != nil {
 		r.Description = *description
