@@ -119,7 +119,7 @@ func (p *pass) ensureOwnRouter(ctx context.Context, externalNetwork string) (neu
 			return neutron.Router{}, err
 		}
 		klog.FromContext(ctx).Info("Created Neutron router", "routerID", r.ID, "externalNetworkID", ext.ID)
-		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron router %s with its gateway on external network %s", r.ID, describeNetwork(ext))
+		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron router %s with its gateway on external network %s", r.ID, describe(ext.Name, ext.ID))
 		return r, nil
 	}
 	keep := chooseRouter(own, p.router)
@@ -130,7 +130,7 @@ func (p *pass) ensureOwnRouter(ctx context.Context, externalNetwork string) (neu
 	if err != nil {
 		return neutron.Router{}, err
 	}
-	p.eventf(corev1.EventTypeNormal, eventUpdated, "Moved the gateway of Neutron router %s to external network %s", keep.ID, describeNetwork(ext))
+	p.eventf(corev1.EventTypeNormal, eventUpdated, "Moved the gateway of Neutron router %s to external network %s", keep.ID, describe(ext.Name, ext.ID))
 	return updated, nil
 }
 
@@ -145,12 +145,12 @@ func chooseRouter(own []neutron.Router, last *samplecrdv1.RouterStatus) neutron.
 	return slices.MinFunc(own, func(a, b neutron.Router) int { return a.CreatedAt.Compare(b.CreatedAt) })
 }
 
-// describeNetwork is a network for an Event: its name and ID.
-func describeNetwork(n neutron.Network) string {
-	if n.Name == "" {
-		return n.ID
+// describe is a router or network for an Event: its name and ID.
+func describe(name, id string) string {
+	if name == "" {
+		return id
 	}
-	return n.Name + " (" + n.ID + ")"
+	return name + " (" + id + ")"
 }
 
 // choosePort is the port to keep: the one already on routerID, else one
@@ -191,7 +191,7 @@ func (p *pass) attachWanted(ctx context.Context, plan routerPlan, subnet neutron
 		}
 		klog.FromContext(ctx).Info("Attached the subnet to a router", "routerID", plan.router.ID, "portID", port.ID)
 		p.eventf(corev1.EventTypeNormal, eventAttached, "Attached subnet %s to router %s on %s (port %s)",
-			subnet.ID, describeRouter(plan.router), subnet.GatewayIP, port.ID)
+			subnet.ID, describe(plan.router.Name, plan.router.ID), subnet.GatewayIP, port.ID)
 	}
 	p.router = &samplecrdv1.RouterStatus{ID: plan.router.ID, InterfacePortID: port.ID, InterfaceAddress: firstOr(port.Addresses, subnet.GatewayIP)}
 	if plan.owned {
@@ -200,18 +200,27 @@ func (p *pass) attachWanted(ctx context.Context, plan routerPlan, subnet neutron
 	return nil
 }
 
-// detach removes one of the Network's router interfaces.
+// detach removes one of the Network's router interfaces, and says so.
 func (p *pass) detach(ctx context.Context, port neutron.Port) error {
-	if err := p.inv.DetachRouterPort(ctx, p.owner, port); err != nil {
+	if err := p.detachPort(ctx, p.owner, port); err != nil {
 		return err
 	}
 	if p.router != nil && p.router.InterfacePortID == port.ID {
 		p.router = nil
 	}
 	if port.DeviceID != "" {
-		klog.FromContext(ctx).Info("Detached the subnet from a router", "routerID", port.DeviceID, "portID", port.ID)
 		p.eventf(corev1.EventTypeNormal, eventDetached, "Detached the subnet from router %s (deleted port %s)", port.DeviceID, port.ID)
 	}
+	return nil
+}
+
+// detachPort removes owner's router interface port, from its router if
+// it is on one.
+func (r *Reconciler) detachPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
+	if err := r.inv.DetachRouterPort(ctx, owner, port); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Detached a router interface", "owner", owner.Key(), "routerID", port.DeviceID, "portID", port.ID)
 	return nil
 }
 
@@ -228,11 +237,10 @@ func (r *Reconciler) detachAll(ctx context.Context, owned inventory.Owned) (int,
 			return detached, err
 		}
 		for _, port := range ports {
-			if err := r.inv.DetachRouterPort(ctx, owned.Owner, port); err != nil {
+			if err := r.detachPort(ctx, owned.Owner, port); err != nil {
 				return detached, err
 			}
 			detached++
-			klog.FromContext(ctx).Info("Detached the subnet from a router", "owner", owned.Owner.Key(), "routerID", port.DeviceID, "portID", port.ID)
 		}
 	}
 	return detached, nil
@@ -269,14 +277,6 @@ func (p *pass) releaseRouters(ctx context.Context, owned inventory.Owned) error 
 func inUse(err error) bool {
 	var rejected *neutron.RejectedError
 	return errors.As(err, &rejected) && rejected.InUse()
-}
-
-// describeRouter is a router for an Event: its name and ID.
-func describeRouter(r neutron.Router) string {
-	if r.Name == "" {
-		return r.ID
-	}
-	return r.Name + " (" + r.ID + ")"
 }
 
 func firstOr(s []string, def string) string {
