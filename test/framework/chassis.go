@@ -65,13 +65,13 @@ func (n *Neutron) StartChassis(ctx context.Context, dir, name string) (*Chassis,
 		return nil, err
 	}
 	var err error
-	if c.DB, err = c.start(ctx, "ovsdb-server", db, "--remote=punix:"+c.socket(), "--unixctl="+filepath.Join(dir, "ovsdb.ctl")); err != nil {
+	if c.DB, err = c.start("ovsdb-server", db, "--remote=punix:"+c.socket(), "--unixctl="+filepath.Join(dir, "ovsdb.ctl")); err != nil {
 		return nil, err
 	}
 	if err := waitFor(ctx, 30*time.Second, c.DB, func(ctx context.Context) error { return c.vsctl(ctx, "--no-wait", "init") }); err != nil {
 		return nil, c.stopOnError(err)
 	}
-	if c.Switch, err = c.start(ctx, "ovs-vswitchd", "unix:"+c.socket(), "--unixctl="+filepath.Join(dir, "vswitchd.ctl")); err != nil {
+	if c.Switch, err = c.start("ovs-vswitchd", "unix:"+c.socket(), "--unixctl="+filepath.Join(dir, "vswitchd.ctl")); err != nil {
 		return nil, c.stopOnError(err)
 	}
 	if err := c.vsctl(ctx, "set", "open", ".", "external_ids:system-id="+name, "external_ids:hostname="+name,
@@ -79,7 +79,7 @@ func (n *Neutron) StartChassis(ctx context.Context, dir, name string) (*Chassis,
 		"external_ids:ovn-bridge="+c.Bridge, "external_ids:ovn-bridge-datapath-type=netdev"); err != nil {
 		return nil, c.stopOnError(err)
 	}
-	if c.Controller, err = c.start(ctx, "ovn-controller", "unix:"+c.socket()); err != nil {
+	if c.Controller, err = c.start("ovn-controller", "unix:"+c.socket()); err != nil {
 		return nil, c.stopOnError(err)
 	}
 	err = waitFor(ctx, 30*time.Second, c.Controller, func(ctx context.Context) error {
@@ -101,7 +101,7 @@ func (n *Neutron) StartChassis(ctx context.Context, dir, name string) (*Chassis,
 // namespace netns with the port's MAC and address (CIDR form) and a
 // default route through gateway. ovn-controller then binds the port here.
 func (c *Chassis) Plug(ctx context.Context, netns, portID, mac, address, gateway string) error {
-	dev := "tap" + portID[:11]
+	dev := tapName(portID)
 	if err := c.vsctl(ctx, "add-port", c.Bridge, dev, "--", "set", "Interface", dev, "type=internal", "external_ids:iface-id="+portID); err != nil {
 		return err
 	}
@@ -130,9 +130,13 @@ func (c *Chassis) Plug(ctx context.Context, netns, portID, mac, address, gateway
 	return nil
 }
 
+// tapName is the device of portID's host: "tap" and the start of the ID,
+// as Nova names them, within Linux's 15 characters.
+func tapName(portID string) string { return "tap" + portID[:11] }
+
 // Unplug removes what Plug made.
 func (c *Chassis) Unplug(ctx context.Context, netns, portID string) {
-	_ = c.vsctl(ctx, "--if-exists", "del-port", c.Bridge, "tap"+portID[:11])
+	_ = c.vsctl(ctx, "--if-exists", "del-port", c.Bridge, tapName(portID))
 	_ = c.run(ctx, "ip", "netns", "del", netns)
 }
 
@@ -167,7 +171,7 @@ func (c *Chassis) socket() string { return filepath.Join(c.dir, "db.sock") }
 func (c *Chassis) log(name string) string { return filepath.Join(c.dir, name+".log") }
 
 // start starts one of the chassis's daemons in the foreground.
-func (c *Chassis) start(_ context.Context, bin string, args ...string) (*Process, error) {
+func (c *Chassis) start(bin string, args ...string) (*Process, error) {
 	p := &Process{Name: bin, Path: bin, Dir: c.dir, Env: c.env, LogPath: c.log(bin),
 		Args: append(args, "--pidfile="+filepath.Join(c.dir, bin+".pid"), "--log-file="+c.log(bin+"-own"))}
 	return p, p.Start()
