@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -34,6 +35,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
@@ -65,6 +67,24 @@ type Options struct {
 	// (status, finalizer, Events), as the inventory asks it before every
 	// write to Neutron: pkg/leader's Fence.Check.
 	Fence func() error
+	// Policy decides what a Network may name outside itself: the
+	// administrator's TenantPolicies (pkg/policy).
+	Policy Policy
+}
+
+// Policy says whether a Network may name what it names outside itself
+// (credentials, an existing router, a pool, an external network, a network
+// to adopt): pkg/policy, from the informers of TenantPolicies and
+// Namespaces.
+type Policy interface {
+	// Check returns a *policy.NotAllowedError for a Network that names
+	// what its namespace is not granted.
+	Check(network *samplecrdv1.Network) error
+	// HasSynced reports whether the policy's caches have synced.
+	HasSynced() bool
+	// OnChange has changed called with a namespace whose grants may have
+	// changed, "" for all.
+	OnChange(changed func(namespace string)) error
 }
 
 // Reconciler makes Neutron match one Network per call, and says what it
@@ -146,6 +166,8 @@ type Controller struct {
 	recorder record.EventRecorder
 	// fence says whether this replica may still write (Options.Fence).
 	fence func() error
+	// policy says what a Network may name outside itself (Options.Policy).
+	policy Policy
 }
 
 // NewController returns a controller that reconciles the Networks of
@@ -179,6 +201,7 @@ func NewController(
 		),
 		recorder: recorder,
 		fence:    opts.Fence,
+		policy:   opts.Policy,
 	}
 
 	// The cache keeps only what the controller reads: managedFields (often
@@ -221,6 +244,10 @@ func NewController(
 	}); err != nil {
 		return nil, fmt.Errorf("registering event handlers: %w", err)
 	}
+	// A grant given or withdrawn takes effect at once, not at the resync.
+	if err := c.policy.OnChange(c.enqueueNamespace); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -233,7 +260,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Network controller")
 	logger.Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.networksSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.networksSynced, c.policy.HasSynced); !ok {
 		return errors.New("failed to wait for caches to sync")
 	}
 
@@ -451,6 +478,19 @@ func (c *Controller) enqueueNetwork(obj any) {
 	c.workqueue.Add(queueKey{ObjectName: objRef})
 }
 
+// enqueueNamespace queues every Network of namespace, of every namespace
+// for "".
+func (c *Controller) enqueueNamespace(namespace string) {
+	networks, err := c.networksLister.Networks(namespace).List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, n := range networks {
+		c.enqueueNetwork(n)
+	}
+}
+
 // enqueueOrphan queues the collection of what the project of tenant
 // holds for uid.
 func (c *Controller) enqueueOrphan(tenant tenancy.Key, uid types.UID) {
@@ -498,6 +538,16 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 
 	if network.DeletionTimestamp != nil && !hasFinalizer(network) {
 		return result{}
+	}
+	// What the Network names outside itself must be granted to its
+	// namespace before anything is asked of its project. A deletion is
+	// never refused: what a Network made, it may always remove.
+	if network.DeletionTimestamp == nil {
+		if err := c.policy.Check(network); policy.IsNotAllowed(err) {
+			return c.record(ctx, network, reconcile.NotAllowed(network, err))
+		} else if err != nil {
+			return failed(fmt.Errorf("checking Network %s against the TenantPolicies: %w", key, err))
+		}
 	}
 	// The project the Network lives in: the controller's, or its
 	// namespace's (spec.cloudCredentialsRef).

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -24,10 +25,12 @@ import (
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
+	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
+	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
@@ -113,8 +116,16 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	inv := inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
 	own := &Tenant{Inventory: inv, Reconciler: f.reconciler}
+	// No TenantPolicy, and the namespace "default" grants nothing: the
+	// safe default of a namespace the administrator said nothing about.
+	namespaces := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := namespaces.Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	grants := policy.NewFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
+		corelisters.NewNamespaceLister(namespaces), policy.Defaults{})
 	c, err := NewController(ctx, k8sfake.NewClientset(), f.client, factory.Samplecrd().V1().Networks(),
-		tenancy.New(own, tenancy.Options[*Tenant]{Max: 1}), Options{MaxRetryDelay: time.Minute})
+		tenancy.New(own, tenancy.Options[*Tenant]{Max: 1}), Options{MaxRetryDelay: time.Minute, Policy: grants})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +281,30 @@ func TestSyncHandler(t *testing.T) {
 			wantCalls:  []string{"Preflight", "Reconcile"},
 			wantWrites: []string{"apply networks", "apply networks/status"},
 			wantEvents: []string{"Normal Created"},
+			wantReady:  "True/Provisioned",
+		},
+		{
+			name: "a router its namespace is not granted: NotAllowed, one Warning, no finalizer, its project not asked",
+			network: func() *samplecrdv1.Network {
+				n := newNetwork()
+				n.Spec.Router = &samplecrdv1.RouterReference{Name: "edge"}
+				return n
+			}(),
+			wantWrites: []string{"apply networks/status"},
+			wantEvents: []string{"Warning NotAllowed"},
+			wantReady:  "False/NotAllowed",
+			wantResult: reconcile.After,
+		},
+		{
+			name: "a deletion is never refused by policy: what a Network made, it removes",
+			network: func() *samplecrdv1.Network {
+				n := deleting(provisioned(newNetwork()))
+				n.Spec.Router = &samplecrdv1.RouterReference{Name: "edge"}
+				return n
+			}(),
+			outcome:    reconcile.Outcome{Finalized: true},
+			wantCalls:  []string{"Delete"},
+			wantWrites: []string{"apply networks"},
 			wantReady:  "True/Provisioned",
 		},
 		{

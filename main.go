@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/server/mux"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -51,6 +52,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/logging"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/serving"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
@@ -103,8 +105,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml ($OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack/, /etc/openstack/) to authenticate to Keystone with; empty means $OS_CLOUD. Password and application-credential clouds both work; tokens are renewed when they expire.")
 	fs.DurationVar(&o.cloudReload, "cloud-reload-interval", 10*time.Second, "How often clouds.yaml is read again. When it changed (a Secret updated in place), the controller authenticates with the new one without a restart.")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "This cluster's identity in the ownership mark written into the description of every Neutron resource the controller makes: a DNS-1123 label. Empty (the default) means the UID of the kube-system namespace, which no other cluster has. Set it only to keep the mark of an earlier install (the old default was \"kubernetes\"); see docs/ownership.md.")
-	fs.StringSliceVar(&o.adoptionNamespaces, "adoption-namespaces", nil, "Namespaces whose Networks may adopt an existing Neutron network with spec.adopt; \"*\" for all. Default none: adoption takes a resource the controller did not make, so a cluster administrator allows it.")
-	fs.StringSliceVar(&o.externalNetworks, "router-external-networks", nil, "External networks, by name or ID, on which a Network may have a router of its own (spec.router.externalNetwork). Default none: which networks reach outside, and whose addresses they spend, is the cloud administrator's to say.")
+	fs.StringSliceVar(&o.adoptionNamespaces, "adoption-namespaces", nil, "Deprecated: a TenantPolicy with adoption: true grants adoption. Namespaces whose Networks may adopt an existing Neutron network of their project with spec.adopt, beside what TenantPolicies grant; \"*\" for all. Default none.")
+	fs.StringSliceVar(&o.externalNetworks, "router-external-networks", nil, "Deprecated: a TenantPolicy's externalNetworks grants them. External networks, by name or ID, on which a Network of any namespace may have a router of its own (spec.router.externalNetwork), beside what TenantPolicies grant. Default none.")
 	fs.BoolVar(&o.orphanCollection, "orphan-collection", true, "Delete the Neutron resources of this cluster whose Network is gone (a finalizer removed by hand, a create that completed late). Off, they are only counted (network_controller_orphans_held_back_total).")
 	fs.DurationVar(&o.orphanGracePeriod, "orphan-grace-period", 2*time.Minute, "How long Neutron resources must have been seen without their Network, by two lists of Neutron, before they are collected (after a live read of the API server confirms the Network is gone).")
 	fs.IntVar(&o.maxOrphansPerList, "max-orphans-per-list", 50, "Most Networks' orphaned Neutron resources collected per list of Neutron; the rest wait for the next list, and a Warning Event on their namespace says so.")
@@ -252,17 +254,28 @@ func run(ctx context.Context, opts options) error {
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
 			informers.WithNamespace(opts.namespace))
 		networks := informerFactory.Samplecrd().V1().Networks()
+		// TenantPolicies are cluster-scoped, and namespaces' labels select
+		// them: both are watched cluster-wide, whatever --namespace says.
+		clusterFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
+		kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, opts.resyncPeriod)
+		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
+			policy.Defaults{AdoptionNamespaces: opts.adoptionNamespaces, ExternalNetworks: opts.externalNetworks})
 		tenants := newTenants(opts, mark, kubeClient, networkClient, neutronClient, ownCloud, reach, fence)
 		controller, err := NewController(ctx, kubeClient, networkClient, networks, tenants,
-			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check})
+			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check, Policy: grants})
 		if err != nil {
 			return err
 		}
 		ready.set(false, controller)
 		// Start runs each informer's ListAndWatch in its own goroutine; Run
 		// waits for their caches before it starts workers.
-		informerFactory.Start(ctx.Done())
-		defer informerFactory.Shutdown()
+		for _, f := range []interface {
+			Start(<-chan struct{})
+			Shutdown()
+		}{informerFactory, clusterFactory, kubeFactory} {
+			f.Start(ctx.Done())
+			defer f.Shutdown()
+		}
 		return controller.Run(ctx, opts.workers)
 	}
 	if !opts.leaderElection.LeaderElect {
@@ -288,12 +301,10 @@ func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface
 			Fence:               fence.Check,
 		})
 		return &Tenant{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
-			Namespace:          opts.namespace,
-			AdoptionNamespaces: opts.adoptionNamespaces,
-			ExternalNetworks:   opts.externalNetworks,
-			CollectOrphans:     opts.orphanCollection,
-			OrphanGracePeriod:  opts.orphanGracePeriod,
-			MaxOrphansPerList:  opts.maxOrphansPerList,
+			Namespace:         opts.namespace,
+			CollectOrphans:    opts.orphanCollection,
+			OrphanGracePeriod: opts.orphanGracePeriod,
+			MaxOrphansPerList: opts.maxOrphansPerList,
 		})}
 	}
 	return tenancy.New(newTenant(tenancy.Key{}, neutronClient), tenancy.Options[*Tenant]{

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"github.com/gophercloud/gophercloud/v2/pagination"
+	"k8s.io/utils/ptr"
 )
 
 // Network is the part of a Neutron network the controller reads.
@@ -205,12 +207,15 @@ type Interface interface {
 	// keep the last it was handed.
 	ListNetworks(ctx context.Context, description string, visit func([]Network) error) error
 	ListSubnets(ctx context.Context, description string, visit func([]Subnet) error) error
-	// FindSubnetPool finds a subnet pool by ID or, failing that, by name.
-	// None, or more than one of that name, is a *RejectedError.
+	// FindSubnetPool finds a subnet pool by ID or, failing that, by name,
+	// among the client's project's own and the shared ones. None, or more
+	// than one of that name, is a *RejectedError.
 	FindSubnetPool(ctx context.Context, nameOrID string) (SubnetPool, error)
-	// GetNetwork reads one network, whatever made it: only to adopt it.
+	// GetNetwork reads one network of the client's project, whatever made
+	// it: only to adopt it. Another project's is a 404, as a missing one.
 	GetNetwork(ctx context.Context, id string) (Network, error)
-	// SubnetsOf lists every subnet of a network, whatever made it.
+	// SubnetsOf lists every subnet of a network in the client's project,
+	// whatever made it.
 	SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error)
 	// CreateNetwork and CreateSubnet create in one request each, with the
 	// name and description (the ownership mark) in the request itself. An
@@ -293,10 +298,10 @@ func (g *Gophercloud) ListSubnets(ctx context.Context, description string, visit
 	return g.eachSubnetPage(ctx, "listing subnets", subnets.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}, visit)
 }
 
-// SubnetsOf lists every subnet of a network.
+// SubnetsOf lists every subnet of a network in the client's project.
 func (g *Gophercloud) SubnetsOf(ctx context.Context, networkID string) ([]Subnet, error) {
 	var out []Subnet
-	err := g.eachSubnetPage(ctx, "listing the subnets of network "+networkID, subnets.ListOpts{NetworkID: networkID, Limit: g.pageSize},
+	err := g.eachSubnetPage(ctx, "listing the subnets of network "+networkID, subnets.ListOpts{NetworkID: networkID, ProjectID: g.projectID, Limit: g.pageSize},
 		func(page []Subnet) error {
 			out = append(out, page...)
 			return nil
@@ -322,21 +327,43 @@ func (g *Gophercloud) eachSubnetPage(ctx context.Context, op string, opts subnet
 	return nil
 }
 
-// FindSubnetPool finds a subnet pool by ID, else by name.
+// FindSubnetPool finds a subnet pool by ID, else by name, among those
+// the client's project may allocate from: its own, and the pools shared
+// with every project. Another project's pool is not found, even by an
+// admin credential that sees it.
 func (g *Gophercloud) FindSubnetPool(ctx context.Context, nameOrID string) (SubnetPool, error) {
-	p, err := findOne(ctx, "finding subnet pool "+nameOrID, "subnet pools", "SubnetPoolNotFound", nameOrID,
+	p, err := findOne(ctx, "finding subnet pool "+nameOrID, "subnet pools of the project or shared", "SubnetPoolNotFound", nameOrID,
 		func(ctx context.Context, byID bool) ([]subnetpools.SubnetPool, error) {
 			opts := subnetpools.ListOpts{Name: nameOrID}
 			if byID {
 				opts = subnetpools.ListOpts{ID: nameOrID}
 			}
-			page, err := subnetpools.List(g.client, opts).AllPages(ctx)
+			if g.projectID == "" {
+				return listPools(ctx, g.client, opts)
+			}
+			own, shared := opts, opts
+			own.ProjectID, shared.Shared = g.projectID, ptr.To(true)
+			found, err := listPools(ctx, g.client, own)
 			if err != nil {
 				return nil, err
 			}
-			return subnetpools.ExtractSubnetPools(page)
+			others, err := listPools(ctx, g.client, shared)
+			for _, p := range others {
+				if p.ProjectID != g.projectID {
+					found = append(found, p)
+				}
+			}
+			return found, err
 		})
 	return SubnetPool{ID: p.ID, Name: p.Name, IPVersion: p.IPversion}, err
+}
+
+func listPools(ctx context.Context, client *gophercloud.ServiceClient, opts subnetpools.ListOpts) ([]subnetpools.SubnetPool, error) {
+	page, err := subnetpools.List(client, opts).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return subnetpools.ExtractSubnetPools(page)
 }
 
 // findOne finds the one resource that has the ID nameOrID or, failing
@@ -367,13 +394,24 @@ func findOne[T any](ctx context.Context, op, kind, notFound, nameOrID string, li
 	return found[0], nil
 }
 
-// GetNetwork reads one network.
+// GetNetwork reads one network of the client's project. It lists by ID
+// and project rather than GET by ID: an admin credential reads any
+// project's network by ID, and another project's is answered as Neutron
+// answers a missing one, a 404 that says nothing of what exists elsewhere.
 func (g *Gophercloud) GetNetwork(ctx context.Context, id string) (Network, error) {
-	var n networkWithMTU
-	if err := networks.Get(ctx, g.client, id).ExtractInto(&n); err != nil {
-		return Network{}, classify("reading network "+id, err)
+	op := "reading network " + id
+	page, err := networks.List(g.client, networks.ListOpts{ID: id, ProjectID: g.projectID}).AllPages(ctx)
+	if err != nil {
+		return Network{}, classify(op, err)
 	}
-	return networkFrom(n), nil
+	var ns []networkWithMTU
+	if err := networks.ExtractNetworksInto(page, &ns); err != nil {
+		return Network{}, classify(op, err)
+	}
+	if len(ns) != 1 || ns[0].ID != id {
+		return Network{}, ErrorForResponse(op, http.StatusNotFound, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
+	}
+	return networkFrom(ns[0]), nil
 }
 
 // CreateNetwork creates a network in one request.

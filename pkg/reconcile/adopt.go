@@ -23,9 +23,10 @@ import (
 // before it writes:
 //
 //   - a cluster administrator allows adoption in the Network's namespace
-//     (--adoption-namespaces); anywhere else it is refused before Neutron
-//     is asked anything;
-//   - the network exists, and neither another cluster's controller nor
+//     (a TenantPolicy, pkg/policy); anywhere else the controller refuses
+//     it before the pass, and Neutron is asked nothing;
+//   - the network exists in the Network's project (a network of another
+//     project is "does not exist", as a missing one), and neither another cluster's controller nor
 //     another Network of this cluster owns it or its subnet;
 //   - the subnet of spec.cidr exists and already matches the spec in every
 //     field (a spec that would change it on adoption is a mistake until
@@ -50,11 +51,6 @@ import (
 // write before anything is marked (an *adoptionRecord).
 func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.Network, error) {
 	network, owner, id := p.network, p.owner, p.network.Spec.Adopt.NetworkID
-	if !p.opts.adoptionAllowed(network.Namespace) {
-		return neutron.Network{}, adoptionRefused(
-			"adoption is not allowed in namespace %s: a cluster administrator allows it with the controller's --adoption-namespaces; nothing was asked of Neutron",
-			network.Namespace)
-	}
 	net, err := p.inv.GetNetwork(ctx, id)
 	if gophercloud.ResponseCodeIs(err, 404) {
 		return neutron.Network{}, adoptionRefused("Neutron network %s does not exist", id)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -136,16 +137,31 @@ func TestAdoption(t *testing.T) {
 			},
 		},
 		{
-			name:        "adopt: a namespace the administrator did not allow is AdoptionRefused before Neutron is asked anything",
-			network:     withNamespace(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), "team-a"),
-			seed:        func(f *neutronfake.Neutron) { f.AddNetwork("handmade", "made by a person") },
+			name:    "adopt: a network of another project, which an admin credential could read by ID, does not exist, and is not touched",
+			network: adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet),
+			seed: func(f *neutronfake.Neutron) {
+				f.SetProject("project-a")
+				f.In("project-b", func() {
+					id := f.AddNetwork("theirs", "made by another team")
+					f.AddSubnet(id, "theirs", "", "192.168.0.0/16", "192.168.0.1")
+				})
+			},
 			wantErr:     "retry-after",
-			wantNeutron: nil,
+			wantNeutron: []string{neutronfake.GetNetwork},
+			wantReady:   "False/AdoptionRefused",
 			wantEvents:  []string{"Warning AdoptionRefused"},
 			check: func(t *testing.T, f *fixture) {
-				if n := f.neutron.Networks()[0]; n.Name != "handmade" || n.Description != "made by a person" {
-					t.Errorf("the network was changed: %+v", n)
+				if msg := f.network("net").Status.Conditions[0].Message; !strings.Contains(msg, "does not exist") || strings.Contains(msg, "theirs") {
+					t.Errorf("message %q: want does not exist, and nothing of the other project", msg)
 				}
+				if st := f.network("net").Status; st.Adopted != nil || st.ProjectID == "project-b" {
+					t.Errorf("status records the other project's network: %+v", st)
+				}
+				f.neutron.In("project-b", func() {
+					if n := f.neutron.Networks()[0]; n.Name != "theirs" || n.Description != "made by another team" {
+						t.Errorf("the network was changed: %+v", n)
+					}
+				})
 			},
 		},
 		{

@@ -69,10 +69,10 @@ func mustMark(cluster string, clusterUID types.UID) neutron.Mark {
 	return m
 }
 
-// defaultOptions are the fixture's: adoption allowed in "default", orphans
+// defaultOptions are the fixture's: orphans
 // collected at their first sighting.
 func defaultOptions() Options {
-	return Options{AdoptionNamespaces: []string{"default"}, CollectOrphans: true, MaxOrphansPerList: 50}
+	return Options{CollectOrphans: true, MaxOrphansPerList: 50}
 }
 
 func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {

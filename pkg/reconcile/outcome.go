@@ -17,6 +17,7 @@ import (
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/policy"
 )
 
 // Outcome is what one pass of the reconciler did and found: everything the
@@ -124,6 +125,7 @@ func classify(ph phase, err error) verdict {
 		adoption *adoptionError
 		record   *adoptionRecord
 		external *externalNetworkError
+		refused  *policy.NotAllowedError
 	)
 	isRejected := errors.As(err, &rejected)
 	switch {
@@ -174,6 +176,11 @@ func classify(ph phase, err error) verdict {
 		// Not terminal: a quota is raised, a network freed. Backoff,
 		// capped, notices either without anyone touching the Network.
 		return verdict{samplecrdv1.ReasonNeutronQuotaExceeded, samplecrdv1.ReasonNeutronQuotaExceeded, "Neutron refused: " + rejected.Message, Backoff, 0}
+	case errors.As(err, &refused):
+		// The administrator's to grant: a change of a TenantPolicy or of
+		// the namespace's labels queues the Network again; otherwise it
+		// is looked at every few minutes.
+		return verdict{refused.Reason, refused.Reason, refused.Message, After, rejectedRetryInterval}
 	case errors.As(err, &external):
 		// An administrator may allow it, someone make the network:
 		// capped backoff notices either.
@@ -187,6 +194,13 @@ func classify(ph phase, err error) verdict {
 		return verdict{samplecrdv1.ReasonNeutronRejected, samplecrdv1.ReasonNeutronRejected, "Neutron refused: " + rejected.Message, After, rejectedRetryInterval}
 	}
 	return verdict{samplecrdv1.ReasonNeutronUnavailable, samplecrdv1.ReasonNeutronUnavailable, err.Error(), Backoff, 0}
+}
+
+// NotAllowed is the Outcome of a Network that names what its namespace's
+// TenantPolicies do not grant: err is a *policy.NotAllowedError. Nothing
+// was asked of Neutron.
+func NotAllowed(network *samplecrdv1.Network, err error) Outcome {
+	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil)
 }
 
 // CredentialsUnavailable is the Outcome of a Network whose project cannot

@@ -13,7 +13,6 @@ package reconcile
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,11 +30,6 @@ type Options struct {
 	// controller manages; Neutron resources of other namespaces are left
 	// alone, even when they look orphaned from here.
 	Namespace string
-	// AdoptionNamespaces are the namespaces whose Networks may adopt an
-	// existing Neutron network (spec.adopt); "*" allows every namespace.
-	// Adoption takes a resource the controller did not make, so it is a
-	// cluster administrator's to allow, not every Network author's.
-	AdoptionNamespaces []string
 	// CollectOrphans turns the collection of Neutron resources whose
 	// Network is gone on; off, they are only counted.
 	CollectOrphans bool
@@ -44,16 +38,6 @@ type Options struct {
 	OrphanGracePeriod time.Duration
 	// MaxOrphansPerList caps the orphans collected per list of Neutron.
 	MaxOrphansPerList int
-	// ExternalNetworks are the external networks, by name or ID, on which
-	// a Network may have a router of its own (spec.router's
-	// externalNetwork); none by default. Which networks reach outside,
-	// and whose addresses they spend, is the cloud administrator's call.
-	ExternalNetworks []string
-}
-
-// adoptionAllowed reports whether Networks of namespace may adopt.
-func (o Options) adoptionAllowed(namespace string) bool {
-	return slices.Contains(o.AdoptionNamespaces, "*") || slices.Contains(o.AdoptionNamespaces, namespace)
 }
 
 // Reconciler makes Neutron match Networks, one pass at a time.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/policy"
 )
 
 // The router step of the ladder (spec.router). The controller makes a port
@@ -62,7 +62,7 @@ func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet n
 			return routerPlan{}, err
 		}
 	case spec != nil:
-		if plan.router, err = p.inv.FindRouter(ctx, cmp.Or(spec.ID, spec.Name)); err != nil {
+		if plan.router, err = p.findRouter(ctx, cmp.Or(spec.ID, spec.Name)); err != nil {
 			return routerPlan{}, err
 		}
 	}
@@ -91,26 +91,38 @@ func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet n
 	return plan, nil
 }
 
+// findRouter finds the existing router nameOrID of the Network's project,
+// which its namespace's policy granted (pkg/policy). A router that carries
+// an ownership mark is refused whoever granted it: network-controller
+// made it for a Network of its own, which deletes it, and an interface of
+// another Network's on it would block that delete for ever and give the
+// other Network's subnet the owner's reach. The refusal names no owner.
+func (p *pass) findRouter(ctx context.Context, nameOrID string) (neutron.Router, error) {
+	r, err := p.inv.FindRouter(ctx, nameOrID)
+	if err != nil {
+		return neutron.Router{}, err
+	}
+	if neutron.IsMark(r.Description) {
+		return neutron.Router{}, &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+			"spec.router: router %s was made by a network-controller for a Network of its own, and is no other Network's to attach to; nothing was attached", nameOrID)}
+	}
+	return r, nil
+}
+
 // ensureOwnRouter returns the Network's own router, with its gateway on
-// the external network the spec names, making it when there is none and
+// the external network the spec names (which the namespace's policy
+// granted, pkg/policy), making it when there is none and
 // moving its gateway when it is elsewhere. Other routers of its own (a
 // duplicate of a create whose answer was lost, or one for an earlier
 // spec) are left to detachUnwanted, which deletes them once they carry no
 // interface of ours.
 func (p *pass) ensureOwnRouter(ctx context.Context, externalNetwork string) (neutron.Router, error) {
-	if len(p.opts.ExternalNetworks) == 0 {
-		return neutron.Router{}, externalNetworkRefused("this controller makes no routers: its --router-external-networks allows no external network")
-	}
 	ext, err := p.inv.FindExternalNetwork(ctx, externalNetwork)
 	if rejected := (*neutron.RejectedError)(nil); errors.As(err, &rejected) && rejected.Type == neutron.TypeExternalNetworkNotFound {
 		return neutron.Router{}, externalNetworkRefused("spec.router.externalNetwork: %s", rejected.Message)
 	}
 	if err != nil {
 		return neutron.Router{}, err
-	}
-	if !slices.Contains(p.opts.ExternalNetworks, ext.ID) && !slices.Contains(p.opts.ExternalNetworks, ext.Name) {
-		return neutron.Router{}, externalNetworkRefused("external network %q is not one this controller's --router-external-networks allows (%s)",
-			externalNetwork, strings.Join(p.opts.ExternalNetworks, ", "))
 	}
 	own := p.inv.Get(p.owner.UID).Routers
 	if len(own) == 0 {

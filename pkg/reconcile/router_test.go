@@ -103,6 +103,45 @@ func TestRouter(t *testing.T) {
 			wantReady:   "True/Provisioned",
 		},
 		{
+			name:    "a router another Network made for itself is refused by ID, whoever granted it: nothing is attached",
+			network: withRouter(provisionedNet(), "router-6"),
+			seed: func(f *neutronfake.Neutron) {
+				routed(f) // router-3 and router-4; the victim's router is router-6
+				victim := neutron.Owner{Namespace: "team-a", Name: "victim", UID: otherUID}
+				f.AddExternalNetwork("public")
+				if _, err := f.CreateRouter(context.Background(), ours.ResourceName(victim), ours.Description(), "external-5"); err != nil {
+					panic(err)
+				}
+			},
+			wantErr:     "retry-after",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter},
+			wantReady:   "False/NotAllowed",
+			wantEvents:  []string{"Warning NotAllowed"},
+			check: func(t *testing.T, f *fixture) {
+				if ports := f.neutron.Ports(seededNet); len(ports) != 0 {
+					t.Errorf("ports made on the subnet: %+v", ports)
+				}
+				if msg := f.network("net").Status.Conditions[0].Message; strings.Contains(msg, "victim") || strings.Contains(msg, "team-a") {
+					t.Errorf("the refusal names the router's owner: %q", msg)
+				}
+			},
+		},
+		{
+			name:    "a router another cluster's controller made is refused too",
+			network: withRouter(provisionedNet(), "router-6"),
+			seed: func(f *neutronfake.Neutron) {
+				routed(f)
+				f.AddExternalNetwork("public")
+				if _, err := f.CreateRouter(context.Background(), otherCluster.ResourceName(owner), otherCluster.Description(), "external-5"); err != nil {
+					panic(err)
+				}
+			},
+			wantErr:     "retry-after",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter},
+			wantReady:   "False/NotAllowed",
+			wantEvents:  []string{"Warning NotAllowed"},
+		},
+		{
 			name:        "a Network that never had a router reads nothing for it",
 			network:     provisionedNet(),
 			seed:        routed,
@@ -306,9 +345,6 @@ func withOwnRouter(n *samplecrdv1.Network, external string) *samplecrdv1.Network
 	return n
 }
 
-// allowPublic allows routers of their own on "public".
-func allowPublic(o *Options) { o.ExternalNetworks = []string{"public"} }
-
 // seedOwnRouter seeds a router of the Network's own on publicNet, with
 // our interface on it, and returns the router's ID.
 func seedOwnRouter(f *neutronfake.Neutron) string {
@@ -322,8 +358,9 @@ func seedOwnRouter(f *neutronfake.Neutron) string {
 }
 
 // TestOwnRouter is the table of passes of a router of the Network's own
-// (spec.router.externalNetwork): made marked, on an external network the
-// administrator allows, and deleted once no interface is on it.
+// (spec.router.externalNetwork): made marked, on the external network
+// the spec names (whether the administrator allows it is pkg/policy's,
+// asked before the pass), and deleted once no interface is on it.
 func TestOwnRouter(t *testing.T) {
 	provisionedNet := func() *samplecrdv1.Network {
 		return provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
@@ -333,7 +370,6 @@ func TestOwnRouter(t *testing.T) {
 			name:    "a router of its own is made, marked, with its gateway on the allowed external network, and the subnet attached",
 			network: withOwnRouter(provisionedNet(), "public"),
 			seed:    ownRouted,
-			options: allowPublic,
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork, neutronfake.CreateRouter,
 				neutronfake.CreatePort, neutronfake.AddRouterInterface},
 			wantReady:  "True/Provisioned",
@@ -353,37 +389,9 @@ func TestOwnRouter(t *testing.T) {
 			},
 		},
 		{
-			name:        "a controller that allows no external network makes no router, and says so",
-			network:     withOwnRouter(provisionedNet(), "public"),
-			seed:        ownRouted,
-			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.PortsOf},
-			wantReady:   "False/ExternalNetworkNotAllowed",
-			wantEvents:  []string{"Warning ExternalNetworkNotAllowed"},
-		},
-		{
-			name:    "an external network the administrator did not allow: no router",
-			network: withOwnRouter(provisionedNet(), "elsewhere"),
-			seed: func(f *neutronfake.Neutron) {
-				ownRouted(f)
-				f.AddExternalNetwork("elsewhere")
-			},
-			options:     allowPublic,
-			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork},
-			wantReady:   "False/ExternalNetworkNotAllowed",
-			wantEvents:  []string{"Warning ExternalNetworkNotAllowed"},
-			check: func(t *testing.T, f *fixture) {
-				if rs := f.neutron.Routers(); len(rs) != 0 {
-					t.Errorf("routers made: %+v", rs)
-				}
-			},
-		},
-		{
 			name:        "an own router already attached costs two reads and no write",
 			network:     attachedTo(withOwnRouter(provisionedNet(), "public"), "router-4", "port-5"),
 			seed:        func(f *neutronfake.Neutron) { seedOwnRouter(f) },
-			options:     allowPublic,
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork},
 			wantReady:   "True/Provisioned",
 		},
@@ -408,7 +416,6 @@ func TestOwnRouter(t *testing.T) {
 				edge := f.AddRouter("edge")
 				f.PutPort(ourPort(edge))
 			},
-			options: allowPublic,
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindExternalNetwork, neutronfake.CreateRouter,
 				neutronfake.RemoveRouterInterface, neutronfake.CreatePort, neutronfake.AddRouterInterface},
 			wantReady:  "True/Provisioned",
@@ -434,7 +441,6 @@ func TestOwnRouterOnDelete(t *testing.T) {
 			name:    "interface, subnet, network, then the router",
 			network: attachedTo(withOwnRouter(deletingNet(), "public"), "router-4", "port-5"),
 			seed:    func(f *neutronfake.Neutron) { seedOwnRouter(f) },
-			options: allowPublic,
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
 				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter},
 			wantEvents: []string{"Normal Deleted"},
@@ -451,7 +457,6 @@ func TestOwnRouterOnDelete(t *testing.T) {
 				r := seedOwnRouter(f)
 				f.PutPort(neutron.Port{NetworkID: "their-net", DeviceOwner: neutron.RouterInterfaceOwner, DeviceID: r, Addresses: []string{"10.1.0.1"}})
 			},
-			options: allowPublic,
 			wantErr: "backoff",
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
 				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter, neutronfake.PortsOf},

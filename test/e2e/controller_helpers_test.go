@@ -307,3 +307,19 @@ func (c *controller) neutronNetworks(ctx context.Context, t *testing.T) ([]netwo
 	}
 	return nets, subs
 }
+
+// grant makes a TenantPolicy that grants the Networks of namespace ns what
+// spec says, as a cluster administrator would; it goes when the test ends.
+func grant(ctx context.Context, t *testing.T, ns string, spec samplecrdv1.TenantPolicySpec) *samplecrdv1.TenantPolicy {
+	t.Helper()
+	spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+	tp, err := networkClient(t).SamplecrdV1().TenantPolicies().Create(ctx,
+		&samplecrdv1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "grant-" + ns}, Spec: spec}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("granting namespace %s %+v: %v", ns, spec, err)
+	}
+	t.Cleanup(func() {
+		_ = networkClient(t).SamplecrdV1().TenantPolicies().Delete(context.Background(), tp.Name, metav1.DeleteOptions{})
+	})
+	return tp
+}

@@ -86,7 +86,9 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 		{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"},
 		{Verb: "list", Resource: "pods"},
 		{Verb: "get", Resource: "namespaces", Name: "default"},
-		{Verb: "list", Resource: "namespaces"},
+		{Verb: "update", Resource: "namespaces", Name: "default"},
+		{Verb: "create", Group: "samplecrd.k8s.io", Resource: "tenantpolicies"},
+		{Verb: "update", Group: "samplecrd.k8s.io", Resource: "tenantpolicies", Name: "any"},
 	} {
 		review, err := kubeClient(t).AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &denied},

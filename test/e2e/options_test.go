@@ -389,6 +389,7 @@ func TestRangesFromASubnetPool(t *testing.T) {
 	t.Cleanup(func() { _ = subnetpools.Delete(context.Background(), stack.Neutron.Client, pool.ID).ExtractErr() })
 	startController(t, ns)
 	cleanupNetworks(t, ns)
+	grant(ctx, t, ns, samplecrdv1.TenantPolicySpec{SubnetPools: []string{pool.Name, pool.ID}})
 
 	for name, spec := range map[string]samplecrdv1.NetworkSpec{
 		"by-name": {SubnetPool: pool.Name, PrefixLength: ptr.To[int32](26), DNSNameservers: []string{"10.200.255.53"}},

@@ -112,6 +112,7 @@ func TestRouterInterfacesAreOursAlone(t *testing.T) {
 	c := startController(t, ns)
 	cleanupNetworks(t, ns)
 	edge := othersRouter(ctx, t, "edge-"+ns)
+	grant(ctx, t, ns, samplecrdv1.TenantPolicySpec{Routers: []string{edge.Name, edge.ID}})
 
 	createRouted(ctx, t, ns, "v4", samplecrdv1.NetworkSpec{CIDR: "10.91.0.0/24", Gateway: "10.91.0.1",
 		Router: &samplecrdv1.RouterReference{Name: edge.Name}})
@@ -370,6 +371,7 @@ func TestLostRouterAnswersLeaveOneInterface(t *testing.T) {
 	lostAttach := proxy.HoldUntilClientGone(http.MethodPut, attach, 1)
 	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--neutron-timeout=2s")
 	cleanupNetworks(t, ns)
+	grant(ctx, t, ns, samplecrdv1.TenantPolicySpec{Routers: []string{edge.Name}})
 
 	createRouted(ctx, t, ns, "lost", samplecrdv1.NetworkSpec{CIDR: "10.94.0.0/24", Gateway: "10.94.0.1",
 		Router: &samplecrdv1.RouterReference{Name: edge.Name}})

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -19,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	"github.com/samplecrd/network-controller/test/framework"
 )
@@ -134,8 +134,7 @@ func replica(i int, binary, kubeconfig, cloudsYAML, dir string) *framework.Proce
 		"--os-cloud=" + framework.PasswordCloud, "--leader-elect-resource-namespace=default",
 		"--leader-elect-lease-duration=" + leaseDuration.String(), "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
 		"--health-probe-bind-address=0", "--metrics-bind-address=0", "--max-retry-delay=10s", "--neutron-timeout=10s",
-		"--neutron-resync-period=" + neutronResync.String(), "--orphan-grace-period=" + orphanGrace.String(),
-		"--adoption-namespaces=" + strings.Join(namespaces[:], ",")}
+		"--neutron-resync-period=" + neutronResync.String(), "--orphan-grace-period=" + orphanGrace.String()}
 	return &framework.Process{
 		Name:    fmt.Sprintf("controller-%d", i),
 		Path:    "unshare",
@@ -280,12 +279,23 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// makePool makes the workload's subnet pool in the controllers' project.
+// makePool makes the workload's subnet pool in the controllers' project,
+// and the TenantPolicy that grants it, and adoption, to the workload's
+// namespaces.
 func (s *soak) makePool(ctx context.Context) error {
 	_, err := subnetpools.Create(ctx, s.stack.Neutron.Client, subnetpools.CreateOpts{Name: poolName, Prefixes: []string{"10.151.0.0/16"},
 		DefaultPrefixLen: 24, ProjectID: s.stack.Keystone.ProjectID}).Extract()
 	if err != nil {
 		return fmt.Errorf("making the subnet pool: %w", err)
+	}
+	_, err = s.nc.SamplecrdV1().TenantPolicies().Create(ctx, &samplecrdv1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "soak"},
+		Spec: samplecrdv1.TenantPolicySpec{
+			NamespaceSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces[:]}}},
+			SubnetPools: []string{poolName}, Adoption: true,
+		}}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("granting the pool and adoption: %w", err)
 	}
 	return nil
 }

@@ -52,6 +52,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.RouterReferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RouterStatus"):
 		return &samplecrdv1.RouterStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TenantPolicy"):
+		return &samplecrdv1.TenantPolicyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TenantPolicySpec"):
+		return &samplecrdv1.TenantPolicySpecApplyConfiguration{}
 
 	}
 	return nil

@@ -43,6 +43,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkStatus":             schema_pkg_apis_samplecrd_v1_NetworkStatus(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference":           schema_pkg_apis_samplecrd_v1_RouterReference(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterStatus":              schema_pkg_apis_samplecrd_v1_RouterStatus(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicy":              schema_pkg_apis_samplecrd_v1_TenantPolicy(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicyList":          schema_pkg_apis_samplecrd_v1_TenantPolicyList(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec":          schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref),
 		resource.Quantity{}.OpenAPIModelName():                                                    schema_apimachinery_pkg_api_resource_Quantity(ref),
 		v1.APIGroup{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_APIGroup(ref),
 		v1.APIGroupList{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_APIGroupList(ref),
@@ -386,7 +389,7 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 					},
 					"subnetPool": {
 						SchemaProps: spec.SchemaProps{
-							Description: "SubnetPool names a Neutron subnet pool, by name or ID, that allocates the subnet's range instead of CIDR; status.cidr then says which range it is. Fixed at creation.",
+							Description: "SubnetPool names a Neutron subnet pool, by name or ID, that allocates the subnet's range instead of CIDR; status.cidr then says which range it is: a pool of the Network's project, or a shared one, that a TenantPolicy grants the namespace. Fixed at creation.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -507,7 +510,7 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 					},
 					"adopt": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Adopt names an existing Neutron network to take under management instead of creating one. Its subnet of CIDR must already match the spec; the controller then marks both as this Network's, and from there on they are managed as if it had created them, except that deleting the Network releases them unless deletionPolicy says Delete. Only in the namespaces the controller's --adoption-namespaces allows. Fixed at creation.",
+							Description: "Adopt names an existing Neutron network to take under management instead of creating one. Its subnet of CIDR must already match the spec; the controller then marks both as this Network's, and from there on they are managed as if it had created them, except that deleting the Network releases them unless deletionPolicy says Delete. The network must be in the Network's project, and a TenantPolicy must grant adoption to the namespace (or the controller's deprecated --adoption-namespaces). Fixed at creation.",
 							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption"),
 						},
 					},
@@ -664,21 +667,21 @@ func schema_pkg_apis_samplecrd_v1_RouterReference(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Name is the router's name; exactly one router of the project may have it.",
+							Description: "Name is the router's name; exactly one router of the project may have it. A TenantPolicy must grant it to the namespace.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"id": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ID is the router's ID.",
+							Description: "ID is the router's ID, in the Network's project. A TenantPolicy must grant it to the namespace.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"externalNetwork": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ExternalNetwork, by name or ID, asks for a router of the Network's own, made and deleted with it, whose gateway is on that external network. Only the external networks the controller's --router-external-networks allows: which networks reach outside is the cloud administrator's to say.",
+							Description: "ExternalNetwork, by name or ID, asks for a router of the Network's own, made and deleted with it, whose gateway is on that external network. Only the external networks a TenantPolicy grants the namespace (or the controller's deprecated --router-external-networks grants every namespace): which networks reach outside is the cloud administrator's to say.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -730,6 +733,193 @@ func schema_pkg_apis_samplecrd_v1_RouterStatus(ref common.ReferenceCallback) com
 				Required: []string{"id", "interfacePortID"},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_TenantPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPolicy is a cluster administrator's say over what the Networks of some namespaces may name outside themselves: which credentials (and so which OpenStack project) they may use, which existing routers, external networks and subnet pools they may name, and whether they may adopt. It is cluster-scoped and selects namespaces by label, as Cluster API Provider OpenStack's OpenStackClusterIdentity does: only a cluster administrator writes it, and a namespace's author cannot grant itself anything by writing a Network.\n\nGrants add up: a namespace may use what any policy that selects it grants. A namespace no policy selects gets the safe default: its own Networks in the controller's project or its own credentials, no existing router, no pool, no adoption (and what the controller's deprecated --adoption-namespaces and --router-external-networks grant every namespace). docs/tenancy.md has the whole model.\n\nThe schema and validation of this type live in artifacts/crd/tenantpolicies.samplecrd.k8s.io.yaml.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the policy grants, and to whom.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_TenantPolicyList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPolicyList is a list of TenantPolicies.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the TenantPolicies.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicy"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicy", v1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPolicySpec says which namespaces a TenantPolicy selects and what it grants their Networks. Names and IDs are matched as the Network writes them: a router granted by ID must be named by ID.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespaceSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NamespaceSelector selects the namespaces whose Networks the policy grants to, by the namespaces' labels; {} selects every namespace. kubernetes.io/metadata.name selects one by name.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"credentials": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Credentials says which credentials the namespaces' Networks may use: Any (the default) the controller's own cloud or a Secret of their namespace (spec.cloudCredentialsRef); Namespace only a Secret of their namespace, so that nothing of theirs lands in the controller's shared project; Controller only the controller's cloud. Where policies differ, the stricter holds.\n\nPossible enum values:\n - `\"Any\"` allows the controller's cloud and a Secret of the Network's namespace.\n - `\"Controller\"` requires the controller's own cloud.\n - `\"Namespace\"` requires a Secret of the Network's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Any", "Controller", "Namespace"},
+						},
+					},
+					"routers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Routers are the existing routers, by name or ID, that the namespaces' Networks may attach to (spec.router.name or .id). The router is looked up in the Network's own project only, and a router that network-controller made for a Network of its own is never another Network's to attach to.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"externalNetworks": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalNetworks are the external networks, by name or ID, on which the namespaces' Networks may have a router of their own (spec.router.externalNetwork).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"subnetPools": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "SubnetPools are the subnet pools, by name or ID, that the namespaces' Networks may take a range from (spec.subnetPool): a pool of the Network's own project, or one shared with every project.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"adoption": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Adoption, when true, lets the namespaces' Networks adopt an existing Neutron network of their own project (spec.adopt).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"namespaceSelector"},
+			},
+		},
+		Dependencies: []string{
+			v1.LabelSelector{}.OpenAPIModelName()},
 	}
 }
 

@@ -1,6 +1,8 @@
 // Package fake is an in-memory neutron.Interface for unit tests. It behaves
 // as neutron-server does where the controller can tell: lists filter on the
-// exact description, a subnet that overlaps another is refused with
+// exact description, and, once SetProject names the credentials' project,
+// every read sees only that project's resources (and shared pools), as the
+// real client's project_id filters make an admin credential see them, a subnet that overlaps another is refused with
 // Neutron's 400, a missing resource is a 404 (an error for updates and
 // creates on it, success for deletes), and a request can be made to
 // complete in Neutron after its caller gave up. It records every request
@@ -68,8 +70,13 @@ type Neutron struct {
 	requests  []string
 	errs      map[string]error
 	late      map[string]bool
-	// project is what Project answers.
-	project string
+	// project is what Project answers: the project of the credentials.
+	// Every resource belongs to the project that was current when it was
+	// made (projectOf, by ID); with a project set, reads see only its own.
+	project   string
+	projectOf map[string]string
+	// shared are the subnet pools shared with every project, by ID.
+	shared map[string]bool
 	// networkQuota, when not negative, is how many networks the project
 	// may hold.
 	networkQuota int
@@ -83,7 +90,8 @@ var _ neutron.Interface = &Neutron{}
 // New returns an empty fake Neutron.
 func New() *Neutron {
 	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{}, ports: map[string][]neutron.Port{},
-		routers: map[string]neutron.Router{}, externals: map[string]neutron.Network{}, errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
+		routers: map[string]neutron.Router{}, externals: map[string]neutron.Network{}, errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1,
+		projectOf: map[string]string{}, shared: map[string]bool{}, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
 }
 
 // AddNetwork stores a network as if something had made it before the test,
@@ -188,7 +196,34 @@ func sortedValues[T any](m map[string]T) []T {
 
 func (f *Neutron) newID(prefix string) string {
 	f.nextID++
-	return fmt.Sprintf("%s-%d", prefix, f.nextID)
+	id := fmt.Sprintf("%s-%d", prefix, f.nextID)
+	f.projectOf[id] = f.project
+	return id
+}
+
+// visible reports whether the credentials' project sees the resource id:
+// every one when no project is set (a noauth server's single project).
+func (f *Neutron) visible(id string) bool {
+	return f.project == "" || f.projectOf[id] == f.project
+}
+
+// In runs seed with the credentials in project, so that what it adds
+// belongs to project, and then puts the current project back: another
+// project's resources, which an admin credential could see by ID.
+func (f *Neutron) In(project string, seed func()) {
+	f.mu.Lock()
+	was := f.project
+	f.project = project
+	f.mu.Unlock()
+	seed()
+	f.SetProject(was)
+}
+
+// ShareSubnetPool makes the pool id shared with every project.
+func (f *Neutron) ShareSubnetPool(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shared[id] = true
 }
 
 // MaxMTU is the largest MTU the fake allows, and the one it gives a network
@@ -198,7 +233,7 @@ const MaxMTU = 1442
 
 func (f *Neutron) storeNetwork(name, description string) neutron.Network {
 	f.clock = f.clock.Add(time.Second)
-	n := neutron.Network{ID: f.newID("net"), Name: name, Description: description, CreatedAt: f.clock, MTU: MaxMTU, Status: "ACTIVE"}
+	n := neutron.Network{ID: f.newID("net"), Name: name, Description: description, CreatedAt: f.clock, MTU: MaxMTU, Status: "ACTIVE", ProjectID: f.project}
 	f.networks[n.ID] = n
 	return n
 }
@@ -278,7 +313,13 @@ func (f *Neutron) FindSubnetPool(_ context.Context, nameOrID string) (neutron.Su
 	if err := f.request(FindSubnetPool); err != nil {
 		return neutron.SubnetPool{}, err
 	}
-	p, err := findOne(f.pools, nameOrID, func(p pool) string { return p.Name }, FindSubnetPool, "SubnetPoolNotFound", "subnet pools")
+	usable := map[string]pool{}
+	for id, p := range f.pools {
+		if f.visible(id) || f.shared[id] {
+			usable[id] = p
+		}
+	}
+	p, err := findOne(usable, nameOrID, func(p pool) string { return p.Name }, FindSubnetPool, "SubnetPoolNotFound", "subnet pools of the project or shared")
 	return p.SubnetPool, err
 }
 
@@ -370,7 +411,7 @@ func (f *Neutron) ListNetworks(_ context.Context, description string, visit func
 		f.mu.Unlock()
 		return err
 	}
-	nets := filter(sortedValues(f.networks), func(n neutron.Network) bool { return n.Description == description })
+	nets := filter(sortedValues(f.networks), func(n neutron.Network) bool { return n.Description == description && f.visible(n.ID) })
 	f.mu.Unlock()
 	return inPages(nets, visit)
 }
@@ -381,7 +422,7 @@ func (f *Neutron) ListSubnets(_ context.Context, description string, visit func(
 		f.mu.Unlock()
 		return err
 	}
-	subs := filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.Description == description })
+	subs := filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.Description == description && f.visible(s.ID) })
 	f.mu.Unlock()
 	return inPages(subs, visit)
 }
@@ -404,7 +445,7 @@ func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, err
 		return neutron.Network{}, err
 	}
 	n, ok := f.networks[id]
-	if !ok {
+	if !ok || !f.visible(id) {
 		return neutron.Network{}, neutron.ErrorForResponse(GetNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
 	}
 	return n, nil
@@ -416,7 +457,7 @@ func (f *Neutron) SubnetsOf(_ context.Context, networkID string) ([]neutron.Subn
 	if err := f.request(SubnetsOf); err != nil {
 		return nil, err
 	}
-	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.NetworkID == networkID }), nil
+	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.NetworkID == networkID && f.visible(s.ID) }), nil
 }
 
 func filter[T any](in []T, keep func(T) bool) []T {

@@ -51,7 +51,13 @@ func (f *Neutron) FindRouter(_ context.Context, nameOrID string) (neutron.Router
 	if err := f.request(FindRouter); err != nil {
 		return neutron.Router{}, err
 	}
-	return findOne(f.routers, nameOrID, func(r neutron.Router) string { return r.Name }, FindRouter, neutron.TypeRouterNotFound, "routers of the project")
+	own := map[string]neutron.Router{}
+	for id, r := range f.routers {
+		if f.visible(id) {
+			own[id] = r
+		}
+	}
+	return findOne(own, nameOrID, func(r neutron.Router) string { return r.Name }, FindRouter, neutron.TypeRouterNotFound, "routers of the project")
 }
 
 // CreatePort creates an unattached router interface port; an address
@@ -196,7 +202,7 @@ func (f *Neutron) ListRouters(_ context.Context, description string, visit func(
 		f.mu.Unlock()
 		return err
 	}
-	rs := filter(sortedValues(f.routers), func(r neutron.Router) bool { return r.Description == description })
+	rs := filter(sortedValues(f.routers), func(r neutron.Router) bool { return r.Description == description && f.visible(r.ID) })
 	f.mu.Unlock()
 	return inPages(rs, visit)
 }

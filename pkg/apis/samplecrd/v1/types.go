@@ -41,7 +41,8 @@ type NetworkSpec struct {
 
 	// SubnetPool names a Neutron subnet pool, by name or ID, that allocates
 	// the subnet's range instead of CIDR; status.cidr then says which range
-	// it is. Fixed at creation.
+	// it is: a pool of the Network's project, or a shared one, that a
+	// TenantPolicy grants the namespace. Fixed at creation.
 	// +optional
 	SubnetPool string `json:"subnetPool,omitempty"`
 
@@ -123,8 +124,9 @@ type NetworkSpec struct {
 	// spec; the controller then marks both as this Network's, and from
 	// there on they are managed as if it had created them, except that
 	// deleting the Network releases them unless deletionPolicy says
-	// Delete. Only in the namespaces the controller's
-	// --adoption-namespaces allows. Fixed at creation.
+	// Delete. The network must be in the Network's project, and a
+	// TenantPolicy must grant adoption to the namespace (or the
+	// controller's deprecated --adoption-namespaces). Fixed at creation.
 	// +optional
 	Adopt *Adoption `json:"adopt,omitempty"`
 
@@ -159,17 +161,19 @@ type NetworkSpec struct {
 // of the controller's own).
 type RouterReference struct {
 	// Name is the router's name; exactly one router of the project may
-	// have it.
+	// have it. A TenantPolicy must grant it to the namespace.
 	// +optional
 	Name string `json:"name,omitempty"`
-	// ID is the router's ID.
+	// ID is the router's ID, in the Network's project. A TenantPolicy
+	// must grant it to the namespace.
 	// +optional
 	ID string `json:"id,omitempty"`
 	// ExternalNetwork, by name or ID, asks for a router of the Network's
 	// own, made and deleted with it, whose gateway is on that external
-	// network. Only the external networks the controller's
-	// --router-external-networks allows: which networks reach outside is
-	// the cloud administrator's to say.
+	// network. Only the external networks a TenantPolicy grants the
+	// namespace (or the controller's deprecated --router-external-networks
+	// grants every namespace): which networks reach outside is the cloud
+	// administrator's to say.
 	// +optional
 	ExternalNetwork string `json:"externalNetwork,omitempty"`
 }
@@ -385,7 +389,7 @@ const (
 	// message lists the differences. Nothing was changed in Neutron.
 	ReasonAdoptionMismatch = "AdoptionMismatch"
 	// ReasonAdoptionRefused: adoption is not allowed in the Network's
-	// namespace, or the network named by spec.adopt does not exist, or
+	// namespace (no TenantPolicy grants it), or the network named by spec.adopt does not exist, or
 	// another cluster's controller or another Network owns it. Nothing was
 	// changed in Neutron, and the message shows nothing of the network.
 	ReasonAdoptionRefused = "AdoptionRefused"
@@ -412,10 +416,18 @@ const (
 	// Network becomes Ready by itself once the router exists.
 	ReasonRouterNotFound = "RouterNotFound"
 	// ReasonExternalNetworkNotAllowed: spec.router.externalNetwork names
-	// no external network, or one the controller's
-	// --router-external-networks does not allow. No router was made.
+	// no external network, or one no TenantPolicy (nor the controller's
+	// deprecated --router-external-networks) grants the Network's
+	// namespace. No router was made.
 	// Retried with capped backoff.
 	ReasonExternalNetworkNotAllowed = "ExternalNetworkNotAllowed"
+	// ReasonNotAllowed: the Network names something outside itself that
+	// no TenantPolicy grants its namespace (an existing router, a subnet
+	// pool, credentials of a kind the policy excludes), or a router that
+	// network-controller made for another Network. Nothing was asked of
+	// Neutron. Retried when a TenantPolicy or the namespace's labels
+	// change, and every few minutes.
+	ReasonNotAllowed = "NotAllowed"
 	// ReasonDeletionBlocked: the Network is being deleted, but Neutron
 	// refuses to delete its subnet or network because ports still use it
 	// (e.g. a VM's); the message names them by ID and device_owner. The

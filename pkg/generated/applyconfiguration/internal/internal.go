@@ -76,6 +76,38 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: LabelSelector.v1.meta.apis.pkg.apimachinery.k8s.io
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: LabelSelectorRequirement.v1.meta.apis.pkg.apimachinery.k8s.io
+          elementRelationship: atomic
+    - name: matchLabels
+      type:
+        map:
+          elementType:
+            scalar: string
+    elementRelationship: atomic
+- name: LabelSelectorRequirement.v1.meta.apis.pkg.apimachinery.k8s.io
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+      default: ""
+    - name: operator
+      type:
+        scalar: string
+      default: ""
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: ManagedFieldsEntry.v1.meta.apis.pkg.apimachinery.k8s.io
   map:
     fields:
@@ -411,6 +443,54 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicy
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: ObjectMeta.v1.meta.apis.pkg.apimachinery.k8s.io
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicySpec
+      default: {}
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicySpec
+  map:
+    fields:
+    - name: adoption
+      type:
+        scalar: boolean
+    - name: credentials
+      type:
+        scalar: string
+    - name: externalNetworks
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: namespaceSelector
+      type:
+        namedType: LabelSelector.v1.meta.apis.pkg.apimachinery.k8s.io
+      default: {}
+    - name: routers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: subnetPools
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
 - name: __untyped_atomic_
   scalar: untyped
   list:

@@ -55,6 +55,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=samplecrd.k8s.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("networks"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Samplecrd().V1().Networks().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("tenantpolicies"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Samplecrd().V1().TenantPolicies().Informer()}, nil
 
 	}
 

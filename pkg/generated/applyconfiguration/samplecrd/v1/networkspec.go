@@ -36,7 +36,8 @@ type NetworkSpecApplyConfiguration struct {
 	CIDR *string `json:"cidr,omitempty"`
 	// SubnetPool names a Neutron subnet pool, by name or ID, that allocates
 	// the subnet's range instead of CIDR; status.cidr then says which range
-	// it is. Fixed at creation.
+	// it is: a pool of the Network's project, or a shared one, that a
+	// TenantPolicy grants the namespace. Fixed at creation.
 	SubnetPool *string `json:"subnetPool,omitempty"`
 	// PrefixLength is the length of the range SubnetPool allocates; left
 	// out, the pool's default. Only with SubnetPool; fixed at creation.
@@ -91,8 +92,9 @@ type NetworkSpecApplyConfiguration struct {
 	// spec; the controller then marks both as this Network's, and from
 	// there on they are managed as if it had created them, except that
 	// deleting the Network releases them unless deletionPolicy says
-	// Delete. Only in the namespaces the controller's
-	// --adoption-namespaces allows. Fixed at creation.
+	// Delete. The network must be in the Network's project, and a
+	// TenantPolicy must grant adoption to the namespace (or the
+	// controller's deprecated --adoption-namespaces). Fixed at creation.
 	Adopt *AdoptionApplyConfiguration `json:"adopt,omitempty"`
 	// CloudCredentialsRef names the credentials the controller uses for
 	// this Network, in place of its own: a Secret in the Network's own

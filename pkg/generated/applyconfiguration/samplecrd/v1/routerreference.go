@@ -26,15 +26,17 @@ package v1
 // of the controller's own).
 type RouterReferenceApplyConfiguration struct {
 	// Name is the router's name; exactly one router of the project may
-	// have it.
+	// have it. A TenantPolicy must grant it to the namespace.
 	Name *string `json:"name,omitempty"`
-	// ID is the router's ID.
+	// ID is the router's ID, in the Network's project. A TenantPolicy
+	// must grant it to the namespace.
 	ID *string `json:"id,omitempty"`
 	// ExternalNetwork, by name or ID, asks for a router of the Network's
 	// own, made and deleted with it, whose gateway is on that external
-	// network. Only the external networks the controller's
-	// --router-external-networks allows: which networks reach outside is
-	// the cloud administrator's to say.
+	// network. Only the external networks a TenantPolicy grants the
+	// namespace (or the controller's deprecated --router-external-networks
+	// grants every namespace): which networks reach outside is the cloud
+	// administrator's to say.
 	ExternalNetwork *string `json:"externalNetwork,omitempty"`
 }
 

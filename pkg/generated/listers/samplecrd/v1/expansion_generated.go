@@ -25,3 +25,7 @@ type NetworkListerExpansion interface{}
 // NetworkNamespaceListerExpansion allows custom methods to be added to
 // NetworkNamespaceLister.
 type NetworkNamespaceListerExpansion interface{}
+
+// TenantPolicyListerExpansion allows custom methods to be added to
+// TenantPolicyLister.
+type TenantPolicyListerExpansion interface{}

@@ -26,6 +26,8 @@ import (
 type Interface interface {
 	// Networks returns a NetworkInformer.
 	Networks() TypedNetworkInformer
+	// TenantPolicies returns a TenantPolicyInformer.
+	TenantPolicies() TypedTenantPolicyInformer
 }
 
 type version struct {
@@ -42,4 +44,9 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // Networks returns a TypedNetworkInformer.
 func (v *version) Networks() TypedNetworkInformer {
 	return &networkInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// TenantPolicies returns a TypedTenantPolicyInformer.
+func (v *version) TenantPolicies() TypedTenantPolicyInformer {
+	return &tenantPolicyInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }

@@ -29,6 +29,7 @@ import (
 type SamplecrdV1Interface interface {
 	RESTClient() rest.Interface
 	NetworksGetter
+	TenantPoliciesGetter
 }
 
 // SamplecrdV1Client is used to interact with features provided by the samplecrd.k8s.io group.
@@ -38,6 +39,10 @@ type SamplecrdV1Client struct {
 
 func (c *SamplecrdV1Client) Networks(namespace string) NetworkInterface {
 	return newNetworks(c, namespace)
+}
+
+func (c *SamplecrdV1Client) TenantPolicies() TenantPolicyInterface {
+	return newTenantPolicies(c)
 }
 
 // NewForConfig creates a new SamplecrdV1Client for the given config.

@@ -32,6 +32,10 @@ func (c *FakeSamplecrdV1) Networks(namespace string) v1.NetworkInterface {
 	return newFakeNetworks(c, namespace)
 }
 
+func (c *FakeSamplecrdV1) TenantPolicies() v1.TenantPolicyInterface {
+	return newFakeTenantPolicies(c)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeSamplecrdV1) RESTClient() rest.Interface {

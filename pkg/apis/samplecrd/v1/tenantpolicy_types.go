@@ -1,0 +1,110 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TenantPolicy is a cluster administrator's say over what the Networks of
+// some namespaces may name outside themselves: which credentials (and so
+// which OpenStack project) they may use, which existing routers, external
+// networks and subnet pools they may name, and whether they may adopt.
+// It is cluster-scoped and selects namespaces by label, as Cluster API
+// Provider OpenStack's OpenStackClusterIdentity does: only a cluster
+// administrator writes it, and a namespace's author cannot grant itself
+// anything by writing a Network.
+//
+// Grants add up: a namespace may use what any policy that selects it
+// grants. A namespace no policy selects gets the safe default: its own
+// Networks in the controller's project or its own credentials, no
+// existing router, no pool, no adoption (and what the controller's
+// deprecated --adoption-namespaces and --router-external-networks grant
+// every namespace). docs/tenancy.md has the whole model.
+//
+// The schema and validation of this type live in
+// artifacts/crd/tenantpolicies.samplecrd.k8s.io.yaml.
+type TenantPolicy struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what the policy grants, and to whom.
+	Spec TenantPolicySpec `json:"spec"`
+}
+
+// TenantPolicySpec says which namespaces a TenantPolicy selects and what
+// it grants their Networks. Names and IDs are matched as the Network
+// writes them: a router granted by ID must be named by ID.
+type TenantPolicySpec struct {
+	// NamespaceSelector selects the namespaces whose Networks the policy
+	// grants to, by the namespaces' labels; {} selects every namespace.
+	// kubernetes.io/metadata.name selects one by name.
+	NamespaceSelector metav1.LabelSelector `json:"namespaceSelector"`
+
+	// Credentials says which credentials the namespaces' Networks may
+	// use: Any (the default) the controller's own cloud or a Secret of
+	// their namespace (spec.cloudCredentialsRef); Namespace only a Secret
+	// of their namespace, so that nothing of theirs lands in the
+	// controller's shared project; Controller only the controller's
+	// cloud. Where policies differ, the stricter holds.
+	// +optional
+	Credentials CredentialsPolicy `json:"credentials,omitempty"`
+
+	// Routers are the existing routers, by name or ID, that the
+	// namespaces' Networks may attach to (spec.router.name or .id). The
+	// router is looked up in the Network's own project only, and a router
+	// that network-controller made for a Network of its own is never
+	// another Network's to attach to.
+	// +optional
+	// +listType=set
+	Routers []string `json:"routers,omitempty"`
+
+	// ExternalNetworks are the external networks, by name or ID, on which
+	// the namespaces' Networks may have a router of their own
+	// (spec.router.externalNetwork).
+	// +optional
+	// +listType=set
+	ExternalNetworks []string `json:"externalNetworks,omitempty"`
+
+	// SubnetPools are the subnet pools, by name or ID, that the
+	// namespaces' Networks may take a range from (spec.subnetPool): a pool
+	// of the Network's own project, or one shared with every project.
+	// +optional
+	// +listType=set
+	SubnetPools []string `json:"subnetPools,omitempty"`
+
+	// Adoption, when true, lets the namespaces' Networks adopt an
+	// existing Neutron network of their own project (spec.adopt).
+	// +optional
+	Adoption bool `json:"adoption,omitempty"`
+}
+
+// CredentialsPolicy is which credentials a namespace's Networks may use.
+// +enum
+type CredentialsPolicy string
+
+// The credentials policies.
+const (
+	// CredentialsAny allows the controller's cloud and a Secret of the
+	// Network's namespace.
+	CredentialsAny CredentialsPolicy = "Any"
+	// CredentialsNamespace requires a Secret of the Network's namespace.
+	CredentialsNamespace CredentialsPolicy = "Namespace"
+	// CredentialsController requires the controller's own cloud.
+	CredentialsController CredentialsPolicy = "Controller"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TenantPolicyList is a list of TenantPolicies.
+type TenantPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the TenantPolicies.
+	Items []TenantPolicy `json:"items"`
+}

@@ -1,0 +1,230 @@
+// Package policy decides what a Network may name outside itself: the
+// credentials (and so the OpenStack project) it is made with, an existing
+// router, an external network for a router of its own, a subnet pool, an
+// existing network to adopt. The answer is the cluster administrator's,
+// written as TenantPolicies that select namespaces by label; grants of
+// every policy that selects a namespace add up, and a namespace none
+// selects gets only the defaults (the controller's deprecated
+// --adoption-namespaces and --router-external-networks, which grant to
+// every namespace they name).
+//
+// The controller asks before anything else of a Network that is not being
+// deleted: a refusal says which field and which grant is missing, and
+// nothing is asked of the Secret's project or of Neutron. Deletion is
+// never refused: whatever a Network made, it may always remove.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
+	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+)
+
+// Defaults are what the controller's flags grant, before any policy:
+// adoption to the namespaces named (or "*" for all), and routers of their
+// own on the external networks named, to every namespace.
+type Defaults struct {
+	AdoptionNamespaces []string
+	ExternalNetworks   []string
+}
+
+// Policy answers from the informers' caches of TenantPolicies and
+// Namespaces.
+type Policy struct {
+	policies   listers.TenantPolicyLister
+	namespaces corelisters.NamespaceLister
+	defaults   Defaults
+	// informers are nil in a Policy made by NewFromListers.
+	policyInformer, namespaceInformer cache.SharedIndexInformer
+}
+
+// New returns a Policy over the informers' caches, with the flags'
+// defaults.
+func New(policies informers.TenantPolicyInformer, namespaces coreinformers.NamespaceInformer, defaults Defaults) *Policy {
+	p := NewFromListers(policies.Lister(), namespaces.Lister(), defaults)
+	p.policyInformer, p.namespaceInformer = policies.Informer(), namespaces.Informer()
+	return p
+}
+
+// NewFromListers returns a Policy over listers that need no sync.
+func NewFromListers(policies listers.TenantPolicyLister, namespaces corelisters.NamespaceLister, defaults Defaults) *Policy {
+	return &Policy{policies: policies, namespaces: namespaces, defaults: defaults}
+}
+
+// HasSynced reports whether both caches have synced: before that, a
+// namespace's grants cannot be known.
+func (p *Policy) HasSynced() bool {
+	return p.policyInformer == nil || (p.policyInformer.HasSynced() && p.namespaceInformer.HasSynced())
+}
+
+// OnChange has changed called with a namespace whose grants may have
+// changed (its labels did), or with "" when every namespace's may have (a
+// TenantPolicy was made, changed or deleted): the controller queues their
+// Networks again, so that a grant takes effect, and is withdrawn, without
+// waiting for the resync.
+func (p *Policy) OnChange(changed func(namespace string)) error {
+	if p.policyInformer == nil {
+		return nil
+	}
+	all := func(any) { changed("") }
+	if _, err := p.policyInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: all, DeleteFunc: all,
+		UpdateFunc: func(old, new any) {
+			if old.(*samplecrdv1.TenantPolicy).Generation != new.(*samplecrdv1.TenantPolicy).Generation {
+				changed("")
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("registering the TenantPolicy handler: %w", err)
+	}
+	if _, err := p.namespaceInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, new any) {
+			o, n := old.(*corev1.Namespace), new.(*corev1.Namespace)
+			if !labels.Equals(o.Labels, n.Labels) {
+				changed(n.Name)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("registering the Namespace handler: %w", err)
+	}
+	return nil
+}
+
+// Grants is what the Networks of one namespace may name.
+type Grants struct {
+	// Credentials is the strictest credentials policy of those that
+	// select the namespace: Any, Namespace or Controller. Conflict is set
+	// when one says Namespace and another Controller.
+	Credentials samplecrdv1.CredentialsPolicy
+	Conflict    bool
+	// Routers, ExternalNetworks and SubnetPools are by name or ID, as the
+	// policies write them.
+	Routers, ExternalNetworks, SubnetPools sets.Set[string]
+	Adoption                               bool
+}
+
+// GrantsFor adds up what the defaults and every policy that selects
+// namespace grant. A namespace not in the cache (not created yet, or the
+// cache behind) gets the defaults alone.
+func (p *Policy) GrantsFor(namespace string) (Grants, error) {
+	g := Grants{
+		Credentials: samplecrdv1.CredentialsAny,
+		Routers:     sets.New[string](), SubnetPools: sets.New[string](),
+		ExternalNetworks: sets.New(p.defaults.ExternalNetworks...),
+		Adoption:         slices.Contains(p.defaults.AdoptionNamespaces, "*") || slices.Contains(p.defaults.AdoptionNamespaces, namespace),
+	}
+	ns, err := p.namespaces.Get(namespace)
+	if apierrors.IsNotFound(err) {
+		return g, nil
+	}
+	if err != nil {
+		return g, fmt.Errorf("reading namespace %s from the cache: %w", namespace, err)
+	}
+	policies, err := p.policies.List(labels.Everything())
+	if err != nil {
+		return g, fmt.Errorf("listing TenantPolicies from the cache: %w", err)
+	}
+	for _, tp := range policies {
+		if selects(tp, ns) {
+			g.add(tp.Spec)
+		}
+	}
+	return g, nil
+}
+
+// selects reports whether tp selects ns. A selector that does not parse
+// (the schema lets few through) selects nothing: a grant is never wider
+// than written.
+func selects(tp *samplecrdv1.TenantPolicy, ns *corev1.Namespace) bool {
+	sel, err := metav1.LabelSelectorAsSelector(&tp.Spec.NamespaceSelector)
+	return err == nil && sel.Matches(labels.Set(ns.Labels))
+}
+
+func (g *Grants) add(spec samplecrdv1.TenantPolicySpec) {
+	g.Routers.Insert(spec.Routers...)
+	g.ExternalNetworks.Insert(spec.ExternalNetworks...)
+	g.SubnetPools.Insert(spec.SubnetPools...)
+	g.Adoption = g.Adoption || spec.Adoption
+	switch c := spec.Credentials; {
+	case c == "" || c == samplecrdv1.CredentialsAny || c == g.Credentials:
+	case g.Credentials == samplecrdv1.CredentialsAny:
+		g.Credentials = c
+	default:
+		g.Conflict = true
+	}
+}
+
+// NotAllowedError is a Network that names what no policy grants its
+// namespace. Nothing was asked of Neutron.
+type NotAllowedError struct {
+	// Reason is the Ready condition's reason: AdoptionRefused and
+	// ExternalNetworkNotAllowed, as before policies, for those fields;
+	// NotAllowed for the others.
+	Reason string
+	// Message names the field, what it names, and the grant it needs.
+	Message string
+}
+
+func (e *NotAllowedError) Error() string { return e.Message }
+
+// IsNotAllowed reports whether err is, or wraps, a NotAllowedError.
+func IsNotAllowed(err error) bool {
+	var na *NotAllowedError
+	return errors.As(err, &na)
+}
+
+// Check returns a *NotAllowedError when network names what its namespace
+// is not granted, any other error when the caches cannot say.
+func (p *Policy) Check(network *samplecrdv1.Network) error {
+	g, err := p.GrantsFor(network.Namespace)
+	if err != nil {
+		return err
+	}
+	return g.Check(network)
+}
+
+// Check returns a *NotAllowedError naming the first thing network names
+// that g does not grant.
+func (g Grants) Check(network *samplecrdv1.Network) error {
+	spec, ns := network.Spec, network.Namespace
+	refuseAs := func(reason, format string, args ...any) error {
+		return &NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...) + "; nothing was asked of Neutron (docs/tenancy.md)"}
+	}
+	refuse := func(format string, args ...any) error { return refuseAs(samplecrdv1.ReasonNotAllowed, format, args...) }
+	switch {
+	case g.Conflict:
+		return refuse("the TenantPolicies that select namespace %s disagree: one requires credentials of the namespace, another the controller's", ns)
+	case g.Credentials == samplecrdv1.CredentialsNamespace && spec.CloudCredentialsRef == nil:
+		return refuse("a TenantPolicy requires the Networks of namespace %s to name credentials of their own (spec.cloudCredentialsRef)", ns)
+	case g.Credentials == samplecrdv1.CredentialsController && spec.CloudCredentialsRef != nil:
+		return refuse("a TenantPolicy requires the Networks of namespace %s to use the controller's cloud: spec.cloudCredentialsRef is not allowed", ns)
+	case spec.Adopt != nil && !g.Adoption:
+		return refuseAs(samplecrdv1.ReasonAdoptionRefused, "adoption (spec.adopt) is not allowed in namespace %s: a TenantPolicy with adoption: true grants it (or the controller's deprecated --adoption-namespaces)", ns)
+	case spec.SubnetPool != "" && !g.SubnetPools.Has(spec.SubnetPool):
+		return refuse("spec.subnetPool %q is not granted to namespace %s: a TenantPolicy's spec.subnetPools grants it, by the same name or ID", spec.SubnetPool, ns)
+	}
+	if r := spec.Router; r != nil {
+		switch {
+		case r.ExternalNetwork != "" && !g.ExternalNetworks.Has(r.ExternalNetwork):
+			return refuseAs(samplecrdv1.ReasonExternalNetworkNotAllowed, "spec.router.externalNetwork %q is not granted to namespace %s: a TenantPolicy's spec.externalNetworks grants it, by the same name or ID (or the controller's deprecated --router-external-networks)", r.ExternalNetwork, ns)
+		case r.Name != "" && !g.Routers.Has(r.Name):
+			return refuse("spec.router.name %q is not granted to namespace %s: a TenantPolicy's spec.routers grants an existing router, by the same name or ID", r.Name, ns)
+		case r.ID != "" && !g.Routers.Has(r.ID):
+			return refuse("spec.router.id %q is not granted to namespace %s: a TenantPolicy's spec.routers grants an existing router, by the same name or ID", r.ID, ns)
+		}
+	}
+	return nil
+}

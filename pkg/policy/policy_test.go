@@ -1,0 +1,192 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+)
+
+// newPolicy is a Policy over caches holding the namespaces team-a
+// (labelled team=a), team-b (team=b) and the policies.
+func newPolicy(t *testing.T, defaults Defaults, policies ...*samplecrdv1.TenantPolicy) *Policy {
+	t.Helper()
+	nsIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, ns := range []*corev1.Namespace{namespace("team-a", "a"), namespace("team-b", "b")} {
+		if err := nsIndexer.Add(ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, tp := range policies {
+		if err := tpIndexer.Add(tp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return NewFromListers(listers.NewTenantPolicyLister(tpIndexer), corelisters.NewNamespaceLister(nsIndexer), defaults)
+}
+
+func namespace(name, team string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{"team": team, "kubernetes.io/metadata.name": name}}}
+}
+
+// forTeam is a policy that selects the namespaces labelled team=team.
+func forTeam(team string, spec samplecrdv1.TenantPolicySpec) *samplecrdv1.TenantPolicy {
+	spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{"team": team}}
+	return &samplecrdv1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "team-" + team}, Spec: spec}
+}
+
+// network is a Network of namespace ns whose spec change sets.
+func network(ns string, change func(*samplecrdv1.NetworkSpec)) *samplecrdv1.Network {
+	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "net"}, Spec: samplecrdv1.NetworkSpec{CIDR: "10.0.0.0/24"}}
+	change(&n.Spec)
+	return n
+}
+
+func TestWhatANetworkMayNameOutsideItself(t *testing.T) {
+	sharedRouter := forTeam("a", samplecrdv1.TenantPolicySpec{Routers: []string{"edge", "9d7b0a4e-0000-4000-8000-000000000001"},
+		SubnetPools: []string{"pool-a"}, ExternalNetworks: []string{"public"}, Adoption: true})
+	onlyOwn := forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsNamespace})
+	onlyController := forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsController})
+	everyNamespace := &samplecrdv1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "all"},
+		Spec: samplecrdv1.TenantPolicySpec{SubnetPools: []string{"shared-pool"}}}
+	creds := &samplecrdv1.CloudCredentialsReference{SecretName: "openstack", CloudName: "team"}
+
+	for name, tc := range map[string]struct {
+		defaults Defaults
+		policies []*samplecrdv1.TenantPolicy
+		network  *samplecrdv1.Network
+		// refused is a fragment of the refusal; "" when allowed.
+		refused string
+	}{
+		"no policy: a Network of its own, in the controller's project": {
+			network: network("team-b", func(*samplecrdv1.NetworkSpec) {}),
+		},
+		"no policy: credentials of its own namespace": {
+			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+		},
+		"no policy: no existing router, by name": {
+			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} }),
+			refused: `spec.router.name "edge" is not granted to namespace team-b`,
+		},
+		"no policy: no existing router, by ID": {
+			network: network("team-b", func(s *samplecrdv1.NetworkSpec) {
+				s.Router = &samplecrdv1.RouterReference{ID: "9d7b0a4e-0000-4000-8000-000000000001"}
+			}),
+			refused: "spec.router.id",
+		},
+		"no policy: no adoption": {
+			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "x"} }),
+			refused: "adoption (spec.adopt) is not allowed in namespace team-b",
+		},
+		"no policy: no pool": {
+			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "pool-a" }),
+			refused: `spec.subnetPool "pool-a"`,
+		},
+		"no policy: no router on an external network": {
+			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{ExternalNetwork: "public"} }),
+			refused: "spec.router.externalNetwork",
+		},
+		"the flag's default grants adoption to the namespace it names": {
+			defaults: Defaults{AdoptionNamespaces: []string{"team-b"}},
+			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "x"} }),
+		},
+		"the flag's default grants an external network to every namespace": {
+			defaults: Defaults{ExternalNetworks: []string{"public"}},
+			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{ExternalNetwork: "public"} }),
+		},
+		"a policy grants its namespace a router by name": {
+			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
+			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} }),
+		},
+		"a policy grants its namespace a router by ID": {
+			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
+			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
+				s.Router = &samplecrdv1.RouterReference{ID: "9d7b0a4e-0000-4000-8000-000000000001"}
+			}),
+		},
+		"a policy grants nothing to a namespace it does not select": {
+			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
+			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} }),
+			refused:  "not granted to namespace team-b",
+		},
+		"a router the policy does not list": {
+			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
+			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "core"} }),
+			refused:  `spec.router.name "core"`,
+		},
+		"a policy grants adoption, a pool and an external network": {
+			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
+			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
+				s.CIDR, s.SubnetPool = "", "pool-a"
+				s.Router = &samplecrdv1.RouterReference{ExternalNetwork: "public"}
+			}),
+		},
+		"grants of two policies add up": {
+			policies: []*samplecrdv1.TenantPolicy{sharedRouter, everyNamespace},
+			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
+				s.CIDR, s.SubnetPool = "", "shared-pool"
+				s.Router = &samplecrdv1.RouterReference{Name: "edge"}
+			}),
+		},
+		"a policy with an empty selector selects every namespace": {
+			policies: []*samplecrdv1.TenantPolicy{everyNamespace},
+			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" }),
+		},
+		"Namespace credentials: the controller's project is refused": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn},
+			network:  network("team-a", func(*samplecrdv1.NetworkSpec) {}),
+			refused:  "to name credentials of their own",
+		},
+		"Namespace credentials: a Secret of the namespace": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn},
+			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+		},
+		"Controller credentials: a Secret of the namespace is refused": {
+			policies: []*samplecrdv1.TenantPolicy{onlyController},
+			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			refused:  "to use the controller's cloud",
+		},
+		"the stricter credentials policy holds over Any": {
+			policies: []*samplecrdv1.TenantPolicy{sharedRouter, onlyController},
+			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			refused:  "to use the controller's cloud",
+		},
+		"policies that require both credentials refuse every Network": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn, withName(onlyController, "other")},
+			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			refused:  "disagree",
+		},
+		"a namespace not in the cache gets the defaults alone": {
+			policies: []*samplecrdv1.TenantPolicy{everyNamespace},
+			network:  network("team-c", func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" }),
+			refused:  "spec.subnetPool",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := newPolicy(t, tc.defaults, tc.policies...).Check(tc.network)
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refused == "":
+			case !IsNotAllowed(err):
+				t.Fatalf("got %v, want a refusal that says %q", err, tc.refused)
+			case !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "nothing was asked of Neutron"):
+				t.Fatalf("refusal %q does not say %q and that nothing was asked of Neutron", err, tc.refused)
+			}
+		})
+	}
+}
+
+func withName(tp *samplecrdv1.TenantPolicy, name string) *samplecrdv1.TenantPolicy {
+	tp = tp.DeepCopy()
+	tp.Name = name
+	return tp
+}
