@@ -46,7 +46,7 @@ func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, E
 
 // CreateNetwork creates a network of owner with mtu (0: Neutron's choice).
 func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mtu int) (neutron.Network, error) {
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.CreateNetwork(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), mtu)
@@ -61,7 +61,7 @@ func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mt
 // CreateSubnet creates the subnet req asks for, with owner's name and the
 // mark.
 func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req neutron.SubnetRequest) (neutron.Subnet, error) {
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return neutron.Subnet{}, err
 	}
 	req.Name, req.Description = inv.mark.ResourceName(owner), inv.mark.Description()
@@ -79,7 +79,7 @@ func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id
 	if !inv.ownsNetwork(owner, id) {
 		return neutron.Network{}, notOurs("network", id)
 	}
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return neutron.Network{}, err
 	}
 	updated, err := inv.client.UpdateNetwork(ctx, id, u)
@@ -96,7 +96,7 @@ func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsSubnet(owner, id) {
 		return neutron.Subnet{}, notOurs("subnet", id)
 	}
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return neutron.Subnet{}, err
 	}
 	updated, err := inv.client.UpdateSubnet(ctx, id, u)
@@ -113,7 +113,7 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsSubnet(owner, id) {
 		return notOurs("subnet", id)
 	}
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return err
 	}
 	if err := inv.client.DeleteSubnet(ctx, id); err != nil {
@@ -129,7 +129,7 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)
 	}
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return err
 	}
 	if err := inv.client.DeleteNetwork(ctx, id); err != nil {
@@ -182,7 +182,7 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 		return nil
 	}
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return err
 	}
 	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc})
@@ -197,7 +197,7 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 // MarkNetwork is MarkSubnet for a network; it returns the marked network.
 func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.allowWrite(owner); err != nil {
+	if err := inv.allowWrite(ctx, owner); err != nil {
 		return neutron.Network{}, err
 	}
 	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc})
@@ -283,13 +283,14 @@ func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
 }
 
 // allowWrite returns nil when a write of owner may go to Neutron, else
-// why not: this replica may no longer lead, the breaker is open, or a
+// why not: this replica may no longer lead, the breaker is open, the
+// credentials reach another project than the store was listed in, or a
 // write of owner's went unanswered and no list since has shown what
 // became of it. The fence comes first and is asked at the last moment
 // before the request: a process resumed after a freeze runs its queued
 // syncs on a cache from before it, at once, while its renewal is still
 // on the wire.
-func (inv *Inventory) allowWrite(owner neutron.Owner) error {
+func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error {
 	if inv.opts.Fence != nil {
 		if err := inv.opts.Fence(); err != nil {
 			metrics.WritesFenced.WithLabelValues(metrics.FencedNeutron).Inc()
@@ -299,12 +300,37 @@ func (inv *Inventory) allowWrite(owner neutron.Owner) error {
 	if err := inv.breaker.allow(); err != nil {
 		return err
 	}
+	if err := inv.sameProject(ctx); err != nil {
+		return err
+	}
 	inv.unsureMu.Lock()
 	defer inv.unsureMu.Unlock()
 	if _, ok := inv.unsure[owner.UID]; ok {
 		return ErrListPending
 	}
 	return nil
+}
+
+// sameProject refuses a write while the credentials reach another project
+// than the one the store was listed in: a clouds.yaml changed in place
+// (the controller's, or a namespace's Secret) swaps the client, not the
+// store. Every ID the store holds is the old project's, so a delete would
+// be answered 404 by the new project and counted as done, and the
+// Network's resources would be left for good where nothing lists them
+// again. A list of the new project, asked for at once, ends the refusal;
+// from then on the ladder's own check (status.projectID) keeps each
+// Network from being made again elsewhere. It costs no request: the
+// client knows its token's project.
+func (inv *Inventory) sameProject(ctx context.Context) error {
+	listed := inv.store.Status().Project
+	now, err := inv.client.Project(ctx)
+	if err != nil || now == listed {
+		return err
+	}
+	inv.RequestRefresh(0)
+	return &neutron.CredentialsError{Reason: fmt.Sprintf(
+		"the credentials now reach project %s, but what the controller holds of this Network was listed in project %s; "+
+			"nothing is written until Neutron is listed again", now, listed)}
 }
 
 // afterFailedWrite handles a write of owner's that failed. Anything but a

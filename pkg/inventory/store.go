@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,10 @@ type Status struct {
 	// Unrecognised counts the resources that carry the mark but whose
 	// name does not parse as ours: left alone, reported for an operator.
 	Unrecognised int
+	// Project is the project the latest successful refresh listed: what
+	// the store holds is that project's ("" when the client does not know
+	// its project, a noauth server's single one).
+	Project string
 }
 
 // ErrNotSynced is returned by syncs that need the inventory before its first
@@ -114,6 +119,13 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	startWrites := inv.writes
 	inv.mu.RUnlock()
 
+	// The credentials may reach another project from one request to the
+	// next (a clouds.yaml changed in place): the lists are one project's
+	// only if it is the same before and after them.
+	project, err := inv.client.Project(ctx)
+	if err != nil {
+		return nil, inv.failed(err)
+	}
 	x := newIndex(inv.mark, inv.current)
 	err = inv.client.ListNetworks(ctx, inv.mark.Description(), x.addNetworks)
 	if err == nil {
@@ -122,13 +134,23 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	if err == nil {
 		err = inv.client.ListRouters(ctx, inv.mark.Description(), x.addRouters)
 	}
-	if err != nil {
-		inv.mu.Lock()
-		inv.status.Err = err
-		inv.mu.Unlock()
-		return nil, err
+	if err == nil {
+		if after, projectErr := inv.client.Project(ctx); projectErr != nil || after != project {
+			err = cmp.Or(projectErr, fmt.Errorf("the credentials reached project %s, then %s, while Neutron was listed; listing again", project, after))
+		}
 	}
-	return inv.replace(x.fresh, len(x.unrecognised), startWrites), nil
+	if err != nil {
+		return nil, inv.failed(err)
+	}
+	return inv.replace(x.fresh, len(x.unrecognised), startWrites, project), nil
+}
+
+// failed records err as the latest refresh's, and returns it.
+func (inv *Store) failed(err error) error {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.status.Err = err
+	return err
 }
 
 // current is the entry in use for uid, nil if none. Entries are copied on
@@ -139,7 +161,7 @@ func (inv *Store) current(uid types.UID) *Owned {
 	return inv.byUID[uid]
 }
 
-func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64) []types.UID {
+func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64, project string) []types.UID {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	for uid, at := range inv.written {
@@ -168,7 +190,7 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWri
 		}
 	}
 	inv.byUID = fresh
-	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised}
+	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised, Project: project}
 	return changed
 }
 

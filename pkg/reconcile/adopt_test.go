@@ -137,8 +137,12 @@ func TestAdoption(t *testing.T) {
 			},
 		},
 		{
-			name:    "adopt: a network of another project, which an admin credential could read by ID, does not exist, and is not touched",
-			network: adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet),
+			name: "adopt: a network of another project, which an admin credential could read by ID, does not exist, and is not touched",
+			network: func() *samplecrdv1.Network {
+				n := adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet)
+				n.Status.ProjectID = "project-a" // recorded by the pass before
+				return n
+			}(),
 			seed: func(f *neutronfake.Neutron) {
 				f.SetProject("project-a")
 				f.In("project-b", func() {
@@ -154,7 +158,7 @@ func TestAdoption(t *testing.T) {
 				if msg := f.network("net").Status.Conditions[0].Message; !strings.Contains(msg, "does not exist") || strings.Contains(msg, "theirs") {
 					t.Errorf("message %q: want does not exist, and nothing of the other project", msg)
 				}
-				if st := f.network("net").Status; st.Adopted != nil || st.ProjectID == "project-b" {
+				if st := f.network("net").Status; st.Adopted != nil || st.ProjectID != "project-a" {
 					t.Errorf("status records the other project's network: %+v", st)
 				}
 				f.neutron.In("project-b", func() {

@@ -35,6 +35,14 @@ func (r *adoptionRecord) Error() string {
 	return "Adopting Neutron network " + r.adopted.NetworkID + ": its own names are recorded before it is marked"
 }
 
+// projectRecord ends the pass that would make a Network's first Neutron
+// resource: the project goes into status before anything exists there.
+type projectRecord struct{ project string }
+
+func (r *projectRecord) Error() string {
+	return "Recording project " + r.project + " in status before anything is made in it"
+}
+
 // externalNetworkError is a router of the Network's own that cannot be
 // made: spec.router.externalNetwork names no external network, or one the
 // administrator does not allow.

@@ -82,9 +82,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network
 	obs.Adopted = network.Status.Adopted
 	obs.Router = p.router
 	if err != nil {
-		var record *adoptionRecord
+		var (
+			record  *adoptionRecord
+			project *projectRecord
+		)
 		if errors.As(err, &record) {
 			obs.Adopted = record.adopted
+		}
+		if errors.As(err, &project) {
+			obs.ProjectID = project.project
 		}
 		return p.failed(phaseSyncing, err, obs)
 	}
@@ -168,6 +174,25 @@ func (p *pass) sameProject(ctx context.Context) error {
 			"put back credentials of project %s; nothing was changed in either project", got, want, want)}
 }
 
+// recordProject ends the pass that would make (or adopt) the Network's
+// first network while status does not yet say which project holds it: the
+// project its credentials reach goes into status first. Every later pass
+// then checks the credentials against it (sameProject, and the inventory's
+// own check), so a network can never be stranded in a project status does
+// not name, even if its subnet is refused or the process dies right after
+// the create. A noauth Neutron, whose client knows no project, records
+// nothing.
+func (p *pass) recordProject(ctx context.Context) error {
+	if p.network.Status.ProjectID != "" {
+		return nil
+	}
+	project, err := p.inv.Project(ctx)
+	if err != nil || project == "" {
+		return err
+	}
+	return &projectRecord{project: project}
+}
+
 // ensureNetwork returns the Network's Neutron network, and whether it
 // created it because there was none. Duplicates — a create that completed
 // after its sender gave up, or died, while a retry made another — are
@@ -184,6 +209,9 @@ func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutro
 	}
 	if found {
 		return keep, false, nil
+	}
+	if err := p.recordProject(ctx); err != nil {
+		return neutron.Network{}, false, err
 	}
 	if p.network.Spec.Adopt != nil {
 		n, err := p.adoptNetwork(ctx, want)

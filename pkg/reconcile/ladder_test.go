@@ -418,6 +418,90 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 			},
 		},
 		{
+			name:    "the controller's clouds.yaml swapped to B after A was listed: a delete sends nothing, and the finalizer stays",
+			network: inProjectA(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))),
+			seed: func(f *neutronfake.Neutron) {
+				f.SetProject("project-a")
+				inSync("192.168.0.0/16", "192.168.0.1")(f)
+			},
+			afterList:  nowProjectB,
+			wantErr:    "backoff",
+			wantReady:  "False/CredentialsUnavailable",
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			check: func(t *testing.T, f *fixture) {
+				if !hasFinalizer(f.network("net")) {
+					t.Error("finalizer released while the network is in a project the credentials no longer reach")
+				}
+				if len(f.neutron.Networks()) != 1 || len(f.neutron.Subnets()) != 1 {
+					t.Errorf("project A's network or subnet is gone: %+v %+v", f.neutron.Networks(), f.neutron.Subnets())
+				}
+				if !f.inv.ListDue() {
+					t.Error("no list of the new project was asked for")
+				}
+			},
+		},
+		{
+			name:      "swapped to B after A was listed: an orphan of A is not collected through B",
+			seed:      func(f *neutronfake.Neutron) { f.SetProject("project-a"); inSync("192.168.0.0/16", "192.168.0.1")(f) },
+			afterList: nowProjectB,
+			orphan:    testUID,
+			wantErr:   "backoff",
+			check: func(t *testing.T, f *fixture) {
+				if len(f.neutron.Networks()) != 1 {
+					t.Errorf("project A's orphan was deleted through B's credentials: %+v", f.neutron.Networks())
+				}
+			},
+		},
+		{
+			name:       "a new Network whose credentials name a project: the project is recorded before anything is made in it",
+			network:    newNetwork("192.168.0.0/16", "192.168.0.1"),
+			seed:       func(f *neutronfake.Neutron) { f.SetProject("project-a") },
+			wantErr:    "soon",
+			wantReady:  "False/Provisioning",
+			wantEvents: nil,
+			check: func(t *testing.T, f *fixture) {
+				if got := f.network("net").Status.ProjectID; got != "project-a" {
+					t.Errorf("status.projectID = %q, want project-a before any create", got)
+				}
+				if len(f.neutron.Networks()) != 0 {
+					t.Errorf("made before the project was recorded: %+v", f.neutron.Networks())
+				}
+			},
+		},
+		{
+			name:        "its project recorded, the next pass makes the network and subnet",
+			network:     inProjectA(newNetwork("192.168.0.0/16", "192.168.0.1")),
+			seed:        func(f *neutronfake.Neutron) { f.SetProject("project-a") },
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created"},
+		},
+		{
+			name:    "its project recorded and the subnet refused: a Secret pointed at B later makes nothing there",
+			network: inProjectA(newNetwork("192.168.0.0/16", "192.168.0.1")),
+			seed: func(f *neutronfake.Neutron) {
+				f.SetProject("project-a")
+				f.FailOn(neutronfake.CreateSubnet, neutron.ErrorForResponse(neutronfake.CreateSubnet, 409, "OverQuota", "Quota exceeded for resources: ['subnet']."))
+			},
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantErr:     "backoff",
+			wantReady:   "False/NeutronQuotaExceeded",
+			wantEvents:  []string{"Normal Created", "Warning NeutronQuotaExceeded"},
+			check: func(t *testing.T, f *fixture) {
+				f.neutron.SetProject("project-b")
+				f.neutron.FailOn(neutronfake.CreateSubnet, nil)
+				f.list()
+				f.neutron.ClearRequests()
+				f.sync("net")
+				if reqs := f.neutron.Requests(); len(reqs) != 0 {
+					t.Errorf("asked of project B: %q", reqs)
+				}
+				if st := f.network("net").Status; st.ProjectID != "project-a" || st.NetworkID == "" {
+					t.Errorf("status = %+v, want project-a's network recorded", st)
+				}
+			},
+		},
+		{
 			name:        "the same project: a network deleted by hand is made again",
 			network:     inProjectA(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        func(f *neutronfake.Neutron) { f.SetProject("project-a") },

@@ -124,6 +124,7 @@ func classify(ph phase, err error) verdict {
 		invalid  *desired.InvalidSpecError
 		adoption *adoptionError
 		record   *adoptionRecord
+		project  *projectRecord
 		external *externalNetworkError
 		refused  *policy.NotAllowedError
 	)
@@ -160,6 +161,9 @@ func classify(ph phase, err error) verdict {
 	case errors.As(err, &record):
 		// Not a failure: the first half of an adoption. No Warning.
 		return verdict{samplecrdv1.ReasonProvisioning, "", record.Error(), Soon, 0}
+	case errors.As(err, &project):
+		// Not a failure either: the project is written before a create.
+		return verdict{samplecrdv1.ReasonProvisioning, "", project.Error(), Soon, 0}
 	case errors.As(err, &adoption):
 		return verdict{adoption.reason, adoption.reason, adoption.msg, After, rejectedRetryInterval}
 	case errors.As(err, &invalid):

@@ -16,6 +16,9 @@ type passCase struct {
 	name    string
 	network *samplecrdv1.Network
 	seed    func(*neutronfake.Neutron)
+	// afterList changes Neutron after the fixture's first list, before
+	// the pass: what changes between the inventory's lists.
+	afterList func(*neutronfake.Neutron)
 	// options changes the Reconciler's options from defaultOptions.
 	options func(*Options)
 	failOn  map[string]error
@@ -52,6 +55,9 @@ func runPasses(t *testing.T, tests []passCase) {
 			f := newFixtureWith(t, opts, nil, networks, tc.seed)
 			for req, err := range tc.failOn {
 				f.neutron.FailOn(req, err)
+			}
+			if tc.afterList != nil {
+				tc.afterList(f.neutron)
 			}
 
 			var out Outcome
