@@ -128,6 +128,9 @@ type Tenants interface {
 	Get(key tenancy.Key) (*Tenant, bool)
 	// Own is the Tenant of the controller's own cloud.
 	Own() *Tenant
+	// Release lets go of key's credentials, and the copy kept for
+	// deletions, once no Network names them.
+	Release(ctx context.Context, key tenancy.Key) error
 }
 
 // Controller keeps Neutron equal to the declared Networks. It is the
@@ -569,6 +572,7 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 			return failed(err)
 		}
 		klog.FromContext(ctx).V(2).Info("Released the finalizer")
+		c.releaseCredentials(ctx, network)
 		return result{}
 	}
 
@@ -584,6 +588,30 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
 	return c.record(ctx, network, t.Reconciler.Reconcile(ctx, network))
+}
+
+// releaseCredentials lets go of the credentials of gone, a Network whose
+// finalizer was just removed, once no other Network of its namespace
+// names them. A Network made meanwhile that names them is not lost: its
+// first sync keeps them again before it makes anything.
+func (c *Controller) releaseCredentials(ctx context.Context, gone *samplecrdv1.Network) {
+	key := tenancy.KeyOf(gone)
+	if key == (tenancy.Key{}) {
+		return
+	}
+	others, err := c.networksLister.Networks(gone.Namespace).List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Listing Networks from the cache")
+		return
+	}
+	for _, n := range others {
+		if n.UID != gone.UID && tenancy.KeyOf(n) == key {
+			return
+		}
+	}
+	if err := c.tenants.Release(ctx, key); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Releasing the credentials of a deleted Network", "credentials", key)
+	}
 }
 
 // record writes down what a pass of the reconciler did and found: its

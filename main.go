@@ -313,7 +313,9 @@ func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface
 		Connect: func(cloud *neutron.Cloud) neutron.Interface {
 			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, reach)
 		},
-		Build:       newTenant,
+		Build: newTenant,
+		// Copies for deletions, in the controller's own namespace.
+		Keeper:      tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace},
 		Max:         opts.maxCredentials,
 		RereadAfter: opts.cloudReload,
 	})

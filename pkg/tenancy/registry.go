@@ -65,8 +65,13 @@ type Options[T any] struct {
 	Connect func(cloud *neutron.Cloud) neutron.Interface
 	// Build makes what the controller keeps for a project, on client.
 	Build func(key Key, client neutron.Interface) T
+	// Keeper keeps a copy of each credential Networks are made with, for
+	// their deletion (keeper.go); nil keeps none.
+	Keeper Keeper
 	// Max bounds the credentials held at once; the least recently used
-	// one is let go (its loop stopped) to make room.
+	// one is let go (its loop stopped) to make room. A credential that
+	// cannot be used holds no place: a namespace naming Secrets that do
+	// not exist cannot push another's credential out.
 	Max int
 	// RereadAfter is how long a Secret's reading holds before it is read
 	// again: a change of the Secret is seen within it.
@@ -93,8 +98,10 @@ type tenant[T any] struct {
 	// value is what was built from the credential; valid when built.
 	value T
 	built bool
-	// digest is the Secret's clouds.yaml the value was built from.
+	// digest is the Secret's clouds.yaml the value was built from; kept
+	// says the Keeper holds that one.
 	digest [sha256.Size]byte
+	kept   bool
 	// err is why the latest reading cannot be used; nil when it can.
 	err error
 	// readAt is when the Secret was read; usedAt when a Network last
@@ -151,8 +158,11 @@ func (r *Registry[T]) Get(key Key) (T, bool) {
 // time. An error is a *neutron.CredentialsError when the credentials
 // cannot be used, anything else when the Secret could not be read at all
 // (the API server away). A Network being deleted keeps the credential it
-// was made with even if its Secret changed for the worse or went away
-// meanwhile, so that it can still be deleted.
+// was made with even if its Secret (or the grant to read it) changed for
+// the worse or went away meanwhile, so that it can still be deleted: the
+// one built before, or, after a restart or once let go, the Keeper's copy.
+// Any other Network's credential is kept by the Keeper before it is
+// returned, so before anything is made with it.
 func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T, error) {
 	key := KeyOf(network)
 	if key == (Key{}) {
@@ -166,15 +176,106 @@ func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T,
 	if value, err, fresh := r.cached(key, now, network.DeletionTimestamp != nil); fresh {
 		return value, err
 	}
+	deleting := network.DeletionTimestamp != nil
 	data, err := r.read(ctx, key)
 	if err != nil && !neutron.IsCredentialsError(err) {
 		return zero, err
+	}
+	// readErr is the Secret's refusal when the kept copy stands in for
+	// it: only deleting Networks may use that copy.
+	var readErr error
+	if err != nil && deleting && !r.built(key) {
+		kept, ok, keptErr := r.kept(ctx, key)
+		if keptErr != nil {
+			return zero, keptErr
+		}
+		if ok {
+			data, err, readErr = kept, nil, err
+		}
 	}
 	var cloud *neutron.Cloud
 	if err == nil {
 		cloud, err = neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
 	}
-	return r.update(key, sha256.Sum256(data), cloud, err, now, network.DeletionTimestamp != nil)
+	value, err := r.update(key, sha256.Sum256(data), cloud, err, now, deleting)
+	if readErr != nil && err == nil {
+		r.refuseLive(key, readErr)
+	}
+	if err != nil || deleting {
+		return value, err
+	}
+	return value, r.keep(ctx, key, data)
+}
+
+// refuseLive records err as key's reading, which Networks that are not
+// being deleted get until the Secret is read again.
+func (r *Registry[T]) refuseLive(key Key, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.tenants[key]; ok {
+		t.err = err
+	}
+}
+
+// built reports whether a value is held for key.
+func (r *Registry[T]) built(key Key) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tenants[key]
+	return ok && t.built
+}
+
+// kept reads the Keeper's copy of key's credential.
+func (r *Registry[T]) kept(ctx context.Context, key Key) ([]byte, bool, error) {
+	if r.opts.Keeper == nil {
+		return nil, false, nil
+	}
+	return r.opts.Keeper.Kept(ctx, key)
+}
+
+// keep has the Keeper keep data, the credential key's value was just
+// built from, unless it already does.
+func (r *Registry[T]) keep(ctx context.Context, key Key, data []byte) error {
+	if r.opts.Keeper == nil {
+		return nil
+	}
+	digest := sha256.Sum256(data)
+	r.mu.Lock()
+	t, ok := r.tenants[key]
+	done := ok && t.kept && t.digest == digest
+	r.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := r.opts.Keeper.Keep(ctx, key, data); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.tenants[key]; ok && t.digest == digest {
+		t.kept = true
+	}
+	return nil
+}
+
+// Release lets go of key's credential, and has the Keeper forget it: the
+// controller calls it once the last Network that named it is gone.
+func (r *Registry[T]) Release(ctx context.Context, key Key) error {
+	if key == (Key{}) {
+		return nil
+	}
+	r.mu.Lock()
+	if t, ok := r.tenants[key]; ok {
+		if t.stop != nil {
+			t.stop()
+		}
+		delete(r.tenants, key)
+	}
+	r.mu.Unlock()
+	if r.opts.Keeper == nil {
+		return nil
+	}
+	return r.opts.Keeper.Forget(ctx, key)
 }
 
 // cached answers from the latest reading while it holds (fresh). A
@@ -221,6 +322,12 @@ func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, cloud *neutron.C
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
+	if !ok && err != nil {
+		// Nothing built, nothing to hold: a reading that cannot be used
+		// takes no place, and is read again at the next sync.
+		var zero T
+		return zero, err
+	}
 	if !ok {
 		t = &tenant[T]{}
 		r.tenants[key] = t
@@ -244,7 +351,7 @@ func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, cloud *neutron.C
 	}
 	r.makeRoom(key)
 	ctx, stop := context.WithCancel(r.ctx)
-	t.value, t.built, t.digest, t.stop = r.opts.Build(key, r.opts.Connect(cloud)), true, digest, stop
+	t.value, t.built, t.digest, t.kept, t.stop = r.opts.Build(key, r.opts.Connect(cloud)), true, digest, false, stop
 	r.start(ctx, key, t.value)
 	return t.value, nil
 }

@@ -1,7 +1,9 @@
 package tenancy
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +23,9 @@ import (
 )
 
 const keystone = "https://keystone.example:5000/v3"
+
+// controllerNamespace is where the Keeper keeps its copies.
+const controllerNamespace = "network-controller-system"
 
 // project is what the test keeps per project: which credential it was
 // built for, and the context its loop runs in.
@@ -55,6 +60,7 @@ func newFixture(t *testing.T, max int, secrets ...*corev1.Secret) *fixture {
 			f.built = append(f.built, p)
 			return p
 		},
+		Keeper:      SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace},
 		Max:         max,
 		RereadAfter: 10 * time.Second,
 		Clock:       f.clock,
@@ -104,11 +110,12 @@ func deleting(n *samplecrdv1.Network) *samplecrdv1.Network {
 	return n
 }
 
-// gets counts the Secret reads the fake API server answered.
+// gets counts the reads of namespaces' Secrets the fake API server
+// answered (not the Keeper's).
 func (f *fixture) gets() int {
 	n := 0
 	for _, a := range f.kube.Actions() {
-		if a.GetVerb() == "get" && a.GetResource().Resource == "secrets" {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "secrets" && a.GetNamespace() != controllerNamespace {
 			n++
 		}
 	}
@@ -244,4 +251,119 @@ func TestWithoutKeystoneNoNetworkMayNameCredentials(t *testing.T) {
 	if _, err := r.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) || !strings.Contains(err.Error(), "--os-cloud") {
 		t.Errorf("error %v, want a CredentialsError that asks for --os-cloud", err)
 	}
+}
+
+func TestReadsThatFailHoldNoPlace(t *testing.T) {
+	f := newFixture(t, 2, secret("team-a", "cloud", keystone), secret("team-c", "cloud", keystone))
+	a, err := f.For(t.Context(), network("team-a", "cloud"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		f.clock.Step(time.Millisecond)
+		if _, err := f.For(t.Context(), network("team-b", fmt.Sprintf("missing-%d", i))); !neutron.IsCredentialsError(err) {
+			t.Fatalf("a Secret that does not exist: %v, want a CredentialsError", err)
+		}
+	}
+	// A second credential that works fits beside team-a's: the 300 that
+	// did not work took no place, so nothing is let go for it.
+	if _, err := f.For(t.Context(), network("team-c", "cloud")); err != nil {
+		t.Fatal(err)
+	}
+	if a.ctx.Err() != nil {
+		t.Error("team-a's project was let go to make room for Secrets that do not exist")
+	}
+	if _, ok := f.Get(Key{"team-a", "cloud", "team"}); !ok {
+		t.Error("Get no longer finds team-a's project")
+	}
+}
+
+func TestACredentialIsKeptBeforeItIsUsed(t *testing.T) {
+	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
+	if _, err := f.For(t.Context(), network("team-a", "cloud")); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := f.kube.CoreV1().Secrets(controllerNamespace).Get(t.Context(), KeptName(Key{"team-a", "cloud", "team"}), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("no kept copy after the credential was handed out: %v", err)
+	}
+	if !bytes.Equal(kept.Data[samplecrdv1.CloudsYAMLKey], cloudsYAML("team", keystone)) {
+		t.Errorf("kept %q", kept.Data[samplecrdv1.CloudsYAMLKey])
+	}
+	writes := f.secretWrites()
+	f.clock.Step(10 * time.Second)
+	if _, err := f.For(t.Context(), network("team-a", "cloud")); err != nil {
+		t.Fatal(err)
+	}
+	if f.secretWrites() != writes {
+		t.Error("the unchanged credential was kept again")
+	}
+}
+
+func TestADeletingNetworkFindsItsCredentialAfterARestart(t *testing.T) {
+	for name, gone := range map[string]func(*fixture){
+		"the Secret deleted with its namespace": func(f *fixture) {
+			if err := f.kube.CoreV1().Secrets("team-a").Delete(context.Background(), "cloud", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"the grant to read it deleted first": func(f *fixture) {
+			f.kube.PrependReactor("get", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetNamespace() != "team-a" {
+					return false, nil, nil
+				}
+				return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "cloud", nil)
+			})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := newFixture(t, 10, secret("team-a", "cloud", keystone))
+			if _, err := before.For(t.Context(), network("team-a", "cloud")); err != nil {
+				t.Fatal(err)
+			}
+			gone(before)
+			// A new process, or a new leader: nothing in memory, the same
+			// API server.
+			after := newFixture(t, 10)
+			after.kube = before.kube
+			after.Registry.opts.Secrets, after.Registry.opts.Keeper = before.kube.CoreV1(), SecretKeeper{Secrets: before.kube.CoreV1(), Namespace: controllerNamespace}
+			p, err := after.For(t.Context(), deleting(network("team-a", "cloud")))
+			if err != nil || p == nil || p.key != (Key{"team-a", "cloud", "team"}) {
+				t.Fatalf("a deleting Network after a restart: %+v, %v; want its project, from the kept copy", p, err)
+			}
+			if _, err := after.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) {
+				t.Errorf("a live Network got the kept copy: %v, want the Secret's refusal", err)
+			}
+		})
+	}
+}
+
+func TestReleaseForgetsTheKeptCopy(t *testing.T) {
+	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
+	p, err := f.For(t.Context(), network("team-a", "cloud"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key{"team-a", "cloud", "team"}
+	if err := f.Release(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.kube.CoreV1().Secrets(controllerNamespace).Get(t.Context(), KeptName(key), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the kept copy is still there: %v", err)
+	}
+	if p.ctx.Err() == nil {
+		t.Error("the released project's loop still runs")
+	}
+}
+
+// secretWrites counts the Secret creates and updates the fake API server
+// answered.
+func (f *fixture) secretWrites() int {
+	n := 0
+	for _, a := range f.kube.Actions() {
+		if (a.GetVerb() == "create" || a.GetVerb() == "update") && a.GetResource().Resource == "secrets" {
+			n++
+		}
+	}
+	return n
 }
