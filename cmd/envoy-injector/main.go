@@ -25,10 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/samplecrd/network-controller/pkg/events"
 	"github.com/samplecrd/network-controller/pkg/logging"
-
-	corev1 "k8s.io/api/core/v1"
 
 	_ "k8s.io/component-base/logs/json/register"
 
@@ -41,7 +38,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
 	"github.com/samplecrd/network-controller/pkg/metrics"
@@ -56,7 +52,6 @@ type options struct {
 	configMapNamespace    string
 	configMapName         string
 	maxConcurrent         int
-	eventLimit            events.Limit
 	metricsSecure         bool
 }
 
@@ -70,8 +65,6 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or out of cluster the kubeconfig context's (else \"default\").")
 	fs.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics only to callers the API server authenticates (TokenReview) and authorizes to get it (SubjectAccessReview); needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
-	fs.Float32Var(&o.eventLimit.QPS, "event-qps", 50, "Most Events per second written for all Pods together, on average (as the kubelet's flag); beyond it and --event-burst they are dropped and counted in envoy_injector_events_dropped_total. 0: no limit beyond client-go's per-object one.")
-	fs.IntVar(&o.eventLimit.Burst, "event-burst", 100, "Events allowed at once above --event-qps.")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
 }
 
@@ -147,18 +140,15 @@ func run(ctx context.Context, o options) error {
 		injector.ResultDenied+"/"+injector.ReasonNoTemplate, injector.ResultDenied+"/"+injector.ReasonTemplateFailed,
 		injector.ResultDenied+"/"+injector.ReasonOverrideRefused, injector.ResultDenied+"/"+injector.ReasonClash,
 		injector.ResultOverloaded+"/"+injector.ReasonOverloaded)
-	// Why a Pod was (not) injected goes on its owner, where `kubectl
-	// describe` shows it.
-	broadcaster := events.NewBroadcaster(ctx, client, o.eventLimit, metrics.InjectorEventsDropped.Inc)
-	defer broadcaster.Shutdown()
-	events := announcer{recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "envoy-injector"})}
+	// The webhook writes nothing of its own: what it decides reaches the
+	// Pod through its answer alone (pkg/injector's Webhook).
 	webhook := &injector.Webhook{Template: func() (*injector.Template, error) {
 		if !synced() {
 			return nil, errors.New("the template ConfigMap has not been read yet")
 		}
 		return source.Template()
-	}, Observe: metrics.ObserveAdmission, Announce: events.announce}
-	m.Handle("/mutate", serving.LimitConcurrency(webhook, o.maxConcurrent, time.Second,
+	}, Observe: metrics.ObserveAdmission}
+	m.Handle("/mutate", serving.LimitConcurrency(webhook, o.maxConcurrent, injector.MaxRequestBytes, time.Second,
 		func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) }))
 	var auth *serving.DelegatedAuth
 	if o.metricsSecure {

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	jsonpatch "gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,10 +42,16 @@ type Webhook struct {
 	// Observe, if set, is told the result, reason and duration of every
 	// review: the program's metrics.
 	Observe func(result, reason string, elapsed time.Duration)
-	// Announce, if set, is told the decision on every review that is not
-	// a dry run: the program's Events.
-	Announce func(req *admissionv1.AdmissionRequest, d Decision)
 }
+
+// Nothing a review says reaches any object but through the answer, which
+// the API server applies to the Pod it is admitting: the webhook cannot
+// tell the API server's reviews from anyone else's (a Pod may reach it),
+// so it writes nothing of its own (no Event, no object) that a forged
+// review could aim at another namespace's objects, or spend. Why a Pod was
+// not injected is on the Pod (SkippedAnnotation), in the refusal its
+// creator sees (and its controller's FailedCreate Event), and in the
+// admissions metric.
 
 // MaxRequestBytes bounds a request body: kube-apiserver's own limit on a
 // request (--max-request-body-bytes' default, 3 MiB), which no Pod it
@@ -79,9 +83,6 @@ func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	response, d := wh.review(review.Request)
 	if wh.Observe != nil {
 		wh.Observe(d.Result, d.Reason, time.Since(start))
-	}
-	if wh.Announce != nil && !ptr.Deref(review.Request.DryRun, false) {
-		wh.Announce(review.Request, d)
 	}
 	response.UID = review.Request.UID
 	logger.V(2).Info("Admission", "namespace", review.Request.Namespace, "name", review.Request.Name,
@@ -146,14 +147,50 @@ func (wh *Webhook) review(req *admissionv1.AdmissionRequest) (*admissionv1.Admis
 		pod.Namespace = req.Namespace // for the template's .Namespace only
 	}
 	d, patch := wh.Decide(req.Object.Raw, pod)
-	switch d.Result {
-	case ResultDenied:
+	switch {
+	case d.Result == ResultDenied:
 		return denied(d.Message), d
-	case ResultInjected:
-		pt := admissionv1.PatchTypeJSONPatch
-		return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}, d
+	case d.Result == ResultInjected:
+		return patched(patch), d
+	case d.Reason == ReasonHostNetwork:
+		explained, err := annotate(req.Object.Raw, SkippedAnnotation, d.Reason+": "+d.Message)
+		if err != nil {
+			return allowed(), d
+		}
+		return patched(explained), d
 	}
 	return allowed(), d
+}
+
+// patched allows with the JSON patch.
+func patched(patch []byte) *admissionv1.AdmissionResponse {
+	pt := admissionv1.PatchTypeJSONPatch
+	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}
+}
+
+// annotate is the JSON patch that sets the annotation key to value on the
+// object raw.
+func annotate(raw []byte, key, value string) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	annotations, _ := meta["annotations"].(map[string]any)
+	if annotations == nil {
+		annotations = map[string]any{}
+		meta["annotations"] = annotations
+	}
+	annotations[key] = value
+	merged, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return podPatch(raw, merged)
 }
 
 // podPatch is the JSON patch from the Pod as the API server sent it to

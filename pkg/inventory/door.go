@@ -238,13 +238,18 @@ func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string
 }
 
 // Project is the project the inventory lists and creates in ("" when
-// not known).
+// not known). A connected client answers from its token, sending no
+// request, so an answer is no sign that Neutron answers: it never closes
+// the breaker, and only a connect that got no answer counts against it.
 func (inv *Inventory) Project(ctx context.Context) (string, error) {
 	if err := inv.breaker.allow(); err != nil {
 		return "", err
 	}
 	project, err := inv.client.Project(ctx)
-	return project, inv.afterFailedRead(err)
+	if neutron.Unreachable(err) {
+		inv.breaker.fail()
+	}
+	return project, err
 }
 
 // FindSubnetPool reads a subnet pool by name or ID.

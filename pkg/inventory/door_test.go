@@ -112,6 +112,29 @@ func TestTheOpenBreakerRefusesEveryRequest(t *testing.T) {
 	}
 }
 
+// TestAProjectAnsweredWithoutARequestKeepsTheBreakerCounting: the client
+// answers Project from its token, so asking it between unanswered writes
+// (as every new Network's first pass does) is no answer from Neutron, and
+// three unanswered writes still open the breaker.
+func TestAProjectAnsweredWithoutARequestKeepsTheBreakerCounting(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	f.SetProject("project-a")
+	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+	f.FailOn(fake.CreateNetwork, errors.New("connection refused"))
+	for _, o := range []neutron.Owner{ownerA, ownerB, ownerC} {
+		if _, err := inv.Project(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inv.CreateNetwork(ctx, o, 0); err == nil {
+			t.Fatal("the create succeeded")
+		}
+	}
+	if inv.Health().Down == nil {
+		t.Error("three unanswered writes, with the project asked between them, left the breaker closed")
+	}
+}
+
 // TestALostAnswerHoldsBackItsOwnerOnly: a write whose answer was lost may
 // have been done, so its Network's writes wait for a list begun after it,
 // which shows what happened; other Networks' writes go on, and one failure

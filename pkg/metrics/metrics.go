@@ -146,15 +146,6 @@ var (
 		Buckets:        metrics.ExponentialBuckets(0.0001, 2, 16),
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
-	// InjectorEventsDropped counts the webhook's Events over its
-	// --event-qps and --event-burst.
-	InjectorEventsDropped = metrics.NewCounter(&metrics.CounterOpts{
-		Subsystem:      "envoy_injector",
-		Name:           "events_dropped_total",
-		Help:           "Events (why a Pod was or was not injected) not written because all Pods together were over --event-qps and --event-burst.",
-		StabilityLevel: metrics.ALPHA,
-	})
-
 	ServingCertificateExpiration = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "envoy_injector",
 		Name:           "serving_certificate_expiration_timestamp_seconds",
@@ -177,7 +168,7 @@ var (
 	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
 		NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
 		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped}
-	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration, InjectorEventsDropped}
+	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration}
 )
 
 // Names are the names of both programs' own metrics, as Prometheus sees

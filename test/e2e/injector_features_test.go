@@ -155,38 +155,34 @@ func TestInjectionFollowsThePod(t *testing.T) {
 	})
 }
 
-// TestInjectionIsExplained: why a Pod was or was not injected is an Event
-// on it (or on its owner), by reason, and a label of the admissions
-// metric.
+// TestInjectionIsExplained: why a Pod was or was not injected is on the
+// Pod itself, put there by the webhook's own answer (the status
+// annotation, or the skipped one), and a label of the admissions metric.
+// The webhook writes nothing else anywhere (TestAForgedReviewWritesNothing).
 func TestInjectionIsExplained(t *testing.T) {
 	ctx := framework.TestContext(t, 2*time.Minute)
 	f := newInjectorFixture(ctx, t, podTemplate)
 	asks := f.pod(nil)
 	asks.GenerateName, asks.Name = "", "explained"
-	if _, err := f.create(ctx, asks); err != nil {
+	injected, err := f.create(ctx, asks)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := injector.ReadStatus(injected.Annotations); !ok {
+		t.Errorf("the injected Pod has no %s: %v", injector.StatusAnnotation, injected.Annotations)
 	}
 	onHost := f.pod(nil)
 	onHost.GenerateName, onHost.Name = "", "on-the-host"
 	onHost.Spec.HostNetwork = true
-	if _, err := f.create(ctx, onHost); err != nil {
+	skipped, err := f.create(ctx, onHost)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for pod, reason := range map[string]string{"explained": "SidecarInjected", "on-the-host": "SidecarHostNetwork"} {
-		framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
-			events, err := f.kube.CoreV1().Events(f.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			var got []string
-			for _, e := range events.Items {
-				if e.Reason == reason && e.InvolvedObject.Kind == "Pod" {
-					return true, "", nil
-				}
-				got = append(got, e.Type+" "+e.Reason)
-			}
-			return false, fmt.Sprintf("Pod %s: events %v, want %s", pod, got, reason), nil
-		})
+	if why := skipped.Annotations[injector.SkippedAnnotation]; !strings.HasPrefix(why, injector.ReasonHostNetwork+": ") || !strings.Contains(why, "hostNetwork") {
+		t.Errorf("the Pod on the host's network says %s=%q, want why it has no sidecar", injector.SkippedAnnotation, why)
+	}
+	if len(skipped.Spec.Containers) != 1 {
+		t.Errorf("the Pod on the host's network got containers %v", skipped.Spec.Containers)
 	}
 	if n := f.admissions(ctx, t, map[string]string{"result": injector.ResultSkipped, "reason": injector.ReasonHostNetwork}); n < 1 {
 		t.Errorf("envoy_injector_admissions_total{result=skipped,reason=HostNetwork} = %v", n)
