@@ -292,12 +292,19 @@ func run(ctx context.Context, opts options) error {
 func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface, networkClient clientset.Interface,
 	neutronClient neutron.Interface, ownCloud *neutron.Cloud, reach *neutron.Reachability, fence *leader.Fence) *tenancy.Registry[*Tenant] {
 	newTenant := func(key tenancy.Key, client neutron.Interface) *Tenant {
+		// Readiness speaks for the controller's own cloud: a namespace's
+		// endpoint that does not answer holds its own Networks, not the
+		// leader's /readyz.
+		var ownReach *neutron.Reachability
+		if key == (tenancy.Key{}) {
+			ownReach = reach
+		}
 		inv := inventory.New(client, mark, inventory.Options{
 			ResyncPeriod: opts.neutronResyncPeriod,
 			// A request whose answer was lost to our own timeout may
 			// still be under way in Neutron; two timeouts cover it.
 			LateCompletionGrace: 2 * opts.neutronTimeout,
-			Reachability:        reach,
+			Reachability:        ownReach,
 			Fence:               fence.Check,
 		})
 		return &Tenant{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
@@ -311,9 +318,12 @@ func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface
 		Secrets: kubeClient.CoreV1(),
 		Own:     ownCloud,
 		Connect: func(cloud *neutron.Cloud) neutron.Interface {
-			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, reach)
+			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, &neutron.Reachability{})
 		},
 		Build: newTenant,
+		// A credential rebuilt (a rotated password) keeps the writes of
+		// the old one that went unanswered: they may still complete.
+		Inherit: func(old, new *Tenant) { new.Inventory.Inherit(old.Inventory) },
 		// Copies for deletions, in the controller's own namespace.
 		Keeper:      tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace},
 		Max:         opts.maxCredentials,

@@ -139,6 +139,7 @@ func run(ctx context.Context, o options) error {
 		injector.ResultSkipped+"/"+injector.ReasonNotRequested, injector.ResultSkipped+"/"+injector.ReasonHostNetwork,
 		injector.ResultDenied+"/"+injector.ReasonNoTemplate, injector.ResultDenied+"/"+injector.ReasonTemplateFailed,
 		injector.ResultDenied+"/"+injector.ReasonOverrideRefused, injector.ResultDenied+"/"+injector.ReasonClash,
+		injector.ResultDenied+"/"+injector.ReasonMergeFailed,
 		injector.ResultOverloaded+"/"+injector.ReasonOverloaded)
 	// The webhook writes nothing of its own: what it decides reaches the
 	// Pod through its answer alone (pkg/injector's Webhook).

@@ -31,6 +31,9 @@ const (
 	// ReasonClash: the Pod has a container or volume of the sidecar's name
 	// with other content.
 	ReasonClash = "Clash"
+	// ReasonMergeFailed: the strategic-merge patch of the sidecar into
+	// the Pod failed; nothing was injected.
+	ReasonMergeFailed = "MergeFailed"
 	// ReasonUnreadable: the request is not a Pod that can be read.
 	ReasonUnreadable = "Unreadable"
 	// ReasonOverloaded: the review was refused unread (ResultOverloaded).

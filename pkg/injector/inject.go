@@ -80,7 +80,10 @@ func injectJSON(raw []byte, pod *corev1.Pod, tmpl *Template) ([]byte, string, er
 		return nil, ReasonClash, refused(ReasonClash, err)
 	}
 	merged, err := merge(raw, pod, sidecar, tmpl.Hash)
-	return merged, ReasonInjected, err
+	if err != nil {
+		return nil, ReasonMergeFailed, refused(ReasonMergeFailed, err)
+	}
+	return merged, ReasonInjected, nil
 }
 
 // ReadStatus returns the status annotation among a Pod's (or a pod

@@ -57,7 +57,7 @@ func (b *breaker) fail() {
 	b.failures++
 	if !b.open && b.failures >= max(b.threshold, 1) {
 		b.open, b.since = true, b.last
-		metrics.BreakerOpen.Set(1)
+		metrics.BreakerOpen.Inc()
 	}
 }
 
@@ -79,8 +79,19 @@ func (b *breaker) resetAfter(listStarted time.Time) bool {
 		return false
 	}
 	b.open, b.failures = false, 0
-	metrics.BreakerOpen.Set(0)
+	metrics.BreakerOpen.Dec()
 	return true
+}
+
+// release takes an open breaker out of the count of open ones: its
+// project's inventory is let go (its loop stopped), and says nothing more.
+func (b *breaker) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open {
+		b.open = false
+		metrics.BreakerOpen.Dec()
+	}
 }
 
 // allow returns nil when requests may go to Neutron, else why not. The

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/samplecrd/network-controller/pkg/metrics"
 )
 
 // TestBreakerClosesOnlyOnAListThatBeganAfterTheLastTrip: a list read
@@ -76,5 +79,37 @@ func TestTheBreakerOpensOnFailuresInARow(t *testing.T) {
 		if got := b.isOpen(); got != step.wantOpen {
 			t.Fatalf("after %+v: open = %v, want %v (failures %d)", step, got, step.wantOpen, b.failures)
 		}
+	}
+}
+
+// TestTheGaugeCountsEveryProjectsOpenBreaker: each project has its own
+// breaker; one closing, or let go with its project, leaves the others'
+// counted.
+func TestTheGaugeCountsEveryProjectsOpenBreaker(t *testing.T) {
+	metrics.RegisterController() // a component-base metric counts once registered
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1e9, 0))
+	open := func() float64 {
+		t.Helper()
+		v, err := testutil.GetGaugeMetricValue(metrics.BreakerOpen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := open()
+	a, b := breaker{clock: clk, threshold: 1}, breaker{clock: clk, threshold: 1}
+	a.fail()
+	b.fail()
+	if got := open() - before; got != 2 {
+		t.Fatalf("two projects' breakers open: the gauge rose by %v, want 2", got)
+	}
+	a.resetAfter(clk.Now())
+	if got := open() - before; got != 1 {
+		t.Errorf("one closed, one still open: the gauge is up by %v, want 1", got)
+	}
+	b.release()
+	b.release()
+	if got := open() - before; got != 0 {
+		t.Errorf("the open one let go (twice): the gauge is up by %v, want 0", got)
 	}
 }

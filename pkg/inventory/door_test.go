@@ -135,6 +135,29 @@ func TestAProjectAnsweredWithoutARequestKeepsTheBreakerCounting(t *testing.T) {
 	}
 }
 
+// TestARebuiltCredentialInheritsTheLostAnswers: a credential rebuilt (its
+// Secret changed) gets a new inventory; a write the old one sent whose
+// answer was lost may still complete, so its owner's writes wait in the
+// new one too, and only its.
+func TestARebuiltCredentialInheritsTheLostAnswers(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	f := fake.New()
+	old := listed(t, f, time.Hour, clk)
+	f.CompleteLate(fake.CreateNetwork)
+	if _, err := old.CreateNetwork(ctx, ownerA, 0); err == nil {
+		t.Fatal("the create whose answer was lost succeeded")
+	}
+	rebuilt := listed(t, f, time.Hour, clk)
+	rebuilt.Inherit(old)
+	if _, err := rebuilt.CreateNetwork(ctx, ownerA, 0); !errors.Is(err, inventory.ErrListPending) {
+		t.Errorf("the owner of the lost create wrote again through the rebuilt inventory: %v", err)
+	}
+	if _, err := rebuilt.CreateNetwork(ctx, ownerB, 0); err != nil {
+		t.Errorf("another owner waits too: %v", err)
+	}
+}
+
 // TestALostAnswerHoldsBackItsOwnerOnly: a write whose answer was lost may
 // have been done, so its Network's writes wait for a list begun after it,
 // which shows what happened; other Networks' writes go on, and one failure

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,6 +169,7 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 	go func() {
 		<-ctx.Done()
 		inv.refresh.ShutDown()
+		inv.breaker.release()
 	}()
 	inv.RequestRefresh(inv.opts.LateCompletionGrace)
 	for {
@@ -191,6 +193,23 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		}
 		handle(ctx, listed)
 	}
+}
+
+// Inherit takes on the writes of old, an inventory of the same
+// credential that this one replaces, whose answers were lost: they may
+// still complete in Neutron, so their owners' writes wait here too for a
+// list that shows what they did, and one is asked for a grace period on.
+func (inv *Inventory) Inherit(old *Inventory) {
+	old.unsureMu.Lock()
+	unsure := maps.Clone(old.unsure)
+	old.unsureMu.Unlock()
+	if len(unsure) == 0 {
+		return
+	}
+	inv.unsureMu.Lock()
+	maps.Copy(inv.unsure, unsure)
+	inv.unsureMu.Unlock()
+	inv.RequestRefresh(inv.opts.LateCompletionGrace)
 }
 
 // settle clears the owners whose unanswered write happened before a list

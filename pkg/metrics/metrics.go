@@ -112,7 +112,7 @@ var (
 	BreakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_breaker_open",
-		Help:           "1 while Neutron is known to be down and syncs fail fast without asking it, else 0.",
+		Help:           "How many projects' breakers are open: each while Neutron is known to be down for that project's credentials, and its syncs fail fast without asking it. 0 when none is.",
 		StabilityLevel: metrics.ALPHA,
 	})
 )

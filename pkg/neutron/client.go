@@ -54,6 +54,10 @@ type Cloud struct {
 	auth     gophercloud.AuthOptions
 	endpoint gophercloud.EndpointOpts
 	tls      *tls.Config
+	// scoped refuses a token scoped to no project: a namespace's cloud's.
+	// Its lists and lookups are narrowed to the token's project, and an
+	// unscoped (system or domain) admin token would narrow them to none.
+	scoped bool
 }
 
 // ReadCloud reads the cloud named name; empty means $OS_CLOUD's. It does
@@ -86,7 +90,11 @@ func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gopherclou
 	if err != nil {
 		return nil, "", fmt.Errorf("finding the network endpoint in the cloud's catalog: %w", err)
 	}
-	return client, tokenProject(provider), nil
+	project := tokenProject(provider)
+	if c.scoped && project == "" {
+		return nil, "", &CredentialsError{Reason: "the cloud's token is scoped to no project (a system or domain scope): a namespace's cloud must be scoped to one project, to which everything the controller lists and looks up for it is narrowed"}
+	}
+	return client, project, nil
 }
 
 // tokenProject is the ID of the project provider's token is scoped to.

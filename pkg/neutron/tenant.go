@@ -67,6 +67,9 @@ func parseTenantCloud(own *Cloud, cloudsYAML []byte, name string) (*Cloud, error
 	if err := refuseBorrowed(entry); err != nil {
 		return nil, fmt.Errorf("cloud %q: %w", name, err)
 	}
+	if entry.AuthInfo != nil && entry.AuthInfo.SystemScope != "" {
+		return nil, fmt.Errorf("cloud %q asks for a system-scoped token: a namespace's cloud must be scoped to one project", name)
+	}
 	auth, endpoint, _, err := clouds.Parse(
 		clouds.WithCloudsYAML(strings.NewReader(string(cloudsYAML))),
 		clouds.WithCloudName(name),
@@ -79,10 +82,12 @@ func parseTenantCloud(own *Cloud, cloudsYAML []byte, name string) (*Cloud, error
 		return nil, fmt.Errorf("reading cloud %q: %w", name, err)
 	}
 	if auth.IdentityEndpoint != own.auth.IdentityEndpoint {
-		return nil, fmt.Errorf("cloud %q authenticates at %q: only the controller's Keystone, %s, is allowed", name, auth.IdentityEndpoint, own.auth.IdentityEndpoint)
+		// The controller's own Keystone is not named: its address is the
+		// administrator's, not every Network author's, to read.
+		return nil, fmt.Errorf("cloud %q authenticates at %q: only the controller's own Keystone is allowed (ask the cluster administrator for its auth_url)", name, auth.IdentityEndpoint)
 	}
 	auth.AllowReauth = true
-	return &Cloud{auth: auth, endpoint: endpoint, tls: tenantTLS(own.tls)}, nil
+	return &Cloud{auth: auth, endpoint: endpoint, tls: tenantTLS(own.tls), scoped: true}, nil
 }
 
 // refuseBorrowed refuses what a tenant's cloud may not name: files, and

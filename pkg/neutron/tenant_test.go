@@ -73,17 +73,21 @@ func TestATenantCloudIsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml, cloud, want string
 	}{
-		{"another Keystone", strings.Replace(string(tenantYAML("")), "keystone.example", "attacker.example", 1), "team", "only the controller's Keystone"},
+		{"another Keystone", strings.Replace(string(tenantYAML("")), "keystone.example", "attacker.example", 1), "team", "only the controller's own Keystone"},
 		{"a CA file of the controller's disk", string(tenantYAML("    cacert: /etc/openstack/ca.pem\n")), "team", "may not set cacert"},
 		{"the controller's client certificate", string(tenantYAML("    cert: /etc/openstack/cert.pem\n    key: /etc/openstack/key.pem\n")), "team", "may not set cert, key"},
 		{"a profile, read from clouds-public.yaml", string(tenantYAML("    profile: vexxhost\n")), "team", "may not set profile"},
 		{"a cloud that is not there", string(tenantYAML("")), "other", `no cloud "other"`},
 		{"no YAML", "clouds: [", "team", "reading clouds.yaml"},
+		{"a system-scoped token, which lists every project's", string(tenantYAML("      system_scope: all\n")), "team", "system-scoped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseTenantCloud(ownCloud(), []byte(tc.yaml), tc.cloud)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one that says %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "keystone.example") {
+				t.Errorf("error %q names the controller's own Keystone, which is not the Network author's to read", err)
 			}
 			if !IsCredentialsError(err) {
 				t.Errorf("error %T, want a *CredentialsError, which the Network reports as CredentialsUnavailable", err)

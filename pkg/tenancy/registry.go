@@ -65,6 +65,9 @@ type Options[T any] struct {
 	Connect func(cloud *neutron.Cloud) neutron.Interface
 	// Build makes what the controller keeps for a project, on client.
 	Build func(key Key, client neutron.Interface) T
+	// Inherit, if set, hands what new needs of old, the value it replaces
+	// when a credential's Secret changed.
+	Inherit func(old, new T)
 	// Keeper keeps a copy of each credential Networks are made with, for
 	// their deletion (keeper.go); nil keeps none.
 	Keeper Keeper
@@ -351,7 +354,11 @@ func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, cloud *neutron.C
 	}
 	r.makeRoom(key)
 	ctx, stop := context.WithCancel(r.ctx)
+	old, wasBuilt := t.value, t.built
 	t.value, t.built, t.digest, t.kept, t.stop = r.opts.Build(key, r.opts.Connect(cloud)), true, digest, false, stop
+	if wasBuilt && r.opts.Inherit != nil {
+		r.opts.Inherit(old, t.value)
+	}
 	r.start(ctx, key, t.value)
 	return t.value, nil
 }

@@ -32,6 +32,8 @@ const controllerNamespace = "network-controller-system"
 type project struct {
 	key Key
 	ctx context.Context
+	// inheritedFrom is the project this one replaced, if any.
+	inheritedFrom *project
 }
 
 // fixture is a Registry over a fake API server holding secrets, with the
@@ -60,6 +62,7 @@ func newFixture(t *testing.T, max int, secrets ...*corev1.Secret) *fixture {
 			f.built = append(f.built, p)
 			return p
 		},
+		Inherit:     func(old, new *project) { new.inheritedFrom = old },
 		Keeper:      SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace},
 		Max:         max,
 		RereadAfter: 10 * time.Second,
@@ -151,7 +154,7 @@ func TestCredentialsThatCannotBeUsedSayWhy(t *testing.T) {
 		{"no such Secret", nil, nil, network("team-a", "cloud"), "Secret team-a/cloud does not exist"},
 		{"not granted to the controller", nil, forbidden, network("team-a", "cloud"), "may not read Secret team-a/cloud"},
 		{"no clouds.yaml in it", []*corev1.Secret{noKey}, nil, network("team-a", "cloud"), `has no key "clouds.yaml"`},
-		{"another Keystone", []*corev1.Secret{secret("team-a", "cloud", "https://elsewhere.example/v3")}, nil, network("team-a", "cloud"), "only the controller's Keystone"},
+		{"another Keystone", []*corev1.Secret{secret("team-a", "cloud", "https://elsewhere.example/v3")}, nil, network("team-a", "cloud"), "only the controller's own Keystone"},
 		{"a Secret of another namespace, by the same name", []*corev1.Secret{secret("team-a", "cloud", keystone)}, nil, network("team-b", "cloud"), "Secret team-b/cloud does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,6 +203,9 @@ func TestAChangedSecretReplacesItsProject(t *testing.T) {
 	p, err := f.For(t.Context(), network("team-a", "cloud"))
 	if err != nil || p == old {
 		t.Fatalf("For = %v, %v; want a new project for the rotated password", p, err)
+	}
+	if p.inheritedFrom != old {
+		t.Error("the new project did not inherit from the one it replaced (its writes whose answers were lost)")
 	}
 	if old.ctx.Err() == nil {
 		t.Error("the replaced project's loop still runs")
