@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -160,4 +161,25 @@ func nested(obj map[string]any, path ...string) any {
 		cur = m[p]
 	}
 	return cur
+}
+
+// TestTheChartInstallsTenantPolicies: tenantPolicies become TenantPolicies
+// with their specs as written, and none by default.
+func TestTheChartInstallsTenantPolicies(t *testing.T) {
+	helm := filepath.Join(root, "bin", "helm")
+	chart := filepath.Join(root, "charts", "network-controller")
+	if got := objects(t, run(t, helm, "template", "nc", chart)); got["TenantPolicy/team-a"] != nil {
+		t.Error("the chart installs a TenantPolicy by default")
+	}
+	got := objects(t, run(t, helm, "template", "nc", chart, "--set-json",
+		`tenantPolicies=[{"name":"team-a","spec":{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"team-a"}},"routers":["edge"],"adoption":true}}]`))
+	tp := got["TenantPolicy/team-a"]
+	if tp == nil {
+		t.Fatalf("no TenantPolicy/team-a among %d objects", len(got))
+	}
+	want := normalised(map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "team-a"}},
+		"routers": []any{"edge"}, "adoption": true})
+	if !reflect.DeepEqual(tp["spec"], want) {
+		t.Errorf("spec %v, want %v", tp["spec"], want)
+	}
 }

@@ -68,7 +68,11 @@ func networkSchema(crd *apiextensions.CustomResourceDefinition) *apiextensions.J
 
 func newNetworkValidator(t *testing.T) *networkValidator {
 	t.Helper()
-	crd := loadCRD(t)
+	return newValidator(t, loadCRD(t))
+}
+
+func newValidator(t *testing.T, crd *apiextensions.CustomResourceDefinition) *networkValidator {
+	t.Helper()
 	schema := networkSchema(crd)
 	sv, _, err := apiservervalidation.NewSchemaValidator(schema)
 	if err != nil {
@@ -266,4 +270,49 @@ func sortedSet(s []string) string {
 	c := append([]string(nil), s...)
 	sort.Strings(c)
 	return strings.Join(c, ",")
+}
+
+// TestTenantPolicies: the example is accepted, and what a policy may not
+// say is refused by the API server.
+func TestTenantPolicies(t *testing.T) {
+	crd := loadCRDFrom(t, tenantPolicyCRDPath)
+	if crd.Spec.Scope != apiextensions.ClusterScoped {
+		t.Errorf("scope %q: a TenantPolicy is a cluster administrator's, and cluster-scoped", crd.Spec.Scope)
+	}
+	v := newValidator(t, crd)
+	data, err := os.ReadFile("../../../../artifacts/examples/tenancy/tenant-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := map[string]any{}
+	if err := yaml.Unmarshal(data, &example); err != nil {
+		t.Fatal(err)
+	}
+	if errs := v.validate(t, example, nil); len(errs) > 0 {
+		t.Errorf("the example is refused: %v", errs.ToAggregate())
+	}
+	policy := func(spec string) map[string]any {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte("apiVersion: samplecrd.k8s.io/v1\nkind: TenantPolicy\nmetadata: {name: p}\nspec: "+spec), &obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	for name, spec := range map[string]string{
+		"no namespace selector":          "{routers: [edge]}",
+		"an unknown credentials policy":  "{namespaceSelector: {}, credentials: Everyone}",
+		"an empty router name":           `{namespaceSelector: {}, routers: [""]}`,
+		"In without values":              "{namespaceSelector: {matchExpressions: [{key: team, operator: In}]}}",
+		"Exists with values":             "{namespaceSelector: {matchExpressions: [{key: team, operator: Exists, values: [a]}]}}",
+		"an operator labels do not know": "{namespaceSelector: {matchExpressions: [{key: team, operator: Like, values: [a]}]}}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if errs := v.validate(t, policy(spec), nil); len(errs) == 0 {
+				t.Errorf("accepted %s", spec)
+			}
+		})
+	}
+	if errs := v.validate(t, policy("{namespaceSelector: {}}"), nil); len(errs) > 0 {
+		t.Errorf("a policy that selects every namespace and grants nothing is refused: %v", errs.ToAggregate())
+	}
 }

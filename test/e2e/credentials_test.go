@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/tenancy"
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+// Credentials that change or go (issue 34): no network is ever left in a
+// project where nothing lists it again, and no deletion is ever stranded.
+
+// asCloud is tenant's clouds.yaml with its cloud renamed cloud: another
+// project's credentials under the name a controller or Network uses.
+func asCloud(t *testing.T, tenant *framework.Tenant, cloud string) []byte {
+	t.Helper()
+	var file struct {
+		Clouds map[string]any `json:"clouds"`
+	}
+	if err := yaml.Unmarshal(cloudsYAMLOf(t, tenant, ""), &file); err != nil {
+		t.Fatal(err)
+	}
+	out, err := yaml.Marshal(map[string]any{"clouds": map[string]any{cloud: file.Clouds[tenant.Cloud]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestASwappedCloudsYAMLLeavesNoNetworkBehind: the controller's own
+// clouds.yaml is changed in place to another project's credentials (as a
+// mounted Secret is), and a Network of the first project is deleted. The
+// Network waits, CredentialsUnavailable with both projects named, and
+// keeps its finalizer; its network stays in the first project. Once the
+// first project's credentials are back, the delete finishes there.
+func TestASwappedCloudsYAMLLeavesNoNetworkBehind(t *testing.T) {
+	ctx := framework.TestContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	own, err := stack.Keystone.PasswordCloudsYAML(stack.Keystone.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newTenant(ctx, t, "swap-"+ns[len(ns)-5:], "")
+	path := filepath.Join(stack.Dir, ns+"-clouds.yaml")
+	write := func(data []byte) {
+		t.Helper()
+		// A rename, as the kubelet swaps a Secret's files.
+		if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(own)
+	withCloud(t, ns, path, framework.PasswordCloud, "--cloud-reload-interval=1s", "--max-retry-delay=2s")
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "kept", "10.97.0.0/24", "10.97.0.1")
+	kept := waitForReady(ctx, t, ns, "kept", time.Minute)
+	if kept.Status.ProjectID != stack.Keystone.ProjectID {
+		t.Fatalf("status.projectID = %q, want the controller's project %s", kept.Status.ProjectID, stack.Keystone.ProjectID)
+	}
+
+	write(asCloud(t, other, framework.PasswordCloud))
+	// A new Network records the project the credentials reach at its
+	// first sync: one that records the other project is the sign that the
+	// controller reads the swapped file. One made before it did records
+	// the first project; then another is made.
+	sentinels := 0
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		if sentinels > 0 {
+			n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, fmt.Sprintf("sentinel-%d", sentinels), metav1.GetOptions{})
+			switch {
+			case err != nil || n.Status.ProjectID == "":
+				return false, fmt.Sprintf("sentinel-%d has no project yet (%v)", sentinels, err), nil
+			case n.Status.ProjectID == other.ProjectID:
+				return true, "", nil
+			}
+		}
+		sentinels++
+		createNetwork(ctx, t, ns, fmt.Sprintf("sentinel-%d", sentinels), fmt.Sprintf("10.97.%d.0/24", sentinels), fmt.Sprintf("10.97.%d.1", sentinels))
+		return false, fmt.Sprintf("sentinel-%d made", sentinels), nil
+	})
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "kept", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n := waitForCondition(ctx, t, ns, "kept", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonCredentialsUnavailable)
+	if msg := readyCondition(n).Message; !strings.Contains(msg, stack.Keystone.ProjectID) || !strings.Contains(msg, other.ProjectID) {
+		t.Errorf("the message %q does not name both projects", msg)
+	}
+	if len(n.Finalizers) == 0 || !neutronNetworkExists(ctx, t, kept.Status.NetworkID) {
+		t.Fatalf("finalizers %v, network %s there: %v; want both kept", n.Finalizers, kept.Status.NetworkID, neutronNetworkExists(ctx, t, kept.Status.NetworkID))
+	}
+
+	// The sentinels of the other project go while its credentials are in
+	// use (any made before the swap was seen go at the end, with the
+	// first project's).
+	for i := 1; i <= sentinels; i++ {
+		name := fmt.Sprintf("sentinel-%d", i)
+		if s, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{}); err != nil || s.Status.ProjectID != other.ProjectID {
+			continue
+		}
+		if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitForGone(ctx, t, ns, name, time.Minute)
+	}
+
+	write(own)
+	waitForGone(ctx, t, ns, "kept", time.Minute)
+	if neutronNetworkExists(ctx, t, kept.Status.NetworkID) {
+		t.Errorf("the deleted Network's network %s is still in project %s", kept.Status.NetworkID, stack.Keystone.ProjectID)
+	}
+}
+
+// TestADeletionOutlivesItsSecretAndARestart: in a cluster of the test's
+// own, 300 Networks of one namespace name Secrets that do not exist (each
+// read fails), while a Network of another namespace is made with its
+// namespace's credentials, at most one held at a time. Then, as a
+// namespace's deletion does in no chosen order, its Secret goes and the
+// Network is deleted, while the controller is down; the controller that
+// starts afterwards knows nothing of the Secret but its kept copy, deletes
+// the network from the namespace's project and removes the finalizer, and
+// the copy goes with the last Network that named it.
+func TestADeletionOutlivesItsSecretAndARestart(t *testing.T) {
+	ctx := framework.TestContext(t, 5*time.Minute)
+	other := startOtherCluster(ctx, t)
+	kc, err := kubernetes.NewForConfig(other.cp.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, noise := "leaving", "noise"
+	other.namespace(ctx, t, team)
+	other.namespace(ctx, t, noise)
+	project := newTenant(ctx, t, "leaving-"+fmt.Sprint(time.Now().UnixNano()%100000), "")
+	credentialsSecret(ctx, t, kc, team, "cloud", cloudsYAMLOf(t, project, ""))
+	start := func() *controller {
+		return startControllerOn(t, other.cp, team, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
+			"--namespace=", "--neutron-endpoint=", "--os-cloud="+framework.PasswordCloud, "--max-retry-delay=3s",
+			"--max-cloud-credentials=1", "--cloud-reload-interval=1s", "--leader-elect-resource-namespace=default")
+	}
+	c := start()
+	cleanupNetworksIn(t, other.nc, team)
+	cleanupNetworksIn(t, other.nc, noise)
+
+	for i := range 300 {
+		createWithCredentials(ctx, t, other.nc, noise, fmt.Sprintf("n-%d", i), fmt.Sprintf("10.98.%d.%d/30", i/64, (i%64)*4), fmt.Sprintf("missing-%d", i), "x")
+	}
+	createWithCredentials(ctx, t, other.nc, team, "net", "10.99.0.0/24", "cloud", project.Cloud)
+	net := waitForConditionIn(ctx, t, other.nc, team, "net", 2*time.Minute, metav1.ConditionTrue, samplecrdv1.ReasonProvisioned)
+	inProject(ctx, t, net, project.ProjectID)
+	waitForConditionIn(ctx, t, other.nc, noise, "n-299", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonCredentialsUnavailable)
+	keptName := tenancy.KeptName(tenancy.Key{Namespace: team, Secret: "cloud", Cloud: project.Cloud})
+	if _, err := kc.CoreV1().Secrets("default").Get(ctx, keptName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("no kept copy of the credentials in the controller's namespace: %v", err)
+	}
+
+	if err := c.Stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.CoreV1().Secrets(team).Delete(ctx, "cloud", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.nc.SamplecrdV1().Networks(team).Delete(ctx, "net", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start()
+	framework.Eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		n, err := other.nc.SamplecrdV1().Networks(team).Get(ctx, "net", metav1.GetOptions{})
+		if err == nil {
+			return false, fmt.Sprintf("the Network is still there: %+v", readyCondition(n)), nil
+		}
+		return strings.Contains(err.Error(), "not found"), err.Error(), nil
+	})
+	if neutronNetworkExists(ctx, t, net.Status.NetworkID) {
+		t.Errorf("the network %s is still in the namespace's project", net.Status.NetworkID)
+	}
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		_, err := kc.CoreV1().Secrets("default").Get(ctx, keptName, metav1.GetOptions{})
+		return err != nil && strings.Contains(err.Error(), "not found"), fmt.Sprintf("the kept copy: %v", err), nil
+	})
+}
