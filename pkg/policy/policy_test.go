@@ -1,15 +1,22 @@
 package policy
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
+	"github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 )
 
@@ -189,4 +196,54 @@ func withName(tp *samplecrdv1.TenantPolicy, name string) *samplecrdv1.TenantPoli
 	tp = tp.DeepCopy()
 	tp.Name = name
 	return tp
+}
+
+// TestAGrantTakesEffectAtOnce: a TenantPolicy made or deleted, and a
+// namespace relabelled, each call changed, so the controller queues the
+// Networks whose grants may have changed.
+func TestAGrantTakesEffectAtOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	kube := k8sfake.NewClientset(namespace("team-a", "a"))
+	networks := fake.NewClientset()
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+	factory := externalversions.NewSharedInformerFactory(networks, 0)
+	p := New(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), Defaults{})
+	changed := make(chan string, 10)
+	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
+		t.Fatal(err)
+	}
+	kubeFactory.Start(ctx.Done())
+	factory.Start(ctx.Done())
+	// Shutdown waits for the informers, which stop when ctx ends: cancel
+	// runs first.
+	defer kubeFactory.Shutdown()
+	defer factory.Shutdown()
+	defer cancel()
+	if !cache.WaitForCacheSync(ctx.Done(), p.HasSynced) {
+		t.Fatal("the caches did not sync")
+	}
+	next := func(want string) {
+		t.Helper()
+		select {
+		case got := <-changed:
+			if got != want {
+				t.Errorf("changed(%q), want changed(%q)", got, want)
+			}
+		case <-time.After(wait.ForeverTestTimeout):
+			t.Fatalf("changed(%q) was not called", want)
+		}
+	}
+	if _, err := networks.SamplecrdV1().TenantPolicies().Create(ctx, forTeam("a", samplecrdv1.TenantPolicySpec{Routers: []string{"edge"}}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next("")
+	ns := namespace("team-a", "b")
+	if _, err := kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next("team-a")
+	if err := networks.SamplecrdV1().TenantPolicies().Delete(ctx, "team-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next("")
 }
