@@ -27,14 +27,9 @@ import (
 // "routers/<id>"), read as an operator: what must not change.
 func neutronJSON(ctx context.Context, t *testing.T, path string) string {
 	t.Helper()
-	resp, err := stack.Neutron.Client.Get(ctx, stack.Neutron.Client.ServiceURL(strings.Split(path, "/")...), nil, nil)
-	if err != nil {
-		t.Fatalf("reading %s: %v", path, err)
-	}
-	defer resp.Body.Close()
 	var v any
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatal(err)
+	if _, err := stack.Neutron.Client.Get(ctx, stack.Neutron.Client.ServiceURL(strings.Split(path, "/")...), &v, nil); err != nil {
+		t.Fatalf("reading %s: %v", path, err)
 	}
 	out, _ := json.Marshal(v)
 	return string(out)
