@@ -26,10 +26,6 @@ const (
 	// StatusAnnotation records what was injected (Status, as JSON), and
 	// makes a second admission of the same Pod, or of a copy, a no-op.
 	StatusAnnotation = AnnotationPrefix + "status"
-	// SkippedAnnotation says, on a Pod that asks for the sidecar and is
-	// admitted without it, why: "<Reason>: <message>". The webhook says
-	// why on the Pod it admits, through its own answer, and nowhere else.
-	SkippedAnnotation = AnnotationPrefix + "skipped"
 )
 
 // The per-Pod overrides. Each applies to the template's first container,

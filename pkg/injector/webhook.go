@@ -49,9 +49,9 @@ type Webhook struct {
 // tell the API server's reviews from anyone else's (a Pod may reach it),
 // so it writes nothing of its own (no Event, no object) that a forged
 // review could aim at another namespace's objects, or spend. Why a Pod was
-// not injected is on the Pod (SkippedAnnotation), in the refusal its
-// creator sees (and its controller's FailedCreate Event), and in the
-// admissions metric.
+// injected is on it (StatusAnnotation); why one was refused, in the
+// refusal its creator sees (and its controller's FailedCreate Event); and
+// every decision, in the admissions metric and `envoy-injector check`.
 
 // MaxRequestBytes bounds a request body: kube-apiserver's own limit on a
 // request (--max-request-body-bytes' default, 3 MiB), which no Pod it
@@ -151,46 +151,10 @@ func (wh *Webhook) review(req *admissionv1.AdmissionRequest) (*admissionv1.Admis
 	case d.Result == ResultDenied:
 		return denied(d.Message), d
 	case d.Result == ResultInjected:
-		return patched(patch), d
-	case d.Reason == ReasonHostNetwork:
-		explained, err := annotate(req.Object.Raw, SkippedAnnotation, d.Reason+": "+d.Message)
-		if err != nil {
-			return allowed(), d
-		}
-		return patched(explained), d
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}, d
 	}
 	return allowed(), d
-}
-
-// patched allows with the JSON patch.
-func patched(patch []byte) *admissionv1.AdmissionResponse {
-	pt := admissionv1.PatchTypeJSONPatch
-	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}
-}
-
-// annotate is the JSON patch that sets the annotation key to value on the
-// object raw.
-func annotate(raw []byte, key, value string) ([]byte, error) {
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, err
-	}
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		obj["metadata"] = meta
-	}
-	annotations, _ := meta["annotations"].(map[string]any)
-	if annotations == nil {
-		annotations = map[string]any{}
-		meta["annotations"] = annotations
-	}
-	annotations[key] = value
-	merged, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	return podPatch(raw, merged)
 }
 
 // podPatch is the JSON patch from the Pod as the API server sent it to

@@ -12,23 +12,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// CredentialsError is credentials a Network names that cannot be used:
-// its Secret is missing or unreadable, or its clouds.yaml is malformed or
-// asks for what a namespace may not have. Nothing was asked of Neutron. It
-// lasts until someone fixes the Secret or the grant.
-type CredentialsError struct {
-	// Reason says what is wrong and what to do.
-	Reason string
-}
-
-func (e *CredentialsError) Error() string { return e.Reason }
-
-// IsCredentialsError reports whether err is, or wraps, a CredentialsError.
-func IsCredentialsError(err error) bool {
-	var creds *CredentialsError
-	return errors.As(err, &creds)
-}
-
 // ParseTenantCloud reads the cloud named name from cloudsYAML, a
 // clouds.yaml that a namespace supplied in a Secret of its own, for use
 // beside own, the controller's cloud. A tenant says who it is and which

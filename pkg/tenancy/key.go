@@ -1,0 +1,29 @@
+package tenancy
+
+import (
+	"fmt"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+)
+
+// Key names a credential: a cloud of a Secret of a namespace. The zero
+// Key is the controller's own cloud.
+type Key struct {
+	Namespace, Secret, Cloud string
+}
+
+// KeyOf is the credential network uses.
+func KeyOf(network *samplecrdv1.Network) Key {
+	ref := network.Spec.CloudCredentialsRef
+	if ref == nil {
+		return Key{}
+	}
+	return Key{Namespace: network.Namespace, Secret: ref.SecretName, Cloud: ref.CloudName}
+}
+
+func (k Key) String() string {
+	if k == (Key{}) {
+		return "the controller's cloud"
+	}
+	return fmt.Sprintf("cloud %q of Secret %s/%s", k.Cloud, k.Namespace, k.Secret)
+}
