@@ -567,6 +567,10 @@ func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
 		if !out.Finalized {
 			return c.record(ctx, network, out)
 		}
+		// Events are fenced as status is: a deposed leader says nothing.
+		if err := c.fenced(); err != nil {
+			return failed(err)
+		}
 		c.recordEvents(network, out.Events)
 		if err := c.setFinalizer(ctx, network, false); err != nil {
 			return failed(err)

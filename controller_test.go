@@ -637,13 +637,18 @@ func TestCacheKeepsOnlyWhatTheControllerReads(t *testing.T) {
 // retries: a deposed leader's stale view must not land over the new
 // leader's (the soak's leader freeze found one that did).
 func TestAFencedReplicaWritesNothingToTheAPIServer(t *testing.T) {
-	for name, network := range map[string]*samplecrdv1.Network{
-		"a new Network (finalizer, then status)": newNetwork(),
-		"a provisioned Network (status)":         provisioned(newNetwork()),
+	deleted := reconcile.Outcome{Finalized: true, Events: []reconcile.Event{{Type: corev1.EventTypeNormal, Reason: "Deleted"}}}
+	for name, tc := range map[string]struct {
+		network *samplecrdv1.Network
+		outcome reconcile.Outcome
+	}{
+		"a new Network (finalizer, then status)":         {newNetwork(), ready(created)},
+		"a provisioned Network (status)":                 {provisioned(newNetwork()), ready(created)},
+		"a deleted Network (its Events, then finalizer)": {deleting(provisioned(newNetwork())), deleted},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, network)
-			f.reconciler.outcome = ready(created)
+			f := newFixture(t, tc.network)
+			f.reconciler.outcome = tc.outcome
 			f.controller.fence = func() error { return errors.New("the Lease was last renewed 12s ago") }
 			res := f.sync()
 			if !errors.Is(res.err, inventory.ErrFenced) {

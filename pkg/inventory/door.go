@@ -196,6 +196,9 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 
 // MarkNetwork is MarkSubnet for a network; it returns the marked network.
 func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
+	if inv.ownsNetwork(owner, n.ID) {
+		return n, nil
+	}
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
 	if err := inv.allowWrite(ctx, owner); err != nil {
 		return neutron.Network{}, err

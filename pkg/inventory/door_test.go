@@ -158,6 +158,32 @@ func TestARebuiltCredentialInheritsTheLostAnswers(t *testing.T) {
 	}
 }
 
+// TestMarkingTwiceWritesOnce: MarkNetwork and MarkSubnet of a resource the
+// store already holds for the owner (an adoption's pass after the one
+// that marked it) send nothing.
+func TestMarkingTwiceWritesOnce(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	netID := f.AddNetwork("handmade", "")
+	subID := f.AddSubnet(netID, "handmade", "", "10.1.0.0/24", "10.1.0.1")
+	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+	net, sub := f.Networks()[0], f.Subnets()[0]
+	if net.ID != netID || sub.ID != subID {
+		t.Fatalf("seeded %s/%s, found %s/%s", netID, subID, net.ID, sub.ID)
+	}
+	for range 2 {
+		if err := inv.MarkSubnet(ctx, ownerA, sub); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inv.MarkNetwork(ctx, ownerA, net); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.Requests(); len(got) != 2 {
+		t.Errorf("requests %q, want one update of each", got)
+	}
+}
+
 // TestALostAnswerHoldsBackItsOwnerOnly: a write whose answer was lost may
 // have been done, so its Network's writes wait for a list begun after it,
 // which shows what happened; other Networks' writes go on, and one failure

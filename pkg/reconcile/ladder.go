@@ -55,11 +55,7 @@ func (p *pass) waitForInventory(h inventory.Health) Outcome {
 	if h.ListErr == nil {
 		return Outcome{Observed: LastObserved(p.network.Status), Requeue: Soon, Err: inventory.ErrNotSynced}
 	}
-	err := h.ListErr
-	if err == nil {
-		err = inventory.ErrNotSynced
-	}
-	return p.failed(phaseWaiting, err, LastObserved(p.network.Status))
+	return p.failed(phaseWaiting, h.ListErr, LastObserved(p.network.Status))
 }
 
 // isReady reports whether network is Ready for its current generation.

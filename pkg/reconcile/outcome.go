@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -106,11 +107,18 @@ const (
 )
 
 // verdict is what an error means: the Ready condition's reason and
-// message, the Warning Event's reason, and the retry.
+// message, the Warning Event that announces it, and the retry.
 type verdict struct {
-	reason, warning, message string
-	requeue                  Requeue
-	after                    time.Duration
+	// reason is the Ready condition's; "" writes no condition.
+	reason string
+	// warning is the Warning Event's reason when it is not reason's own;
+	// quiet says there is none (a step of a pass, not a failure).
+	warning string
+	quiet   bool
+	message string
+	requeue Requeue
+	// after is the delay of an After requeue.
+	after time.Duration
 }
 
 // classify is the one table from errors to reasons and retries. Neutron's
@@ -137,67 +145,66 @@ func classify(ph phase, err error) verdict {
 		return verdict{requeue: Backoff}
 	case errors.Is(err, inventory.ErrNotOurs):
 		// A broken invariant, not Neutron's doing: said as such.
-		return verdict{samplecrdv1.ReasonInternalError, samplecrdv1.ReasonInternalError,
-			"The controller stopped before a request that would break its ownership rule; nothing was changed in Neutron (a bug: report it): " + err.Error(), Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonInternalError, message: "The controller stopped before a request that would break its ownership rule; nothing was changed in Neutron (a bug: report it): " + err.Error(), requeue: Backoff}
 	case neutron.IsCredentialsError(err):
 		// Lasts until someone fixes the Secret or its grant; capped
 		// backoff notices either, the Secret being read at most every
 		// few seconds (pkg/tenancy).
-		return verdict{samplecrdv1.ReasonCredentialsUnavailable, samplecrdv1.ReasonCredentialsUnavailable, err.Error(), Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonCredentialsUnavailable, message: err.Error(), requeue: Backoff}
 	case ph == phaseWaiting:
 		reason := samplecrdv1.ReasonNeutronUnavailable
 		if neutron.IsAuthError(err) {
 			reason = samplecrdv1.ReasonAuthenticationFailed
 		}
-		return verdict{reason, reason, "Neutron has not been listed yet: " + err.Error(), Backoff, 0}
+		return verdict{reason: reason, message: "Neutron has not been listed yet: " + err.Error(), requeue: Backoff}
 	case ph == phaseDeleting && isRejected && rejected.InUse():
 		// Retried with backoff, capped at --max-retry-delay: the ports of
 		// a blocked delete go away by someone else's hand.
-		return verdict{samplecrdv1.ReasonDeletionBlocked, samplecrdv1.ReasonDeletionBlocked, "Neutron refused: " + rejected.Message, Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonDeletionBlocked, message: "Neutron refused: " + rejected.Message, requeue: Backoff}
 	case ph == phaseDeleting:
-		return verdict{samplecrdv1.ReasonDeleting, eventDeletionFailed, "Waiting for Neutron to delete the network: " + err.Error(), Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonDeleting, warning: eventDeletionFailed, message: "Waiting for Neutron to delete the network: " + err.Error(), requeue: Backoff}
 	case ph == phaseReleasing:
-		return verdict{samplecrdv1.ReasonDeleting, eventDeletionFailed, "Waiting for Neutron to release the network (deletionPolicy: Orphan): " + err.Error(), Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonDeleting, warning: eventDeletionFailed, message: "Waiting for Neutron to release the network (deletionPolicy: Orphan): " + err.Error(), requeue: Backoff}
 	case errors.As(err, &record):
 		// Not a failure: the first half of an adoption. No Warning.
-		return verdict{samplecrdv1.ReasonProvisioning, "", record.Error(), Soon, 0}
+		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: record.Error(), requeue: Soon}
 	case errors.As(err, &project):
 		// Not a failure either: the project is written before a create.
-		return verdict{samplecrdv1.ReasonProvisioning, "", project.Error(), Soon, 0}
+		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: project.Error(), requeue: Soon}
 	case errors.As(err, &adoption):
-		return verdict{adoption.reason, adoption.reason, adoption.msg, After, rejectedRetryInterval}
+		return verdict{reason: adoption.reason, message: adoption.msg, requeue: After, after: rejectedRetryInterval}
 	case errors.As(err, &invalid):
 		// The spec must change, and its change queues the Network again.
-		return verdict{samplecrdv1.ReasonInvalidSpec, samplecrdv1.ReasonInvalidSpec, invalid.Message, UntilSpecChanges, 0}
+		return verdict{reason: samplecrdv1.ReasonInvalidSpec, message: invalid.Message, requeue: UntilSpecChanges}
 	case errors.Is(err, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.
-		return verdict{samplecrdv1.ReasonProvisioning, samplecrdv1.ReasonProvisioning, err.Error(), Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: Backoff}
 	case neutron.IsAuthError(err):
 		// Lasts until the credentials are fixed, which the Neutron
 		// session notices by itself; backoff keeps the retries cheap.
-		return verdict{samplecrdv1.ReasonAuthenticationFailed, samplecrdv1.ReasonAuthenticationFailed, err.Error(), Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonAuthenticationFailed, message: err.Error(), requeue: Backoff}
 	case isRejected && rejected.OverQuota():
 		// Not terminal: a quota is raised, a network freed. Backoff,
 		// capped, notices either without anyone touching the Network.
-		return verdict{samplecrdv1.ReasonNeutronQuotaExceeded, samplecrdv1.ReasonNeutronQuotaExceeded, "Neutron refused: " + rejected.Message, Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonNeutronQuotaExceeded, message: "Neutron refused: " + rejected.Message, requeue: Backoff}
 	case errors.As(err, &refused):
 		// The administrator's to grant: a change of a TenantPolicy or of
 		// the namespace's labels queues the Network again; otherwise it
 		// is looked at every few minutes.
-		return verdict{refused.Reason, refused.Reason, refused.Message, After, rejectedRetryInterval}
+		return verdict{reason: refused.Reason, message: refused.Message, requeue: After, after: rejectedRetryInterval}
 	case errors.As(err, &external):
 		// An administrator may allow it, someone make the network:
 		// capped backoff notices either.
-		return verdict{samplecrdv1.ReasonExternalNetworkNotAllowed, samplecrdv1.ReasonExternalNetworkNotAllowed, external.msg, Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonExternalNetworkNotAllowed, message: external.msg, requeue: Backoff}
 	case isRejected && rejected.Type == neutron.TypeRouterNotFound:
 		// Someone may yet make the router: capped backoff finds it.
-		return verdict{samplecrdv1.ReasonRouterNotFound, samplecrdv1.ReasonRouterNotFound, "spec.router: " + rejected.Message, Backoff, 0}
+		return verdict{reason: samplecrdv1.ReasonRouterNotFound, message: "spec.router: " + rejected.Message, requeue: Backoff}
 	case isRejected && rejected.Overlap():
-		return verdict{samplecrdv1.ReasonCIDRConflict, samplecrdv1.ReasonCIDRConflict, "Neutron refused: " + rejected.Message, After, rejectedRetryInterval}
+		return verdict{reason: samplecrdv1.ReasonCIDRConflict, message: "Neutron refused: " + rejected.Message, requeue: After, after: rejectedRetryInterval}
 	case isRejected:
-		return verdict{samplecrdv1.ReasonNeutronRejected, samplecrdv1.ReasonNeutronRejected, "Neutron refused: " + rejected.Message, After, rejectedRetryInterval}
+		return verdict{reason: samplecrdv1.ReasonNeutronRejected, message: "Neutron refused: " + rejected.Message, requeue: After, after: rejectedRetryInterval}
 	}
-	return verdict{samplecrdv1.ReasonNeutronUnavailable, samplecrdv1.ReasonNeutronUnavailable, err.Error(), Backoff, 0}
+	return verdict{reason: samplecrdv1.ReasonNeutronUnavailable, message: err.Error(), requeue: Backoff}
 }
 
 // NotAllowed is the Outcome of a Network that names what its namespace's
@@ -218,7 +225,10 @@ func CredentialsUnavailable(network *samplecrdv1.Network, err error) Outcome {
 // outcome turns the verdict on err into the Outcome of a failed pass.
 // A verdict without a reason writes no condition.
 func (v verdict) outcome(err error, obs Observed, events []Event) Outcome {
-	out := Outcome{Warning: v.warning, Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: err}
+	out := Outcome{Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: err}
+	if !v.quiet {
+		out.Warning = cmp.Or(v.warning, v.reason)
+	}
 	if v.reason != "" {
 		cond := notReady(v.reason, v.message)
 		out.Condition = &cond
