@@ -1,10 +1,16 @@
 // Command network-controller keeps OpenStack Neutron equal to the Network
 // objects (samplecrd.k8s.io/v1) of a Kubernetes cluster: for each Network it
-// creates a Neutron network and subnet, keeps the subnet's gateway equal to
-// the spec, and deletes both when the Network goes.
+// creates (or adopts) a Neutron network and subnet, keeps their options
+// equal to the spec, attaches the subnet to the router the spec names, and
+// deletes (or releases) them when the Network goes, reporting in status and
+// Events. Each Network lives in the controller's OpenStack project or in
+// one its namespace names, as the administrator's TenantPolicies allow.
 //
 // It runs out of cluster with --kubeconfig, or in cluster with the Pod's
-// ServiceAccount when neither --kubeconfig nor --master is given.
+// ServiceAccount when neither --kubeconfig nor --master is given; with
+// leader election, one replica works and the others stand by. This file
+// reads the flags, builds the clients, and starts the informers and the
+// controller of controller.go for each term as leader.
 package main
 
 import (
