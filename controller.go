@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/collector"
 	"github.com/samplecrd/network-controller/pkg/events"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
@@ -100,7 +101,8 @@ type Reconciler interface {
 	// Outcome is Finalized when the finalizer may go.
 	Delete(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
 	// CollectOrphans collects what Neutron holds for a Network of uid that
-	// is gone; cached says the informer still holds one.
+	// is gone (pkg/collector asks it); cached says the informer still
+	// holds one.
 	CollectOrphans(ctx context.Context, uid types.UID, cached bool) reconcile.Outcome
 	// SightOrphans is told which UIDs a list of Neutron found without a
 	// Network in the cache, and returns those to queue.
@@ -157,12 +159,15 @@ type Controller struct {
 	// one Network per sync.
 	tenants Tenants
 
-	// workqueue holds the Networks to sync, and the UIDs of Neutron
-	// resources whose Network is gone. It dedupes (a key queued twice is
-	// synced once), never hands one key to two workers at once, and
-	// rate-limits retries per key with exponential backoff, so a failing
-	// Network cannot starve the others.
-	workqueue workqueue.TypedRateLimitingInterface[queueKey]
+	// workqueue holds the Networks to sync, by namespace/name. It dedupes
+	// (a key queued twice is synced once), never hands one key to two
+	// workers at once, and rate-limits retries per key with exponential
+	// backoff, so a failing Network cannot starve the others.
+	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+
+	// collector is the garbage collector of Neutron resources whose
+	// Network is gone: a controller of its own, with its own queue.
+	collector *collector.Collector
 
 	// recorder writes Events to the API server, where `kubectl describe`
 	// shows them.
@@ -200,12 +205,28 @@ func NewController(
 		tenants:          tenants,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			rateLimiter(opts.MaxRetryDelay),
-			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName},
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
 		recorder: recorder,
 		fence:    opts.Fence,
 		policy:   opts.Policy,
 	}
+	c.collector = collector.New(collector.Options{
+		Project: func(key tenancy.Key) (collector.Project, bool) {
+			t, ok := tenants.Get(key)
+			if !ok {
+				return nil, false
+			}
+			return t.Reconciler, true
+		},
+		Cached: func(uid types.UID) bool {
+			_, ok := c.networkByUID(uid)
+			return ok
+		},
+		Recorder:      recorder,
+		Fence:         c.fenced,
+		MaxRetryDelay: opts.MaxRetryDelay,
+	})
 
 	// The cache keeps only what the controller reads: managedFields (often
 	// larger than the rest of a Network) and kubectl's last-applied copy are
@@ -235,13 +256,13 @@ func NewController(
 				c.enqueueNetwork(new)
 			}
 		},
-		// A Network that is gone is also queued by UID: should anything of
-		// it remain in Neutron (its finalizer was removed by hand), that
-		// sync collects it.
+		// A Network that is gone is also handed to the garbage collector
+		// by UID: should anything of it remain in Neutron (its finalizer
+		// was removed by hand), that collects it.
 		DeleteFunc: func(obj any) {
 			c.enqueueNetwork(obj)
 			if n, ok := deletedNetwork(obj); ok {
-				c.enqueueOrphan(tenancy.KeyOf(n), n.UID)
+				c.collector.Enqueue(tenancy.KeyOf(n), n.UID)
 			}
 		},
 	}); err != nil {
@@ -271,6 +292,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting workers", "count", workers)
 	var running wait.Group
+	running.StartWithContext(ctx, func(ctx context.Context) { c.collector.Run(ctx, 1) })
 	for range workers {
 		running.StartWithContext(ctx, func(ctx context.Context) {
 			wait.UntilWithContext(ctx, c.runWorker, time.Second)
@@ -348,9 +370,9 @@ func (c *Controller) enqueueTenant(key tenancy.Key) {
 
 // onNeutronListed is the event handler of a project's Neutron informer:
 // after each successful list it queues the Networks whose Neutron
-// resources changed behind our back, and the UIDs of resources that have
-// no Network any more. It only queues: every write, garbage collection
-// included, is a worker's, so no two writers ever act on one Network.
+// resources changed behind our back, and hands the garbage collector the
+// UIDs of resources that have no Network any more. It only queues: every
+// write is a worker's, so no two writers ever act on one Network.
 func (c *Controller) onNeutronListed(ctx context.Context, t *Tenant, listed inventory.Listed) {
 	if listed.Recovered {
 		// Neutron answers again: whatever waited on it goes now, not at
@@ -371,7 +393,7 @@ func (c *Controller) onNeutronListed(ctx context.Context, t *Tenant, listed inve
 	}
 	orphaned := t.Reconciler.SightOrphans(listed.Started, missing)
 	for _, uid := range orphaned {
-		c.enqueueOrphan(t.Key, uid)
+		c.collector.Enqueue(t.Key, uid)
 	}
 	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(listed.Changed), "orphans", len(orphaned))
 }
@@ -395,10 +417,10 @@ func (c *Controller) runWorker(ctx context.Context) {
 // exponential backoff from 5ms, and an overall 10 qps bucket — with the
 // backoff capped at maxDelay instead of 1000s, so that a Network waiting
 // on a quota or on ports is retried often enough to notice they changed.
-func rateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[queueKey] {
+func rateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[cache.ObjectName] {
 	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[queueKey](5*time.Millisecond, maxDelay),
-		&workqueue.TypedBucketRateLimiter[queueKey]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, maxDelay),
+		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 }
 
@@ -453,23 +475,6 @@ type result struct {
 // failed is the result of a sync stopped by err, retried with backoff.
 func failed(err error) result { return result{requeue: reconcile.Backoff, err: err} }
 
-// queueKey is what the work queue holds: a Network by namespace/name, or,
-// with OrphanUID set, the Neutron resources of a Network that is gone, by
-// the UID they carry (their namespace/name in Neutron may be cut short,
-// so the UID is the only exact handle), in the project of Tenant.
-type queueKey struct {
-	cache.ObjectName
-	OrphanUID types.UID
-	Tenant    tenancy.Key
-}
-
-func (k queueKey) String() string {
-	if k.OrphanUID != "" {
-		return "orphans of uid " + string(k.OrphanUID) + " in " + k.Tenant.String()
-	}
-	return k.ObjectName.String()
-}
-
 // enqueueNetwork queues the key of a Network (or of the tombstone the
 // informer hands over when it missed a delete).
 func (c *Controller) enqueueNetwork(obj any) {
@@ -478,7 +483,7 @@ func (c *Controller) enqueueNetwork(obj any) {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.workqueue.Add(queueKey{ObjectName: objRef})
+	c.workqueue.Add(objRef)
 }
 
 // enqueueNamespace queues every Network of namespace, of every namespace
@@ -494,12 +499,6 @@ func (c *Controller) enqueueNamespace(namespace string) {
 	}
 }
 
-// enqueueOrphan queues the collection of what the project of tenant
-// holds for uid.
-func (c *Controller) enqueueOrphan(tenant tenancy.Key, uid types.UID) {
-	c.workqueue.Add(queueKey{OrphanUID: uid, Tenant: tenant})
-}
-
 // deletedNetwork returns the Network a delete notification is about.
 func deletedNetwork(obj any) (*samplecrdv1.Network, bool) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -510,29 +509,13 @@ func deletedNetwork(obj any) (*samplecrdv1.Network, bool) {
 }
 
 // syncHandler makes Neutron equal to the Network named by key and records
-// the outcome in the Network's status; for an orphan key, it collects what
-// Neutron still holds for a Network that is gone. It is level-triggered: it
-// does not know which event queued the key, and it does not need to.
-func (c *Controller) syncHandler(ctx context.Context, key queueKey) result {
-	if key.OrphanUID != "" {
-		t, ok := c.tenants.Get(key.Tenant)
-		if !ok {
-			// Let go since it was queued: its lists stopped, and a new
-			// one, when a Network asks for it again, sights the orphan anew.
-			return result{}
-		}
-		_, cached := c.networkByUID(key.OrphanUID)
-		out := t.Reconciler.CollectOrphans(ctx, key.OrphanUID, cached)
-		if err := c.fenced(); err != nil {
-			return failed(errors.Join(out.Err, err))
-		}
-		c.recordEvents(nil, out.Events)
-		return result{requeue: out.Requeue, after: out.After, err: out.Err}
-	}
+// the outcome in the Network's status. It is level-triggered: it does not
+// know which event queued the key, and it does not need to.
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) result {
 	network, err := c.networksLister.Networks(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		// Gone: its Neutron resources, if any are left, are collected
-		// under its UID (queued by the delete event and by every list).
+		// Gone: its Neutron resources, if any are left, are the garbage
+		// collector's (queued by the delete event and by every list).
 		return result{}
 	}
 	if err != nil {

@@ -152,9 +152,9 @@ func (f *fixture) catchUp() {
 // sync runs one syncHandler call for the Network default/net.
 func (f *fixture) sync() result { return f.syncKey(netKey) }
 
-var netKey = queueKey{ObjectName: cache.ObjectName{Namespace: "default", Name: "net"}}
+var netKey = cache.ObjectName{Namespace: "default", Name: "net"}
 
-func (f *fixture) syncKey(key queueKey) result {
+func (f *fixture) syncKey(key cache.ObjectName) result {
 	_, ctx := ktesting.NewTestContext(f.t)
 	return f.controller.syncHandler(ctx, key)
 }
@@ -267,7 +267,6 @@ func TestSyncHandler(t *testing.T) {
 		network    *samplecrdv1.Network
 		refuse     *reconcile.Outcome
 		outcome    reconcile.Outcome
-		key        *queueKey
 		wantCalls  []string
 		wantWrites []string
 		wantEvents []string
@@ -389,29 +388,11 @@ func TestSyncHandler(t *testing.T) {
 			wantResult: reconcile.Backoff,
 		},
 		{
-			name: "an orphan key of a project no longer held: let go, its next list sights it again",
-			key:  &queueKey{OrphanUID: testUID, Tenant: tenancy.Key{Namespace: "default", Secret: "cloud", Cloud: "team"}},
-		},
-		{
 			name:    "a deleted Network without our finalizer: nothing to do",
 			network: deleting(newNetwork()),
 		},
 		{
 			name: "a Network that is gone: nothing to do",
-		},
-		{
-			name:       "an orphan key: CollectOrphans, told the Network is not cached; its Event goes on the namespace",
-			key:        &queueKey{OrphanUID: testUID},
-			outcome:    reconcile.Outcome{Events: []reconcile.Event{{Type: corev1.EventTypeWarning, Reason: "OrphanCollectionCapped", Regarding: &corev1.ObjectReference{Kind: "Namespace", Name: "default"}}}},
-			wantCalls:  []string{"CollectOrphans uncached"},
-			wantEvents: []string{"Warning OrphanCollectionCapped"},
-		},
-		{
-			name:      "an orphan key of a Network still in the cache says so",
-			network:   provisioned(newNetwork()),
-			key:       &queueKey{OrphanUID: testUID},
-			wantCalls: []string{"CollectOrphans cached"},
-			wantReady: "True/Provisioned",
 		},
 	}
 	for _, tc := range tests {
@@ -422,11 +403,7 @@ func TestSyncHandler(t *testing.T) {
 			}
 			f := newFixture(t, networks...)
 			f.reconciler.refuse, f.reconciler.outcome = tc.refuse, tc.outcome
-			key := netKey
-			if tc.key != nil {
-				key = *tc.key
-			}
-			res := f.syncKey(key)
+			res := f.syncKey(netKey)
 			if res.requeue != tc.wantResult {
 				t.Errorf("requeue = %v (%v), want %v", res.requeue, res.err, tc.wantResult)
 			}
@@ -543,8 +520,9 @@ func TestReadyKeepsItsTransitionTimeUntilItFlips(t *testing.T) {
 
 // TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned: the handler of a
 // list queues the Networks whose resources changed behind our back, every
-// Network when Neutron answers again, and the orphans the reconciler
-// sighted among the UIDs without a Network in the cache.
+// Network when Neutron answers again, and hands the garbage collector the
+// orphans the reconciler sighted among the UIDs without a Network in the
+// cache.
 func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	other := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default", UID: "0f0f0f0f-0000-4000-8000-00000000000f"}}
 	gone := types.UID("9e9e9e9e-0000-4000-8000-000000000009")
@@ -560,8 +538,11 @@ func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.controller.onNeutronListed(ctx, f.controller.tenants.Own(), listed)
-	if got := queued(f.controller); !slices.Equal(got, []string{"default/net", "orphans of uid " + string(gone) + " in the controller's cloud"}) {
-		t.Errorf("queued %q, want the changed Network and the orphan", got)
+	if got := queued(f.controller); !slices.Equal(got, []string{"default/net"}) {
+		t.Errorf("queued %q, want the changed Network", got)
+	}
+	if n := f.controller.collector.Len(); n != 1 {
+		t.Errorf("%d orphans handed to the garbage collector, want the one sighted", n)
 	}
 	if !slices.Equal(f.reconciler.missing, []types.UID{gone}) {
 		t.Errorf("SightOrphans was given %v, want only %s", f.reconciler.missing, gone)

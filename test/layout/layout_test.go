@@ -27,6 +27,7 @@ var layers = [][]string{
 	{"pkg/neutron/fake", "pkg/desired", "pkg/tenancy"},
 	{"pkg/inventory"},
 	{"pkg/reconcile"},
+	{"pkg/collector"},
 	{"", "cmd/envoy-injector"}, // the root: package main
 }
 
