@@ -442,25 +442,26 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	res := c.syncHandler(ctx, key)
 	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "error", res.err)
 	switch res.requeue {
-	case reconcile.Done:
+	case reconcile.Forget:
 		metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
 		c.workqueue.Forget(key)
-	case reconcile.Soon:
-		metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
+	case reconcile.AddRateLimited:
+		if res.err != nil {
+			metrics.ObserveSync(metrics.ResultError, time.Since(start))
+			utilruntime.HandleErrorWithContext(ctx, res.err, "Error syncing; requeuing for later retry", "key", key)
+		} else {
+			metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
+		}
 		c.workqueue.AddRateLimited(key)
-	case reconcile.UntilSpecChanges:
+	case reconcile.ForgetUntilSpecChanges:
 		metrics.ObserveSync(metrics.ResultInvalid, time.Since(start))
 		c.workqueue.Forget(key)
 		logger.V(2).Info("Waiting for the spec to change", "reason", res.err)
-	case reconcile.After:
+	case reconcile.AddAfter:
 		metrics.ObserveSync(metrics.ResultRejected, time.Since(start))
 		c.workqueue.Forget(key)
 		c.workqueue.AddAfter(key, res.after)
 		logger.V(2).Info("Will retry later", "reason", res.err, "after", res.after)
-	case reconcile.Backoff:
-		metrics.ObserveSync(metrics.ResultError, time.Since(start))
-		utilruntime.HandleErrorWithContext(ctx, res.err, "Error syncing; requeuing for later retry", "key", key)
-		c.workqueue.AddRateLimited(key)
 	}
 	return true
 }
@@ -473,7 +474,7 @@ type result struct {
 }
 
 // failed is the result of a sync stopped by err, retried with backoff.
-func failed(err error) result { return result{requeue: reconcile.Backoff, err: err} }
+func failed(err error) result { return result{requeue: reconcile.AddRateLimited, err: err} }
 
 // enqueueNetwork queues the key of a Network (or of the tombstone the
 // informer hands over when it missed a delete).

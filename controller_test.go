@@ -252,7 +252,7 @@ func ready(events ...reconcile.Event) reconcile.Outcome {
 
 func down() reconcile.Outcome {
 	return reconcile.Outcome{Condition: &downCondition, Warning: downCondition.Reason, Observed: observed,
-		Requeue: reconcile.Backoff, Err: errors.New("down")}
+		Requeue: reconcile.AddRateLimited, Err: errors.New("down")}
 }
 
 var created = reconcile.Event{Type: corev1.EventTypeNormal, Reason: "Created", Message: "Created it"}
@@ -292,7 +292,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites: []string{"apply networks/status"},
 			wantEvents: []string{"Warning NotAllowed"},
 			wantReady:  "False/NotAllowed",
-			wantResult: reconcile.After,
+			wantResult: reconcile.AddAfter,
 		},
 		{
 			name: "a deletion is never refused by policy: what a Network made, it removes",
@@ -309,19 +309,19 @@ func TestSyncHandler(t *testing.T) {
 		{
 			name:       "refused by Preflight: status and one Warning, no finalizer, no Reconcile",
 			network:    newNetwork(),
-			refuse:     &reconcile.Outcome{Condition: &downCondition, Warning: "NeutronUnavailable", Requeue: reconcile.Backoff, Err: errors.New("down")},
+			refuse:     &reconcile.Outcome{Condition: &downCondition, Warning: "NeutronUnavailable", Requeue: reconcile.AddRateLimited, Err: errors.New("down")},
 			wantCalls:  []string{"Preflight"},
 			wantWrites: []string{"apply networks/status"},
 			wantEvents: []string{"Warning NeutronUnavailable"},
 			wantReady:  "False/NeutronUnavailable",
-			wantResult: reconcile.Backoff,
+			wantResult: reconcile.AddRateLimited,
 		},
 		{
 			name:       "refused by Preflight with nothing to say: no write at all",
 			network:    provisioned(newNetwork()),
-			refuse:     &reconcile.Outcome{Requeue: reconcile.Backoff, Err: errors.New("not listed")},
+			refuse:     &reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: errors.New("not listed")},
 			wantCalls:  []string{"Preflight"},
-			wantResult: reconcile.Backoff,
+			wantResult: reconcile.AddRateLimited,
 			wantReady:  "True/Provisioned",
 		},
 		{
@@ -341,7 +341,7 @@ func TestSyncHandler(t *testing.T) {
 			outcome:    down(),
 			wantCalls:  []string{"Preflight", "Reconcile"},
 			wantReady:  "False/NeutronUnavailable",
-			wantResult: reconcile.Backoff,
+			wantResult: reconcile.AddRateLimited,
 		},
 		{
 			name:       "a failing pass: status, a Warning, and backoff",
@@ -351,7 +351,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites: []string{"apply networks/status"},
 			wantEvents: []string{"Warning NeutronUnavailable"},
 			wantReady:  "False/NeutronUnavailable",
-			wantResult: reconcile.Backoff,
+			wantResult: reconcile.AddRateLimited,
 		},
 		{
 			name:       "a deleted Network finalized: its Events, then the finalizer goes",
@@ -369,7 +369,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites: []string{"apply networks/status"},
 			wantEvents: []string{"Warning NeutronUnavailable"},
 			wantReady:  "False/NeutronUnavailable",
-			wantResult: reconcile.Backoff,
+			wantResult: reconcile.AddRateLimited,
 		},
 		{
 			name:       "a Network whose credentials cannot be used: status and one Warning, no finalizer, no reconciler",
@@ -377,7 +377,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites: []string{"apply networks/status"},
 			wantEvents: []string{"Warning CredentialsUnavailable"},
 			wantReady:  "False/CredentialsUnavailable",
-			wantResult: reconcile.Backoff,
+			wantResult: reconcile.AddRateLimited,
 		},
 		{
 			name:       "a deleted Network whose credentials cannot be used: the finalizer stays, status says why",
@@ -385,7 +385,7 @@ func TestSyncHandler(t *testing.T) {
 			wantWrites: []string{"apply networks/status"},
 			wantEvents: []string{"Warning CredentialsUnavailable"},
 			wantReady:  "False/CredentialsUnavailable",
-			wantResult: reconcile.Backoff,
+			wantResult: reconcile.AddRateLimited,
 		},
 		{
 			name:    "a deleted Network without our finalizer: nothing to do",
@@ -461,10 +461,10 @@ func TestProcessNextWorkItemRequeues(t *testing.T) {
 		wantRequeues int
 	}{
 		{"success: forgotten", ready(), metrics.ResultSuccess, 0},
-		{"soon: one backoff step, counted a success", reconcile.Outcome{Requeue: reconcile.Soon}, metrics.ResultSuccess, 1},
-		{"an invalid spec: forgotten until it changes, counted invalid", reconcile.Outcome{Requeue: reconcile.UntilSpecChanges, Err: errors.New("pools")}, metrics.ResultInvalid, 0},
-		{"refused: no backoff step, back after the delay", reconcile.Outcome{Requeue: reconcile.After, After: time.Hour, Err: errors.New("no")}, metrics.ResultRejected, 0},
-		{"unavailable: one backoff step", reconcile.Outcome{Requeue: reconcile.Backoff, Err: errors.New("down")}, metrics.ResultError, 1},
+		{"soon: one backoff step, counted a success", reconcile.Outcome{Requeue: reconcile.AddRateLimited}, metrics.ResultSuccess, 1},
+		{"an invalid spec: forgotten until it changes, counted invalid", reconcile.Outcome{Requeue: reconcile.ForgetUntilSpecChanges, Err: errors.New("pools")}, metrics.ResultInvalid, 0},
+		{"refused: no backoff step, back after the delay", reconcile.Outcome{Requeue: reconcile.AddAfter, After: time.Hour, Err: errors.New("no")}, metrics.ResultRejected, 0},
+		{"unavailable: one backoff step", reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: errors.New("down")}, metrics.ResultError, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -660,9 +660,9 @@ func TestKstatusConditionsFollowReady(t *testing.T) {
 		want    []string // condition type=status reason, Ready first
 	}{
 		{down(), []string{"Ready=False NeutronUnavailable", "Reconciling=True NeutronUnavailable"}},
-		{notReady(samplecrdv1.ReasonInvalidSpec, reconcile.UntilSpecChanges), []string{"Ready=False InvalidSpec", "Stalled=True InvalidSpec"}},
-		{notReady(samplecrdv1.ReasonNeutronQuotaExceeded, reconcile.Backoff), []string{"Ready=False NeutronQuotaExceeded", "Stalled=True NeutronQuotaExceeded"}},
-		{notReady(samplecrdv1.ReasonProvisioning, reconcile.Soon), []string{"Ready=False Provisioning", "Reconciling=True Provisioning"}},
+		{notReady(samplecrdv1.ReasonInvalidSpec, reconcile.ForgetUntilSpecChanges), []string{"Ready=False InvalidSpec", "Stalled=True InvalidSpec"}},
+		{notReady(samplecrdv1.ReasonNeutronQuotaExceeded, reconcile.AddRateLimited), []string{"Ready=False NeutronQuotaExceeded", "Stalled=True NeutronQuotaExceeded"}},
+		{notReady(samplecrdv1.ReasonProvisioning, reconcile.AddRateLimited), []string{"Ready=False Provisioning", "Reconciling=True Provisioning"}},
 		{ready(), []string{"Ready=True Provisioned"}},
 	} {
 		f.reconciler.outcome = step.outcome

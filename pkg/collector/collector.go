@@ -119,12 +119,12 @@ func (c *Collector) processNextItem(ctx context.Context) bool {
 	ctx = klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "orphan", key))
 	requeue, after, err := c.sync(ctx, key)
 	switch requeue {
-	case reconcile.Backoff, reconcile.Soon:
+	case reconcile.AddRateLimited:
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Collecting orphans failed; requeuing for later retry", "orphan", key)
 		}
 		c.queue.AddRateLimited(key)
-	case reconcile.After:
+	case reconcile.AddAfter:
 		c.queue.Forget(key)
 		c.queue.AddAfter(key, after)
 	default:
@@ -141,12 +141,12 @@ func (c *Collector) sync(ctx context.Context, key Key) (reconcile.Requeue, time.
 		// Let go since it was queued: its lists stopped, and a new one,
 		// when a Network asks for the project again, sights the orphan
 		// anew.
-		return reconcile.Done, 0, nil
+		return reconcile.Forget, 0, nil
 	}
 	out := p.CollectOrphans(ctx, key.UID, c.opts.Cached(key.UID))
 	if c.opts.Fence != nil {
 		if err := c.opts.Fence(); err != nil {
-			return reconcile.Backoff, 0, errors.Join(out.Err, fmt.Errorf("not recording the collection's Events: %w", err))
+			return reconcile.AddRateLimited, 0, errors.Join(out.Err, fmt.Errorf("not recording the collection's Events: %w", err))
 		}
 	}
 	for _, e := range out.Events {

@@ -54,7 +54,7 @@ func TestTheCollectorsSync(t *testing.T) {
 		{name: "the UID of a Network still in the cache: CollectOrphans says so",
 			key: Key{UID: gone}, cached: true, wantCalls: []string{"CollectOrphans cached"}},
 		{name: "a collection that failed: retried with backoff",
-			key: Key{UID: gone}, outcome: reconcile.Outcome{Requeue: reconcile.Backoff, Err: errors.New("down")},
+			key: Key{UID: gone}, outcome: reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: errors.New("down")},
 			wantCalls: []string{"CollectOrphans uncached"}, wantRequeues: 1},
 		{name: "a replica that cannot prove it leads records no Event, and retries",
 			key: Key{UID: gone}, outcome: capped, fenced: true, wantCalls: []string{"CollectOrphans uncached"}, wantRequeues: 1},

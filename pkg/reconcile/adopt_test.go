@@ -24,11 +24,11 @@ func TestAdoptionRecordsThenMarks(t *testing.T) {
 		id := f.AddNetwork("handmade", "made by a person")
 		f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
 	})
-	if out := f.sync("net"); out.Requeue != Soon {
-		t.Fatalf("the first pass: requeue %v (%v), want Soon", out.Requeue, out.Err)
+	if out := f.sync("net"); out.Requeue != AddRateLimited {
+		t.Fatalf("the first pass: requeue %v (%v), want AddRateLimited", out.Requeue, out.Err)
 	}
-	if out := f.sync("net"); out.Requeue != Done {
-		t.Fatalf("the second pass: requeue %v (%v), want Done", out.Requeue, out.Err)
+	if out := f.sync("net"); out.Requeue != Forget {
+		t.Fatalf("the second pass: requeue %v (%v), want Forget", out.Requeue, out.Err)
 	}
 	if got := f.neutron.Requests(); !slices.Equal(got, []string{
 		neutronfake.GetNetwork, neutronfake.SubnetsOf, // the first pass: read, record
@@ -101,7 +101,7 @@ func TestAnAdoptionWhoseRecordIsNotCachedYetWaits(t *testing.T) {
 		id := f.AddNetwork("handmade", "made by a person")
 		f.AddSubnet(id, ours.ResourceName(owner), ours.Description(), "192.168.0.0/16", "192.168.0.1")
 	})
-	if out := f.sync("net"); !errors.Is(out.Err, errAdoptionRecordPending) || out.Requeue != Backoff {
+	if out := f.sync("net"); !errors.Is(out.Err, errAdoptionRecordPending) || out.Requeue != AddRateLimited {
 		t.Fatalf("pass returned %v (requeue %v), want errAdoptionRecordPending with backoff", out.Err, out.Requeue)
 	}
 	for _, r := range f.neutron.Requests() {

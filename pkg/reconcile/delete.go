@@ -22,7 +22,7 @@ import (
 func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) Outcome {
 	p := r.newPass(network)
 	if !r.inv.Synced() {
-		return Outcome{Observed: LastObserved(network.Status), Requeue: Backoff, Err: inventory.ErrNotSynced}
+		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
 	}
 	owned := r.inv.Get(network.UID)
 	// Nothing held of a Network whose status names a network: deleted by

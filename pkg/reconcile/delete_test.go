@@ -112,7 +112,7 @@ func TestAFencedReplicaSaysNothing(t *testing.T) {
 			f := newFixture(t, network, inSync("192.168.0.0/16", "192.168.0.1"))
 			f.fenced = errors.New("the Lease was last renewed 12s ago")
 			out := f.sync(network.Name)
-			if !errors.Is(out.Err, inventory.ErrFenced) || out.Requeue != Backoff {
+			if !errors.Is(out.Err, inventory.ErrFenced) || out.Requeue != AddRateLimited {
 				t.Errorf("outcome %+v, want ErrFenced retried with backoff", out)
 			}
 			if out.Condition != nil || out.Warning != "" {

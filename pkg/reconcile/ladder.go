@@ -50,10 +50,12 @@ func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool
 // waits, once, so that none is left without a reason.
 func (p *pass) waitForInventory(h inventory.Health) Outcome {
 	if isReady(p.network) {
-		return Outcome{Observed: LastObserved(p.network.Status), Requeue: Backoff, Err: inventory.ErrNotSynced}
+		return Outcome{Observed: LastObserved(p.network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
 	}
 	if h.ListErr == nil {
-		return Outcome{Observed: LastObserved(p.network.Status), Requeue: Soon, Err: inventory.ErrNotSynced}
+		// Waiting for the project's first list, which queues the
+		// Network again: no failure.
+		return Outcome{Observed: LastObserved(p.network.Status), Requeue: AddRateLimited}
 	}
 	return p.failed(phaseWaiting, h.ListErr, LastObserved(p.network.Status))
 }

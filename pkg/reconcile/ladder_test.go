@@ -115,8 +115,8 @@ func TestTheLongestNamesBecomeReady(t *testing.T) {
 // backoff retry finds the raised quota.
 func TestOverQuotaBecomesReadyOnceRaised(t *testing.T) {
 	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), func(n *neutronfake.Neutron) { n.SetNetworkQuota(0) })
-	if out := f.sync("net"); out.Requeue != Backoff {
-		t.Fatalf("over quota: requeue %v (%v), want Backoff", out.Requeue, out.Err)
+	if out := f.sync("net"); out.Requeue != AddRateLimited {
+		t.Fatalf("over quota: requeue %v (%v), want AddRateLimited", out.Requeue, out.Err)
 	}
 	f.neutron.SetNetworkQuota(10)
 	if out := f.sync("net"); out.Err != nil {

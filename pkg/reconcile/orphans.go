@@ -68,7 +68,7 @@ func (r *Reconciler) CollectOrphans(ctx context.Context, uid types.UID, cached b
 	}
 	alive, err := r.ownerAlive(ctx, owned.Owner)
 	if err != nil {
-		return Outcome{Requeue: Backoff, Err: err}
+		return Outcome{Requeue: AddRateLimited, Err: err}
 	}
 	if alive {
 		return r.holdBack(ctx, owned, metrics.HeldOwnerAlive)
@@ -82,7 +82,7 @@ func (r *Reconciler) CollectOrphans(ctx context.Context, uid types.UID, cached b
 		return out
 	}
 	if err := r.deleteOwned(ctx, owned); err != nil {
-		return Outcome{Requeue: Backoff, Err: err}
+		return Outcome{Requeue: AddRateLimited, Err: err}
 	}
 	r.orphans.Forget(uid)
 	metrics.OrphansCollected.WithLabelValues("network").Add(float64(len(owned.Networks)))

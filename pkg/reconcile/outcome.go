@@ -37,7 +37,7 @@ type Outcome struct {
 	Events []Event
 	// Requeue says when the key comes back.
 	Requeue Requeue
-	// After is the delay of RequeueAfter.
+	// After is the delay of AddAfter.
 	After time.Duration
 	// Err is why the pass failed; nil when it did not.
 	Err error
@@ -45,26 +45,29 @@ type Outcome struct {
 	Finalized bool
 }
 
-// Requeue is how a key goes back on the queue after a pass.
+// Requeue is what the queue does with a key after a pass, named after the
+// workqueue call that does it.
 type Requeue int
 
 const (
-	// Done: the pass succeeded; the key's backoff is reset.
-	Done Requeue = iota
-	// Soon: a step is done, and the next needs the informer's cache to
-	// catch up with the status just written; retried with the key's
-	// backoff, counted as a success.
-	Soon
-	// UntilSpecChanges: the spec is one Neutron would refuse; only a change
-	// to it, which queues the key again, can help.
-	UntilSpecChanges
-	// After: nothing will change by retrying soon (Neutron refused the
-	// request); the key comes back after a fixed delay, or at once when
+	// Forget: the pass succeeded; the queue forgets the key's failures
+	// (workqueue's Forget), and the key comes back on its next event or
+	// resync.
+	Forget Requeue = iota
+	// AddRateLimited: the key comes back after its next backoff step
+	// (workqueue's AddRateLimited), whether the pass failed (Err set:
+	// Neutron unreachable, a conflict) or did a step whose next must
+	// wait for the informer's cache (Err nil: no failure).
+	AddRateLimited
+	// ForgetUntilSpecChanges: the spec is one Neutron would refuse; the
+	// queue forgets the key, and only a change to the spec, which queues
+	// it again, can help.
+	ForgetUntilSpecChanges
+	// AddAfter: nothing will change by retrying soon (Neutron refused
+	// the request); the queue forgets the key's failures and has it back
+	// after the Outcome's After (workqueue's AddAfter), or at once when
 	// the Network changes.
-	After
-	// Backoff: the failure may pass (Neutron unreachable, a conflict); the
-	// key comes back with per-key exponential backoff.
-	Backoff
+	AddAfter
 )
 
 // Event is one Event to record.
@@ -117,7 +120,7 @@ type verdict struct {
 	quiet   bool
 	message string
 	requeue Requeue
-	// after is the delay of an After requeue.
+	// after is the delay of an AddAfter requeue.
 	after time.Duration
 }
 
@@ -142,69 +145,69 @@ func classify(ph phase, err error) verdict {
 		// Not this replica's to say anything: it may no longer lead, and
 		// a status or Warning written now could overwrite what the new
 		// leader wrote. No condition; the retry finds out which it is.
-		return verdict{requeue: Backoff}
+		return verdict{requeue: AddRateLimited}
 	case errors.Is(err, inventory.ErrNotOurs):
 		// A broken invariant, not Neutron's doing: said as such.
-		return verdict{reason: samplecrdv1.ReasonInternalError, message: "The controller stopped before a request that would break its ownership rule; nothing was changed in Neutron (a bug: report it): " + err.Error(), requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonInternalError, message: "The controller stopped before a request that would break its ownership rule; nothing was changed in Neutron (a bug: report it): " + err.Error(), requeue: AddRateLimited}
 	case neutron.IsCredentialsError(err):
 		// Lasts until someone fixes the Secret or its grant; capped
 		// backoff notices either, the Secret being read at most every
 		// few seconds (pkg/tenancy).
-		return verdict{reason: samplecrdv1.ReasonCredentialsUnavailable, message: err.Error(), requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonCredentialsUnavailable, message: err.Error(), requeue: AddRateLimited}
 	case ph == phaseWaiting:
 		reason := samplecrdv1.ReasonNeutronUnavailable
 		if neutron.IsAuthError(err) {
 			reason = samplecrdv1.ReasonAuthenticationFailed
 		}
-		return verdict{reason: reason, message: "Neutron has not been listed yet: " + err.Error(), requeue: Backoff}
+		return verdict{reason: reason, message: "Neutron has not been listed yet: " + err.Error(), requeue: AddRateLimited}
 	case ph == phaseDeleting && isRejected && rejected.InUse():
 		// Retried with backoff, capped at --max-retry-delay: the ports of
 		// a blocked delete go away by someone else's hand.
-		return verdict{reason: samplecrdv1.ReasonDeletionBlocked, message: "Neutron refused: " + rejected.Message, requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonDeletionBlocked, message: "Neutron refused: " + rejected.Message, requeue: AddRateLimited}
 	case ph == phaseDeleting:
-		return verdict{reason: samplecrdv1.ReasonDeleting, warning: eventDeletionFailed, message: "Waiting for Neutron to delete the network: " + err.Error(), requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonDeleting, warning: eventDeletionFailed, message: "Waiting for Neutron to delete the network: " + err.Error(), requeue: AddRateLimited}
 	case ph == phaseReleasing:
-		return verdict{reason: samplecrdv1.ReasonDeleting, warning: eventDeletionFailed, message: "Waiting for Neutron to release the network (deletionPolicy: Orphan): " + err.Error(), requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonDeleting, warning: eventDeletionFailed, message: "Waiting for Neutron to release the network (deletionPolicy: Orphan): " + err.Error(), requeue: AddRateLimited}
 	case errors.As(err, &record):
 		// Not a failure: the first half of an adoption. No Warning.
-		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: record.Error(), requeue: Soon}
+		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: record.Error(), requeue: AddRateLimited}
 	case errors.As(err, &project):
 		// Not a failure either: the project is written before a create.
-		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: project.Error(), requeue: Soon}
+		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: project.Error(), requeue: AddRateLimited}
 	case errors.As(err, &adoption):
-		return verdict{reason: adoption.reason, message: adoption.msg, requeue: After, after: rejectedRetryInterval}
+		return verdict{reason: adoption.reason, message: adoption.msg, requeue: AddAfter, after: rejectedRetryInterval}
 	case errors.As(err, &invalid):
 		// The spec must change, and its change queues the Network again.
-		return verdict{reason: samplecrdv1.ReasonInvalidSpec, message: invalid.Message, requeue: UntilSpecChanges}
+		return verdict{reason: samplecrdv1.ReasonInvalidSpec, message: invalid.Message, requeue: ForgetUntilSpecChanges}
 	case errors.Is(err, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.
-		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
 	case neutron.IsAuthError(err):
 		// Lasts until the credentials are fixed, which the Neutron
 		// session notices by itself; backoff keeps the retries cheap.
-		return verdict{reason: samplecrdv1.ReasonAuthenticationFailed, message: err.Error(), requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonAuthenticationFailed, message: err.Error(), requeue: AddRateLimited}
 	case isRejected && rejected.OverQuota():
 		// Not terminal: a quota is raised, a network freed. Backoff,
 		// capped, notices either without anyone touching the Network.
-		return verdict{reason: samplecrdv1.ReasonNeutronQuotaExceeded, message: "Neutron refused: " + rejected.Message, requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonNeutronQuotaExceeded, message: "Neutron refused: " + rejected.Message, requeue: AddRateLimited}
 	case errors.As(err, &refused):
 		// The administrator's to grant: a change of a TenantPolicy or of
 		// the namespace's labels queues the Network again; otherwise it
 		// is looked at every few minutes.
-		return verdict{reason: refused.Reason, message: refused.Message, requeue: After, after: rejectedRetryInterval}
+		return verdict{reason: refused.Reason, message: refused.Message, requeue: AddAfter, after: rejectedRetryInterval}
 	case errors.As(err, &external):
 		// An administrator may allow it, someone make the network:
 		// capped backoff notices either.
-		return verdict{reason: samplecrdv1.ReasonExternalNetworkNotAllowed, message: external.msg, requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonExternalNetworkNotAllowed, message: external.msg, requeue: AddRateLimited}
 	case isRejected && rejected.Type == neutron.TypeRouterNotFound:
 		// Someone may yet make the router: capped backoff finds it.
-		return verdict{reason: samplecrdv1.ReasonRouterNotFound, message: "spec.router: " + rejected.Message, requeue: Backoff}
+		return verdict{reason: samplecrdv1.ReasonRouterNotFound, message: "spec.router: " + rejected.Message, requeue: AddRateLimited}
 	case isRejected && rejected.Overlap():
-		return verdict{reason: samplecrdv1.ReasonCIDRConflict, message: "Neutron refused: " + rejected.Message, requeue: After, after: rejectedRetryInterval}
+		return verdict{reason: samplecrdv1.ReasonCIDRConflict, message: "Neutron refused: " + rejected.Message, requeue: AddAfter, after: rejectedRetryInterval}
 	case isRejected:
-		return verdict{reason: samplecrdv1.ReasonNeutronRejected, message: "Neutron refused: " + rejected.Message, requeue: After, after: rejectedRetryInterval}
+		return verdict{reason: samplecrdv1.ReasonNeutronRejected, message: "Neutron refused: " + rejected.Message, requeue: AddAfter, after: rejectedRetryInterval}
 	}
-	return verdict{reason: samplecrdv1.ReasonNeutronUnavailable, message: err.Error(), requeue: Backoff}
+	return verdict{reason: samplecrdv1.ReasonNeutronUnavailable, message: err.Error(), requeue: AddRateLimited}
 }
 
 // NotAllowed is the Outcome of a Network that names what its namespace's
@@ -226,7 +229,10 @@ func CredentialsUnavailable(network *samplecrdv1.Network, err error) Outcome {
 // A verdict without a reason writes no condition.
 func (v verdict) outcome(err error, obs Observed, events []Event) Outcome {
 	out := Outcome{Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: err}
-	if !v.quiet {
+	if v.quiet {
+		// A step of a pass, not a failure: no Warning, no error.
+		out.Err = nil
+	} else {
 		out.Warning = cmp.Or(v.warning, v.reason)
 	}
 	if v.reason != "" {

@@ -41,7 +41,7 @@ type passCase struct {
 // reason (TestEventWording pins their words).
 func runPasses(t *testing.T, tests []passCase) {
 	t.Helper()
-	requeues := map[string]Requeue{"": Done, "soon": Soon, "invalid": UntilSpecChanges, "retry-after": After, "backoff": Backoff}
+	requeues := map[string]Requeue{"": Forget, "soon": AddRateLimited, "invalid": ForgetUntilSpecChanges, "retry-after": AddAfter, "backoff": AddRateLimited}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := defaultOptions()

@@ -67,7 +67,7 @@ func TestBeforeNeutronIsListedNothingIsAskedAndReadyNetworksAreLeftAlone(t *test
 			if ok {
 				t.Fatal("Preflight let a pass go on before Neutron was listed")
 			}
-			if !errors.Is(out.Err, inventory.ErrNotSynced) && !errors.Is(out.Err, tc.listErr) || out.Requeue != Backoff {
+			if !errors.Is(out.Err, inventory.ErrNotSynced) && !errors.Is(out.Err, tc.listErr) || out.Requeue != AddRateLimited {
 				t.Errorf("Preflight = %v, requeue %v; want why, with backoff", out.Err, out.Requeue)
 			}
 			if got := f.neutron.Requests(); len(got) != 0 {
@@ -94,7 +94,7 @@ func TestWhileAProjectsFirstListIsUnderWayANetworkWaitsWithoutAWord(t *testing.T
 	f.r = New(f.inv, ours, f.client, defaultOptions())
 
 	out, ok := f.r.Preflight(f.network("net"))
-	if ok || out.Condition != nil || out.Warning != "" || out.Requeue != Soon {
+	if ok || out.Condition != nil || out.Warning != "" || out.Requeue != AddRateLimited {
 		t.Errorf("Preflight = %+v, %v; want to wait, soon, with nothing to record", out, ok)
 	}
 	if got := f.neutron.Requests(); len(got) != 0 {
@@ -110,7 +110,7 @@ func TestAnInvalidSpecStopsBeforeNeutron(t *testing.T) {
 		s.AllocationPools = []samplecrdv1.AllocationPool{{Start: "10.0.0.10", End: "10.0.0.20"}, {Start: "10.0.0.20", End: "10.0.0.30"}}
 	}), nil)
 	out, ok := f.r.Preflight(f.network("net"))
-	if ok || out.Requeue != UntilSpecChanges || out.Condition == nil || out.Condition.Reason != samplecrdv1.ReasonInvalidSpec {
+	if ok || out.Requeue != ForgetUntilSpecChanges || out.Condition == nil || out.Condition.Reason != samplecrdv1.ReasonInvalidSpec {
 		t.Errorf("Preflight = %+v, %v; want InvalidSpec, not retried", out, ok)
 	}
 	if got := f.neutron.Requests(); len(got) != 0 {
@@ -150,21 +150,21 @@ func TestClassify(t *testing.T) {
 		wantReason  string
 		wantRequeue Requeue
 	}{
-		{"unreachable", phaseSyncing, errUnavailable, samplecrdv1.ReasonNeutronUnavailable, Backoff},
-		{"the breaker open", phaseSyncing, fmt.Errorf("%w since then", inventory.ErrNeutronDown), samplecrdv1.ReasonNeutronUnavailable, Backoff},
-		{"a refusal comes back after a fixed delay", phaseSyncing, refused, samplecrdv1.ReasonNeutronRejected, After},
-		{"an overlap", phaseSyncing, neutron.ErrorForResponse("creating subnet", 400, "InvalidInput", "overlaps with another subnet"), samplecrdv1.ReasonCIDRConflict, After},
-		{"a used-up quota backs off", phaseSyncing, neutron.ErrorForResponse("create", 409, "OverQuota", "Quota exceeded"), samplecrdv1.ReasonNeutronQuotaExceeded, Backoff},
-		{"credentials refused", phaseSyncing, &neutron.AuthError{Op: "x", Err: errUnavailable}, samplecrdv1.ReasonAuthenticationFailed, Backoff},
-		{"a broken ownership invariant is not an outage", phaseSyncing, fmt.Errorf("subnet x: %w", inventory.ErrNotOurs), samplecrdv1.ReasonInternalError, Backoff},
-		{"a broken invariant while deleting too", phaseDeleting, fmt.Errorf("subnet x: %w", inventory.ErrNotOurs), samplecrdv1.ReasonInternalError, Backoff},
-		{"a delete refused for ports backs off", phaseDeleting, inUse, samplecrdv1.ReasonDeletionBlocked, Backoff},
-		{"a delete refused otherwise backs off", phaseDeleting, refused, samplecrdv1.ReasonDeleting, Backoff},
-		{"a release that failed", phaseReleasing, errUnavailable, samplecrdv1.ReasonDeleting, Backoff},
-		{"before the first list", phaseWaiting, inventory.ErrNotSynced, samplecrdv1.ReasonNeutronUnavailable, Backoff},
+		{"unreachable", phaseSyncing, errUnavailable, samplecrdv1.ReasonNeutronUnavailable, AddRateLimited},
+		{"the breaker open", phaseSyncing, fmt.Errorf("%w since then", inventory.ErrNeutronDown), samplecrdv1.ReasonNeutronUnavailable, AddRateLimited},
+		{"a refusal comes back after a fixed delay", phaseSyncing, refused, samplecrdv1.ReasonNeutronRejected, AddAfter},
+		{"an overlap", phaseSyncing, neutron.ErrorForResponse("creating subnet", 400, "InvalidInput", "overlaps with another subnet"), samplecrdv1.ReasonCIDRConflict, AddAfter},
+		{"a used-up quota backs off", phaseSyncing, neutron.ErrorForResponse("create", 409, "OverQuota", "Quota exceeded"), samplecrdv1.ReasonNeutronQuotaExceeded, AddRateLimited},
+		{"credentials refused", phaseSyncing, &neutron.AuthError{Op: "x", Err: errUnavailable}, samplecrdv1.ReasonAuthenticationFailed, AddRateLimited},
+		{"a broken ownership invariant is not an outage", phaseSyncing, fmt.Errorf("subnet x: %w", inventory.ErrNotOurs), samplecrdv1.ReasonInternalError, AddRateLimited},
+		{"a broken invariant while deleting too", phaseDeleting, fmt.Errorf("subnet x: %w", inventory.ErrNotOurs), samplecrdv1.ReasonInternalError, AddRateLimited},
+		{"a delete refused for ports backs off", phaseDeleting, inUse, samplecrdv1.ReasonDeletionBlocked, AddRateLimited},
+		{"a delete refused otherwise backs off", phaseDeleting, refused, samplecrdv1.ReasonDeleting, AddRateLimited},
+		{"a release that failed", phaseReleasing, errUnavailable, samplecrdv1.ReasonDeleting, AddRateLimited},
+		{"before the first list", phaseWaiting, inventory.ErrNotSynced, samplecrdv1.ReasonNeutronUnavailable, AddRateLimited},
 		// No reason: a replica that may no longer lead writes no condition.
-		{"a fenced write says nothing", phaseSyncing, fmt.Errorf("creating: %w", inventory.ErrFenced), "", Backoff},
-		{"a fenced delete says nothing either", phaseDeleting, fmt.Errorf("deleting: %w", inventory.ErrFenced), "", Backoff},
+		{"a fenced write says nothing", phaseSyncing, fmt.Errorf("creating: %w", inventory.ErrFenced), "", AddRateLimited},
+		{"a fenced delete says nothing either", phaseDeleting, fmt.Errorf("deleting: %w", inventory.ErrFenced), "", AddRateLimited},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
