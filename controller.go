@@ -10,14 +10,12 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
@@ -667,44 +665,16 @@ func (c *Controller) recordEvents(network *samplecrdv1.Network, events []reconci
 // fails with a conflict against a concurrent spec change. A condition it
 // applied before and leaves out now (Reconciling, once Ready) is removed.
 func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv1.Network, cond metav1.Condition, obs reconcile.Observed) (condChanged bool, _ error) {
-	cond.ObservedGeneration = network.Generation
-	// SetStatusCondition keeps lastTransitionTime unless the status flips.
-	// It works on a copy: the lister's object belongs to the cache.
-	conditions := network.Status.DeepCopy().Conditions
-	old := meta.FindStatusCondition(conditions, cond.Type)
-	condChanged = old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
-	changed := meta.SetStatusCondition(&conditions, cond)
-	ready := *meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
-	progress := reconcile.ProgressCondition(ready)
-	for _, t := range []string{samplecrdv1.ConditionReconciling, samplecrdv1.ConditionStalled} {
-		if progress != nil && progress.Type == t {
-			changed = meta.SetStatusCondition(&conditions, *progress) || changed
-		} else {
-			changed = meta.RemoveStatusCondition(&conditions, t) || changed
-		}
-	}
-	if !changed && network.Status.ObservedGeneration == network.Generation && obs.Equal(network.Status) {
+	ac, condChanged := reconcile.StatusApply(network, cond, obs)
+	if ac == nil {
 		return false, nil
 	}
-
-	status := applyv1.NetworkStatus().WithObservedGeneration(network.Generation).WithConditions(conditionApply(ready))
-	if progress != nil {
-		status.WithConditions(conditionApply(*meta.FindStatusCondition(conditions, progress.Type)))
-	}
-	obs.Apply(status)
-	ac := applyv1.Network(network.Name, network.Namespace).WithStatus(status)
 	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).ApplyStatus(ctx, ac,
 		metav1.ApplyOptions{FieldManager: controllerAgentName, Force: true}); err != nil {
 		return condChanged, fmt.Errorf("applying status: %w", err)
 	}
-	klog.FromContext(ctx).V(2).Info("Updated status", "ready", ready.Status, "reason", ready.Reason, "networkID", obs.NetworkID, "subnetID", obs.SubnetID)
+	klog.FromContext(ctx).V(2).Info("Updated status", "ready", cond.Status, "reason", cond.Reason, "networkID", obs.NetworkID, "subnetID", obs.SubnetID)
 	return condChanged, nil
-}
-
-// conditionApply is cond as an apply configuration.
-func conditionApply(cond metav1.Condition) *metav1ac.ConditionApplyConfiguration {
-	return metav1ac.Condition().WithType(cond.Type).WithStatus(cond.Status).WithReason(cond.Reason).WithMessage(cond.Message).
-		WithObservedGeneration(cond.ObservedGeneration).WithLastTransitionTime(cond.LastTransitionTime)
 }
 
 // finalizerFieldManager owns the finalizer. It is not the status's manager:

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +17,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/desired"
+	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
@@ -26,9 +26,10 @@ import (
 
 // fixture is one Reconciler over the fake Neutron and a fake clientset
 // that holds the Networks. Its sync does what the controller's syncHandler
-// does with an Outcome (status, finalizer, Events), in a few lines, so that
-// a test reads as the story of a Network across passes; the controller's
-// own tests check that it does so.
+// does with an Outcome (status, finalizer, Events), so that a test reads
+// as the story of a Network across passes: the status through the same
+// StatusApply and server-side apply as the controller's applyStatus, so
+// that the two cannot drift apart.
 type fixture struct {
 	t       *testing.T
 	ctx     context.Context
@@ -95,9 +96,17 @@ func newFixtureWith(t *testing.T, opts Options, clk clock.WithTicker, networks [
 	}
 	var objects []runtime.Object
 	for _, n := range networks {
-		objects = append(objects, n)
+		// The status goes in as the controller's apply (seedStatus), not
+		// as the creator's: only then does an apply that leaves a field
+		// out remove it.
+		bare := n.DeepCopy()
+		bare.Status = samplecrdv1.NetworkStatus{}
+		objects = append(objects, bare)
 	}
 	f.client = fake.NewClientset(objects...)
+	for _, n := range networks {
+		f.seedStatus(n)
+	}
 	f.connect(f.neutron, opts, clk)
 	if err := f.inv.Health().Err(); err != nil {
 		t.Fatal(err)
@@ -197,7 +206,9 @@ func (f *fixture) update(n *samplecrdv1.Network) *samplecrdv1.Network {
 	return out
 }
 
-// record writes the Outcome down as the controller does.
+// record writes the Outcome down as the controller does: its Events, and
+// the status StatusApply makes of it, applied as the controller's field
+// manager.
 func (f *fixture) record(network *samplecrdv1.Network, out Outcome) {
 	f.t.Helper()
 	for _, e := range out.Events {
@@ -209,15 +220,41 @@ func (f *fixture) record(network *samplecrdv1.Network, out Outcome) {
 	if out.Warning != "" {
 		f.events = append(f.events, corev1.EventTypeWarning+" "+out.Warning)
 	}
-	cond := *out.Condition
-	cond.ObservedGeneration = network.Generation
-	meta.SetStatusCondition(&network.Status.Conditions, cond)
-	network.Status.ObservedGeneration = network.Generation
-	o := out.Observed
-	network.Status.NetworkID, network.Status.SubnetID, network.Status.CIDR, network.Status.Gateway = o.NetworkID, o.SubnetID, o.CIDR, o.Gateway
-	network.Status.AllocationPools, network.Status.MTU, network.Status.NeutronStatus, network.Status.Adopted = o.AllocationPools, o.MTU, o.NeutronStatus, o.Adopted
-	network.Status.ProjectID, network.Status.Router = o.ProjectID, o.Router
-	if _, err := f.client.SamplecrdV1().Networks(network.Namespace).UpdateStatus(f.ctx, network, metav1.UpdateOptions{}); err != nil {
+	f.applyStatus(network, *out.Condition, out.Observed)
+}
+
+// seedStatus applies n's status as the controller's field manager, as if
+// the controller had written it: a later apply that leaves a field out
+// removes it, as it does in a cluster.
+func (f *fixture) seedStatus(n *samplecrdv1.Network) {
+	f.t.Helper()
+	st := n.Status
+	if len(st.Conditions) == 0 && LastObserved(st).Equal(samplecrdv1.NetworkStatus{}) {
+		return
+	}
+	status := applyv1.NetworkStatus().WithObservedGeneration(st.ObservedGeneration)
+	for _, c := range st.Conditions {
+		status.WithConditions(conditionApply(c))
+	}
+	LastObserved(st).Apply(status)
+	if _, err := f.client.SamplecrdV1().Networks(n.Namespace).ApplyStatus(f.ctx, applyv1.Network(n.Name, n.Namespace).WithStatus(status),
+		metav1.ApplyOptions{FieldManager: statusManager, Force: true}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// statusManager is the controller's field manager of status.
+const statusManager = "network-controller"
+
+// applyStatus applies what StatusApply makes of cond and obs, if anything.
+func (f *fixture) applyStatus(network *samplecrdv1.Network, cond metav1.Condition, obs Observed) {
+	f.t.Helper()
+	ac, _ := StatusApply(network, cond, obs)
+	if ac == nil {
+		return
+	}
+	if _, err := f.client.SamplecrdV1().Networks(network.Namespace).ApplyStatus(f.ctx, ac,
+		metav1.ApplyOptions{FieldManager: statusManager, Force: true}); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -1,0 +1,55 @@
+package reconcile
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+)
+
+// StatusApply is the status the controller applies to network after a
+// pass, with server-side apply: cond (Ready), the kstatus condition that
+// goes with it (ProgressCondition), observedGeneration and obs. It is nil
+// when the status already says all of that, which is what makes a resync
+// of an in-sync cluster free for the API server. condChanged reports
+// whether Ready itself changed (status, reason or message): a Warning
+// Event is due.
+//
+// The apply names every field the controller owns: one it applied before
+// and leaves out now (Reconciling, once Ready; status.router, once
+// detached) is removed by the API server.
+func StatusApply(network *samplecrdv1.Network, cond metav1.Condition, obs Observed) (_ *applyv1.NetworkApplyConfiguration, condChanged bool) {
+	cond.ObservedGeneration = network.Generation
+	// SetStatusCondition keeps lastTransitionTime unless the status flips.
+	// It works on a copy: the lister's object belongs to the cache.
+	conditions := network.Status.DeepCopy().Conditions
+	old := meta.FindStatusCondition(conditions, cond.Type)
+	condChanged = old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
+	changed := meta.SetStatusCondition(&conditions, cond)
+	ready := *meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
+	progress := ProgressCondition(ready)
+	for _, t := range []string{samplecrdv1.ConditionReconciling, samplecrdv1.ConditionStalled} {
+		if progress != nil && progress.Type == t {
+			changed = meta.SetStatusCondition(&conditions, *progress) || changed
+		} else {
+			changed = meta.RemoveStatusCondition(&conditions, t) || changed
+		}
+	}
+	if !changed && network.Status.ObservedGeneration == network.Generation && obs.Equal(network.Status) {
+		return nil, false
+	}
+	status := applyv1.NetworkStatus().WithObservedGeneration(network.Generation).WithConditions(conditionApply(ready))
+	if progress != nil {
+		status.WithConditions(conditionApply(*meta.FindStatusCondition(conditions, progress.Type)))
+	}
+	obs.Apply(status)
+	return applyv1.Network(network.Name, network.Namespace).WithStatus(status), condChanged
+}
+
+// conditionApply is cond as an apply configuration.
+func conditionApply(cond metav1.Condition) *metav1ac.ConditionApplyConfiguration {
+	return metav1ac.Condition().WithType(cond.Type).WithStatus(cond.Status).WithReason(cond.Reason).WithMessage(cond.Message).
+		WithObservedGeneration(cond.ObservedGeneration).WithLastTransitionTime(cond.LastTransitionTime)
+}
