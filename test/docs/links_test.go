@@ -17,15 +17,7 @@ var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // each relative link whose file or directory does not exist, e.g. after
 // code moved to another package.
 func TestEveryLinkedPathExists(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages = append(pages, filepath.Join(root, "README.md"))
+	root, pages := docPages(t)
 	checked := 0
 	for _, page := range pages {
 		data, err := os.ReadFile(page)
@@ -85,4 +77,19 @@ func TestTheRepositoryMapNamesTheTree(t *testing.T) {
 	if named < 20 {
 		t.Errorf("only %d paths named: the map's format changed", named)
 	}
+}
+
+// docPages returns the repository's root and the pages the tests read:
+// docs/*.md and README.md.
+func docPages(t *testing.T) (root string, pages []string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err = filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, append(pages, filepath.Join(root, "README.md"))
 }

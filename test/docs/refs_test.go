@@ -34,10 +34,7 @@ var repoPath = regexp.MustCompile(`^(pkg|cmd|test|hack|artifacts|charts|docs)/[A
 // field, a condition reason); names of other projects' code the docs
 // explain are listed in external.txt.
 func TestEveryNamedIdentifierAndPathExists(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, pages := docPages(t)
 	known := declaredNames(t, root)
 	external, err := os.ReadFile("external.txt")
 	if err != nil {
@@ -48,11 +45,6 @@ func TestEveryNamedIdentifierAndPathExists(t *testing.T) {
 			known[strings.TrimSpace(name)] = true
 		}
 	}
-	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages = append(pages, filepath.Join(root, "README.md"))
 	checked := 0
 	for _, page := range pages {
 		rel, _ := filepath.Rel(root, page)
