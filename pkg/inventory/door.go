@@ -341,6 +341,19 @@ func (inv *Inventory) sameProject(ctx context.Context) error {
 			"nothing is written until Neutron is listed again", now, listed)}
 }
 
+// ListedIn returns nil when the store was last listed in project, else a
+// *neutron.CredentialsError that says so, and asks for a list: what the
+// store does not hold proves nothing of another project's.
+func (inv *Inventory) ListedIn(project string) error {
+	listed := inv.store.Status().Project
+	if listed == project {
+		return nil
+	}
+	inv.RequestRefresh(0)
+	return &neutron.CredentialsError{Reason: fmt.Sprintf(
+		"what the controller holds was last listed in project %s, not in this Network's project %s; nothing is done until Neutron is listed again", listed, project)}
+}
+
 // afterFailedWrite handles a write of owner's that failed. Anything but a
 // refusal, which Neutron sends only for what it did not do, leaves the
 // write's outcome unknown: owner's writes wait for a list begun after now,

@@ -153,6 +153,8 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 // inventory, listed in the new project, holds nothing of the Network, so a
 // sync would make a second network there, or a delete find nothing to
 // delete, and the first network would be left in the old project for good.
+// So it refuses too while the inventory was last listed in another project
+// than status says, though the credentials are right again.
 // A network cannot move between projects; whoever changed the credentials
 // puts the old ones back. It is asked only where a network that status
 // names is missing, before the pass makes another or confirms a delete:
@@ -164,12 +166,19 @@ func (p *pass) sameProject(ctx context.Context) error {
 		return nil
 	}
 	got, err := p.inv.Project(ctx)
-	if err != nil || got == "" || got == want {
+	if err != nil || got == "" {
 		return err
 	}
-	return &neutron.CredentialsError{Reason: fmt.Sprintf(
-		"the credentials now reach project %s, but this Network's network is in project %s, and a network cannot move between projects: "+
-			"put back credentials of project %s; nothing was changed in either project", got, want, want)}
+	if got != want {
+		return &neutron.CredentialsError{Reason: fmt.Sprintf(
+			"the credentials now reach project %s, but this Network's network is in project %s, and a network cannot move between projects: "+
+				"put back credentials of project %s; nothing was changed in either project", got, want, want)}
+	}
+	// The credentials are the right ones again, but what the pass found
+	// missing was looked for in the last list, which may be of the other
+	// project (credentials swapped there and back): only a list of this
+	// one says the network is gone.
+	return p.inv.ListedIn(want)
 }
 
 // recordProject ends the pass that would make (or adopt) the Network's

@@ -511,3 +511,36 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 		},
 	})
 }
+
+// TestCredentialsSwappedThereAndBackWaitForAListOfTheirProject: the
+// credentials went to project B, Neutron was listed there, and they came
+// back to A. The inventory holds B's list, where A's network is not: a
+// delete must not take that for "gone", but wait for a list of A, and then
+// delete the network there.
+func TestCredentialsSwappedThereAndBackWaitForAListOfTheirProject(t *testing.T) {
+	n := deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
+	n.Status.ProjectID = "project-a"
+	f := newFixture(t, n, func(f *neutronfake.Neutron) {
+		f.SetProject("project-a")
+		inSync("192.168.0.0/16", "192.168.0.1")(f)
+	})
+	f.neutron.SetProject("project-b")
+	f.list()
+	f.neutron.SetProject("project-a")
+	f.neutron.ClearRequests()
+
+	out := f.sync("net")
+	if out.Finalized || !hasFinalizer(f.network("net")) {
+		t.Fatal("the delete confirmed on a list of another project: project A's network is left behind")
+	}
+	if reqs := f.neutron.Requests(); len(reqs) != 0 {
+		t.Errorf("asked of Neutron before a list of project A: %q", reqs)
+	}
+	if !f.inv.ListDue() {
+		t.Error("no list of project A was asked for")
+	}
+	f.list()
+	if out := f.sync("net"); !out.Finalized || len(f.neutron.Networks()) != 0 {
+		t.Errorf("after a list of project A: finalized %v, networks %+v; want the network deleted", out.Finalized, f.neutron.Networks())
+	}
+}
