@@ -330,20 +330,17 @@ func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error
 // Network from being made again elsewhere. It costs no request: the
 // client knows its token's project.
 func (inv *Inventory) sameProject(ctx context.Context) error {
-	listed := inv.store.Status().Project
 	now, err := inv.client.Project(ctx)
-	if err != nil || now == listed {
+	if err != nil {
 		return err
 	}
-	inv.RequestRefresh(0)
-	return &neutron.CredentialsError{Reason: fmt.Sprintf(
-		"the credentials now reach project %s, but what the controller holds of this Network was listed in project %s; "+
-			"nothing is written until Neutron is listed again", now, listed)}
+	return inv.ListedIn(now)
 }
 
 // ListedIn returns nil when the store was last listed in project, else a
-// *neutron.CredentialsError that says so, and asks for a list: what the
-// store does not hold proves nothing of another project's.
+// *neutron.CredentialsError that names both projects, and asks for a
+// list: what the store holds, or does not, says nothing of another
+// project.
 func (inv *Inventory) ListedIn(project string) error {
 	listed := inv.store.Status().Project
 	if listed == project {
@@ -351,7 +348,8 @@ func (inv *Inventory) ListedIn(project string) error {
 	}
 	inv.RequestRefresh(0)
 	return &neutron.CredentialsError{Reason: fmt.Sprintf(
-		"what the controller holds was last listed in project %s, not in this Network's project %s; nothing is done until Neutron is listed again", listed, project)}
+		"Neutron was last listed in project %s, not in project %s that the credentials now reach or this Network is in; "+
+			"nothing is done until it is listed again", listed, project)}
 }
 
 // afterFailedWrite handles a write of owner's that failed. Anything but a
