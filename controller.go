@@ -11,9 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -24,7 +22,6 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/collector"
 	"github.com/samplecrd/network-controller/pkg/events"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
@@ -33,10 +30,7 @@ import (
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 const (
@@ -46,10 +40,6 @@ const (
 
 	// queueName names the work queue in the workqueue_* metrics.
 	queueName = "networks"
-
-	// uidIndex indexes Networks by UID, which is how a Neutron resource
-	// names its owner.
-	uidIndex = "uid"
 )
 
 // Options tune a Controller. The zero value is not useful: see main.go for
@@ -66,24 +56,6 @@ type Options struct {
 	// (status, finalizer, Events), as the inventory asks it before every
 	// write to Neutron: pkg/leader's Fence.Check.
 	Fence func() error
-	// Policy decides what a Network may name outside itself: the
-	// administrator's TenantPolicies (pkg/policy).
-	Policy Policy
-}
-
-// Policy says whether a Network may name what it names outside itself
-// (credentials, an existing router, a pool, an external network, a network
-// to adopt): pkg/policy, from the informers of TenantPolicies and
-// Namespaces.
-type Policy interface {
-	// Check returns a *policy.NotAllowedError for a Network that names
-	// what its namespace is not granted.
-	Check(network *samplecrdv1.Network) error
-	// HasSynced reports whether the policy's caches have synced.
-	HasSynced() bool
-	// OnChange has changed called with a namespace whose grants may have
-	// changed, "" for all.
-	OnChange(changed func(namespace string)) error
 }
 
 // Reconciler makes Neutron match one Network per call, and says what it
@@ -98,39 +70,23 @@ type Reconciler interface {
 	// Delete deletes or releases network's Neutron resources; the
 	// Outcome is Finalized when the finalizer may go.
 	Delete(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
-	// CollectOrphans collects what Neutron holds for a Network of uid that
-	// is gone (pkg/collector asks it); cached says the informer still
-	// holds one.
-	CollectOrphans(ctx context.Context, uid types.UID, cached bool) reconcile.Outcome
-	// SightOrphans is told which UIDs a list of Neutron found without a
-	// Network in the cache, and returns those to queue.
-	SightOrphans(started time.Time, missing []types.UID) []types.UID
 }
 
-// Tenant is what the controller keeps for one OpenStack project: the
-// inventory of what Neutron holds there, and the reconciler that acts
-// through it. Its own project is one; a namespace's credentials
-// (spec.cloudCredentialsRef) make another.
-type Tenant struct {
-	Key        tenancy.Key
-	Inventory  *inventory.Inventory
-	Reconciler Reconciler
-}
-
-// Tenants hands each Network its project's Tenant: pkg/tenancy's Registry.
-type Tenants interface {
-	// Start starts every Tenant with start, the own one at once.
-	Start(ctx context.Context, start tenancy.StartFunc[*Tenant])
-	// For returns network's Tenant; a *neutron.CredentialsError when its
-	// credentials cannot be used.
-	For(ctx context.Context, network *samplecrdv1.Network) (*Tenant, error)
-	// Get returns the Tenant of key, if it is held.
-	Get(key tenancy.Key) (*Tenant, bool)
-	// Own is the Tenant of the controller's own cloud.
-	Own() *Tenant
-	// Release lets go of key's credentials, and the copy kept for
-	// deletions, once no Network names them.
-	Release(ctx context.Context, key tenancy.Key) error
+// Projects finds the OpenStack project a Network lives in (the
+// controller's own, or the one its namespace's credentials name) and the
+// Reconciler that acts there: pkg/projects, which also runs each project's
+// Neutron informer and the garbage collector of its orphans.
+type Projects interface {
+	// Start lists Neutron in the controller's own project, then returns;
+	// from then on, every list of a project, and every change of what a
+	// namespace is granted, queues with enqueue the Networks it concerns.
+	Start(ctx context.Context, enqueue func(obj any)) error
+	// For returns the Reconciler of network's project; a
+	// *neutron.CredentialsError when its credentials cannot be used.
+	For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error)
+	// Release is told that network's finalizer is gone, so that its
+	// credentials may be let go with the last Network naming them.
+	Release(ctx context.Context, network *samplecrdv1.Network)
 }
 
 // Controller keeps Neutron equal to the declared Networks. It is the
@@ -148,14 +104,12 @@ type Controller struct {
 	// returns are shared with the cache and must never be modified.
 	networksLister listers.NetworkLister
 	networksSynced cache.InformerSynced
-	// networksByUID is the informer's Indexer, with an index by UID.
-	networksByUID cache.Indexer
 
-	// tenants hold, per OpenStack project, Neutron's informer (the
-	// inventory: the cached view of what Neutron holds under our mark, and
-	// the one door to Neutron) and the reconciler that makes Neutron match
-	// one Network per sync.
-	tenants Tenants
+	// projects hand each Network the reconciler of its OpenStack
+	// project, which makes Neutron match it through that project's
+	// inventory: the cached view of what Neutron holds under our mark,
+	// and the one door to Neutron.
+	projects Projects
 
 	// workqueue holds the Networks to sync, by namespace/name. It dedupes
 	// (a key queued twice is synced once), never hands one key to two
@@ -163,28 +117,21 @@ type Controller struct {
 	// backoff, so a failing Network cannot starve the others.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 
-	// collector is the garbage collector of Neutron resources whose
-	// Network is gone: a controller of its own, with its own queue.
-	collector *collector.Collector
-
 	// recorder writes Events to the API server, where `kubectl describe`
 	// shows them.
 	recorder record.EventRecorder
 	// fence says whether this replica may still write (Options.Fence).
 	fence func() error
-	// policy says what a Network may name outside itself (Options.Policy).
-	policy Policy
 }
 
 // NewController returns a controller that reconciles the Networks of
-// networkInformer into Neutron, each with its project's reconciler, and
-// watches Neutron through each project's inventory.
+// networkInformer into Neutron, each with its project's reconciler.
 func NewController(
 	ctx context.Context,
 	kubeclientset kubernetes.Interface,
 	networkclientset clientset.Interface,
 	networkInformer informers.NetworkInformer,
-	tenants Tenants,
+	projects Projects,
 	opts Options,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
@@ -200,31 +147,14 @@ func NewController(
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
-		tenants:          tenants,
+		projects:         projects,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			rateLimiter(opts.MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
 		recorder: recorder,
 		fence:    opts.Fence,
-		policy:   opts.Policy,
 	}
-	c.collector = collector.New(collector.Options{
-		Project: func(key tenancy.Key) (collector.Project, bool) {
-			t, ok := tenants.Get(key)
-			if !ok {
-				return nil, false
-			}
-			return t.Reconciler, true
-		},
-		Cached: func(uid types.UID) bool {
-			_, ok := c.networkByUID(uid)
-			return ok
-		},
-		Recorder:      recorder,
-		Fence:         c.fenced,
-		MaxRetryDelay: opts.MaxRetryDelay,
-	})
 
 	// The cache keeps only what the controller reads: managedFields (often
 	// larger than the rest of a Network) and kubectl's last-applied copy are
@@ -232,14 +162,6 @@ func NewController(
 	if err := networkInformer.Informer().SetTransform(stripForCache); err != nil {
 		return nil, fmt.Errorf("setting the informer transform: %w", err)
 	}
-	// An index by UID maps a Neutron resource, which names its Network by
-	// UID (its namespace/name in Neutron may be cut short), back to it.
-	if err := networkInformer.Informer().AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
-		return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
-	}}); err != nil {
-		return nil, fmt.Errorf("adding the UID index: %w", err)
-	}
-	c.networksByUID = networkInformer.Informer().GetIndexer()
 
 	logger.Info("Setting up event handlers")
 	// Level-triggered: every notification, whatever it says changed, only
@@ -254,21 +176,9 @@ func NewController(
 				c.enqueueNetwork(new)
 			}
 		},
-		// A Network that is gone is also handed to the garbage collector
-		// by UID: should anything of it remain in Neutron (its finalizer
-		// was removed by hand), that collects it.
-		DeleteFunc: func(obj any) {
-			c.enqueueNetwork(obj)
-			if n, ok := deletedNetwork(obj); ok {
-				c.collector.Enqueue(tenancy.KeyOf(n), n.UID)
-			}
-		},
+		DeleteFunc: c.enqueueNetwork,
 	}); err != nil {
 		return nil, fmt.Errorf("registering event handlers: %w", err)
-	}
-	// A grant given or withdrawn takes effect at once, not at the resync.
-	if err := c.policy.OnChange(c.enqueueNamespace); err != nil {
-		return nil, err
 	}
 	return c, nil
 }
@@ -282,15 +192,18 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Network controller")
 	logger.Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.networksSynced, c.policy.HasSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.networksSynced); !ok {
 		return errors.New("failed to wait for caches to sync")
 	}
 
-	c.tenants.Start(ctx, c.startTenant)
+	// Neutron is listed once before the workers start, so that a normal
+	// start finds its informer's cache ready too.
+	if err := c.projects.Start(ctx, c.enqueueNetwork); err != nil {
+		return fmt.Errorf("starting the projects: %w", err)
+	}
 
 	logger.Info("Starting workers", "count", workers)
 	var running wait.Group
-	running.StartWithContext(ctx, func(ctx context.Context) { c.collector.Run(ctx, 1) })
 	for range workers {
 		running.StartWithContext(ctx, func(ctx context.Context) {
 			wait.UntilWithContext(ctx, c.runWorker, time.Second)
@@ -327,82 +240,6 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 	return old.ResourceVersion == new.ResourceVersion ||
 		old.Generation != new.Generation ||
 		!old.DeletionTimestamp.Equal(new.DeletionTimestamp)
-}
-
-// startTenant lists t's project in Neutron and then keeps listing it,
-// each list handed to onNeutronListed, until ctx ends. The own project is
-// listed once before the workers start, so that a normal start finds its
-// inventory ready; workers start even if that list fails, and their syncs
-// then report NeutronUnavailable. Any other project is started by the
-// worker that first needs it, which must not wait for Neutron: its first
-// list runs beside, and queues the project's Networks when it is done.
-func (c *Controller) startTenant(ctx context.Context, key tenancy.Key, t *Tenant) {
-	onListed := func(ctx context.Context, listed inventory.Listed) { c.onNeutronListed(ctx, t, listed) }
-	first := func() {
-		if listed, err := t.Inventory.Refresh(ctx); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry", "project", key)
-		} else {
-			onListed(ctx, listed)
-		}
-	}
-	if key == (tenancy.Key{}) {
-		first()
-		go t.Inventory.Run(ctx, onListed)
-		return
-	}
-	go func() {
-		first()
-		c.enqueueTenant(key)
-		t.Inventory.Run(ctx, onListed)
-	}()
-}
-
-// enqueueTenant queues every Network of the project of key.
-func (c *Controller) enqueueTenant(key tenancy.Key) {
-	for _, obj := range c.networksByUID.List() {
-		if tenancy.KeyOf(obj.(*samplecrdv1.Network)) == key {
-			c.enqueueNetwork(obj)
-		}
-	}
-}
-
-// onNeutronListed is the event handler of a project's Neutron informer:
-// after each successful list it queues the Networks whose Neutron
-// resources changed behind our back, and hands the garbage collector the
-// UIDs of resources that have no Network any more. It only queues: every
-// write is a worker's, so no two writers ever act on one Network.
-func (c *Controller) onNeutronListed(ctx context.Context, t *Tenant, listed inventory.Listed) {
-	if listed.Recovered {
-		// Neutron answers again: whatever waited on it goes now, not at
-		// the end of its backoff.
-		klog.FromContext(ctx).Info("Neutron answers again; syncing every Network of the project", "project", t.Key)
-		c.enqueueTenant(t.Key)
-	}
-	for _, uid := range listed.Changed {
-		if n, ok := c.networkByUID(uid); ok {
-			c.enqueueNetwork(n)
-		}
-	}
-	var missing []types.UID
-	for _, uid := range t.Inventory.UIDs() {
-		if _, ok := c.networkByUID(uid); !ok {
-			missing = append(missing, uid)
-		}
-	}
-	orphaned := t.Reconciler.SightOrphans(listed.Started, missing)
-	for _, uid := range orphaned {
-		c.collector.Enqueue(t.Key, uid)
-	}
-	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(listed.Changed), "orphans", len(orphaned))
-}
-
-// networkByUID returns the Network of uid from the informer's cache.
-func (c *Controller) networkByUID(uid types.UID) (*samplecrdv1.Network, bool) {
-	objs, err := c.networksByUID.ByIndex(uidIndex, string(uid))
-	if err != nil || len(objs) == 0 {
-		return nil, false
-	}
-	return objs[0].(*samplecrdv1.Network), true
 }
 
 // runWorker processes the queue until it shuts down.
@@ -485,28 +322,6 @@ func (c *Controller) enqueueNetwork(obj any) {
 	c.workqueue.Add(objRef)
 }
 
-// enqueueNamespace queues every Network of namespace, of every namespace
-// for "".
-func (c *Controller) enqueueNamespace(namespace string) {
-	networks, err := c.networksLister.Networks(namespace).List(labels.Everything())
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	for _, n := range networks {
-		c.enqueueNetwork(n)
-	}
-}
-
-// deletedNetwork returns the Network a delete notification is about.
-func deletedNetwork(obj any) (*samplecrdv1.Network, bool) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	n, ok := obj.(*samplecrdv1.Network)
-	return n, ok
-}
-
 // syncHandler makes Neutron equal to the Network named by key and records
 // the outcome in the Network's status. It is level-triggered: it does not
 // know which event queued the key, and it does not need to.
@@ -514,7 +329,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 	network, err := c.networksLister.Networks(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		// Gone: its Neutron resources, if any are left, are the garbage
-		// collector's (queued by the delete event and by every list).
+		// collector's (pkg/projects hands them over).
 		return result{}
 	}
 	if err != nil {
@@ -524,28 +339,19 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 	if network.DeletionTimestamp != nil && !hasFinalizer(network) {
 		return result{}
 	}
-	// What the Network names outside itself must be granted to its
-	// namespace before anything is asked of its project. A deletion is
-	// never refused: what a Network made, it may always remove.
-	if network.DeletionTimestamp == nil {
-		if err := c.policy.Check(network); policy.IsNotAllowed(err) {
-			return c.record(ctx, network, reconcile.NotAllowed(network, err))
-		} else if err != nil {
-			return failed(fmt.Errorf("checking Network %s against the TenantPolicies: %w", key, err))
-		}
-	}
-	// The project the Network lives in: the controller's, or its
-	// namespace's (spec.cloudCredentialsRef).
-	t, err := c.tenants.For(ctx, network)
-	if neutron.IsCredentialsError(err) {
-		return c.record(ctx, network, reconcile.CredentialsUnavailable(network, err))
+	// The project the Network lives in, the controller's or its
+	// namespace's (spec.cloudCredentialsRef), if its namespace may use
+	// it and what it names there.
+	r, err := c.projects.For(ctx, network)
+	if out, refused := reconcile.ProjectRefused(network, err); refused {
+		return c.record(ctx, network, out)
 	}
 	if err != nil {
 		return failed(fmt.Errorf("finding the project of Network %s: %w", key, err))
 	}
 
 	if network.DeletionTimestamp != nil {
-		out := t.Reconciler.Delete(ctx, network)
+		out := r.Delete(ctx, network)
 		if !out.Finalized {
 			return c.record(ctx, network, out)
 		}
@@ -558,11 +364,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 			return failed(err)
 		}
 		klog.FromContext(ctx).V(2).Info("Released the finalizer")
-		c.releaseCredentials(ctx, network)
+		c.projects.Release(ctx, network)
 		return result{}
 	}
 
-	if out, ok := t.Reconciler.Preflight(network); !ok {
+	if out, ok := r.Preflight(network); !ok {
 		return c.record(ctx, network, out)
 	}
 	// The finalizer goes on before anything exists in Neutron, so that no
@@ -573,31 +379,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 		}
 		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
-	return c.record(ctx, network, t.Reconciler.Reconcile(ctx, network))
-}
-
-// releaseCredentials lets go of the credentials of gone, a Network whose
-// finalizer was just removed, once no other Network of its namespace
-// names them. A Network made meanwhile that names them is not lost: its
-// first sync keeps them again before it makes anything.
-func (c *Controller) releaseCredentials(ctx context.Context, gone *samplecrdv1.Network) {
-	key := tenancy.KeyOf(gone)
-	if key == (tenancy.Key{}) {
-		return
-	}
-	others, err := c.networksLister.Networks(gone.Namespace).List(labels.Everything())
-	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Listing Networks from the cache")
-		return
-	}
-	for _, n := range others {
-		if n.UID != gone.UID && tenancy.KeyOf(n) == key {
-			return
-		}
-	}
-	if err := c.tenants.Release(ctx, key); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Releasing the credentials of a deleted Network", "credentials", key)
-	}
+	return c.record(ctx, network, r.Reconcile(ctx, network))
 }
 
 // record writes down what a pass of the reconciler did and found: its

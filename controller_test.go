@@ -29,10 +29,8 @@ import (
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
-	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 // fixture is one controller over fake clients and a fake reconciler, in
@@ -43,7 +41,6 @@ import (
 type fixture struct {
 	t          *testing.T
 	client     *fake.Clientset
-	neutron    *neutronfake.Neutron
 	reconciler *fakeReconciler
 	recorder   *record.FakeRecorder
 	controller *Controller
@@ -55,14 +52,10 @@ type fixture struct {
 type fakeReconciler struct {
 	// refuse, when set, is Preflight's answer: the pass stops there.
 	refuse *reconcile.Outcome
-	// outcome answers Reconcile, Delete and CollectOrphans.
+	// outcome answers Reconcile and Delete.
 	outcome reconcile.Outcome
-	// orphans is what SightOrphans returns.
-	orphans []types.UID
-	// calls are the calls, as "Method" (CollectOrphans with "cached"
-	// or "uncached"); missing is what SightOrphans was given.
-	calls   []string
-	missing []types.UID
+	// calls are the calls, as "Method", and fakeProjects' Release.
+	calls []string
 }
 
 func (r *fakeReconciler) Preflight(*samplecrdv1.Network) (reconcile.Outcome, bool) {
@@ -83,39 +76,44 @@ func (r *fakeReconciler) Delete(context.Context, *samplecrdv1.Network) reconcile
 	return r.outcome
 }
 
-func (r *fakeReconciler) CollectOrphans(_ context.Context, _ types.UID, cached bool) reconcile.Outcome {
-	r.calls = append(r.calls, map[bool]string{true: "CollectOrphans cached", false: "CollectOrphans uncached"}[cached])
-	return r.outcome
+// fakeProjects hands every Network the one reconciler, as the controller's
+// own project; it refuses what policy refuses, and credentials as a
+// controller without a cloud does. pkg/projects is tested on its own.
+type fakeProjects struct {
+	reconciler *fakeReconciler
+	policy     *policy.Policy
 }
 
-func (r *fakeReconciler) SightOrphans(_ time.Time, missing []types.UID) []types.UID {
-	r.calls = append(r.calls, "SightOrphans")
-	r.missing = missing
-	return r.orphans
+func (p *fakeProjects) Start(context.Context, func(any)) error { return nil }
+
+func (p *fakeProjects) For(_ context.Context, network *samplecrdv1.Network) (Reconciler, error) {
+	if err := p.policy.Check(network); err != nil && network.DeletionTimestamp == nil {
+		return nil, err
+	}
+	if network.Spec.CloudCredentialsRef != nil {
+		return nil, &neutron.CredentialsError{Reason: "spec.cloudCredentialsRef needs the controller to run with a cloud"}
+	}
+	return p.reconciler, nil
+}
+
+// Release is recorded among the reconciler's calls, where the order of a
+// deletion reads as one sequence.
+func (p *fakeProjects) Release(context.Context, *samplecrdv1.Network) {
+	p.reconciler.calls = append(p.reconciler.calls, "Release")
 }
 
 const testUID = types.UID("1c2d3e4f-0000-0000-0000-000000000001")
 
-var ours = func() neutron.Mark {
-	m, err := neutron.NewMark("test-cluster", "c1c1c1c1-0000-4000-8000-0000000000c1")
-	if err != nil {
-		panic(err)
-	}
-	return m
-}()
-
 func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	f := &fixture{t: t, neutron: neutronfake.New(), reconciler: &fakeReconciler{}, recorder: record.NewFakeRecorder(100)}
+	f := &fixture{t: t, reconciler: &fakeReconciler{}, recorder: record.NewFakeRecorder(100)}
 	var objects []runtime.Object
 	for _, n := range networks {
 		objects = append(objects, n)
 	}
 	f.client = fake.NewClientset(objects...)
 	factory := informers.NewSharedInformerFactory(f.client, 0)
-	inv := inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
-	own := &Tenant{Inventory: inv, Reconciler: f.reconciler}
 	// No TenantPolicy, and the namespace "default" grants nothing: the
 	// safe default of a namespace the administrator said nothing about.
 	namespaces := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
@@ -125,7 +123,7 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	grants := policy.NewFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
 		corelisters.NewNamespaceLister(namespaces), policy.Defaults{})
 	c, err := NewController(ctx, k8sfake.NewClientset(), f.client, factory.Samplecrd().V1().Networks(),
-		tenancy.New(own, tenancy.Options[*Tenant]{Max: 1}), Options{MaxRetryDelay: time.Minute, Policy: grants})
+		&fakeProjects{reconciler: f.reconciler, policy: grants}, Options{MaxRetryDelay: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +300,7 @@ func TestSyncHandler(t *testing.T) {
 				return n
 			}(),
 			outcome:    reconcile.Outcome{Finalized: true},
-			wantCalls:  []string{"Delete"},
+			wantCalls:  []string{"Delete", "Release"},
 			wantWrites: []string{"apply networks"},
 			wantReady:  "True/Provisioned",
 		},
@@ -354,10 +352,10 @@ func TestSyncHandler(t *testing.T) {
 			wantResult: reconcile.AddRateLimited,
 		},
 		{
-			name:       "a deleted Network finalized: its Events, then the finalizer goes",
+			name:       "a deleted Network finalized: its Events, then the finalizer goes, then its project is told",
 			network:    deleting(provisioned(newNetwork())),
 			outcome:    reconcile.Outcome{Finalized: true, Events: []reconcile.Event{{Type: corev1.EventTypeNormal, Reason: "Deleted"}}},
-			wantCalls:  []string{"Delete"},
+			wantCalls:  []string{"Delete", "Release"},
 			wantWrites: []string{"apply networks"},
 			wantEvents: []string{"Normal Deleted"},
 		},
@@ -515,42 +513,6 @@ func TestReadyKeepsItsTransitionTimeUntilItFlips(t *testing.T) {
 	}
 	if cond.ObservedGeneration != 2 || f.network().Status.ObservedGeneration != 2 {
 		t.Errorf("observedGeneration = %d, want 2", cond.ObservedGeneration)
-	}
-}
-
-// TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned: the handler of a
-// list queues the Networks whose resources changed behind our back, every
-// Network when Neutron answers again, and hands the garbage collector the
-// orphans the reconciler sighted among the UIDs without a Network in the
-// cache.
-func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
-	other := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default", UID: "0f0f0f0f-0000-4000-8000-00000000000f"}}
-	gone := types.UID("9e9e9e9e-0000-4000-8000-000000000009")
-	f := newFixture(t, provisioned(newNetwork()), other)
-	for _, o := range []neutron.Owner{{Namespace: "default", Name: "net", UID: testUID}, {Namespace: "default", Name: "gone", UID: gone}} {
-		f.neutron.AddNetwork(ours.ResourceName(o), ours.Description())
-	}
-	f.reconciler.orphans = []types.UID{gone}
-	_, ctx := ktesting.NewTestContext(t)
-
-	listed, err := f.controller.tenants.Own().Inventory.Refresh(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.controller.onNeutronListed(ctx, f.controller.tenants.Own(), listed)
-	if got := queued(f.controller); !slices.Equal(got, []string{"default/net"}) {
-		t.Errorf("queued %q, want the changed Network", got)
-	}
-	if n := f.controller.collector.Len(); n != 1 {
-		t.Errorf("%d orphans handed to the garbage collector, want the one sighted", n)
-	}
-	if !slices.Equal(f.reconciler.missing, []types.UID{gone}) {
-		t.Errorf("SightOrphans was given %v, want only %s", f.reconciler.missing, gone)
-	}
-
-	f.controller.onNeutronListed(ctx, f.controller.tenants.Own(), inventory.Listed{Recovered: true})
-	if got := queued(f.controller); !slices.Contains(got, "default/net") || !slices.Contains(got, "default/other") {
-		t.Errorf("queued %q after Neutron recovered, want every Network", got)
 	}
 }
 

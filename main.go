@@ -36,12 +36,15 @@ import (
 	// Root CAs compiled in, used only where the system has none: the image
 	// is FROM scratch, and Keystone is reached over HTTPS.
 	_ "golang.org/x/crypto/x509roots/fallback"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/server/mux"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -49,6 +52,7 @@ import (
 	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
 
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/events"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
@@ -59,6 +63,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/policy"
+	"github.com/samplecrd/network-controller/pkg/projects"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/serving"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
@@ -266,13 +271,26 @@ func run(ctx context.Context, opts options) error {
 		kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, opts.resyncPeriod)
 		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
 			policy.Defaults{AdoptionNamespaces: opts.adoptionNamespaces, ExternalNetworks: opts.externalNetworks})
-		tenants := newTenants(opts, mark, kubeClient, networkClient, neutronClient, ownCloud, reach, fence)
-		controller, err := NewController(ctx, kubeClient, networkClient, networks, tenants,
-			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check, Policy: grants})
+		// The garbage collector is a controller of its own, with Events
+		// of its own, as kube-controller-manager's controllers each have.
+		gcEvents := events.NewBroadcaster(ctx, kubeClient, opts.eventLimit, metrics.EventsDropped.Inc)
+		defer gcEvents.Shutdown()
+		set, err := projects.New(networks, newRegistry(opts, mark, kubeClient, networkClient, neutronClient, ownCloud, reach, fence),
+			projects.Options{
+				Policy:        grants,
+				Recorder:      gcEvents.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "network-controller-garbage-collector"}),
+				Fence:         fence.Check,
+				MaxRetryDelay: opts.maxRetryDelay,
+			})
 		if err != nil {
 			return err
 		}
-		ready.set(false, controller)
+		controller, err := NewController(ctx, kubeClient, networkClient, networks, projectsOf{set},
+			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check})
+		if err != nil {
+			return err
+		}
+		ready.set(false, &term{synced: controller.networksSynced, neutron: func() error { return set.Own().Inventory.Health().Err() }})
 		// Start runs each informer's ListAndWatch in its own goroutine; Run
 		// waits for their caches before it starts workers.
 		for _, f := range []interface {
@@ -290,14 +308,22 @@ func run(ctx context.Context, opts options) error {
 	return leader.Run(ctx, kubeClient, opts.leaderElection, watchdog, fence, work, func() { ready.set(true, nil) })
 }
 
-// newTenants returns the registry of what the controller keeps per
+// projectsOf is a projects.Set as the controller asks for it: For's
+// reconciler as the controller's Reconciler.
+type projectsOf struct{ *projects.Set }
+
+func (p projectsOf) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error) {
+	return p.Set.For(ctx, network)
+}
+
+// newRegistry returns the registry of what the controller keeps per
 // OpenStack project, an inventory and a reconciler on it: its own project's
 // on neutronClient, and one per namespace's credentials, each on a Session
 // of its own (pkg/tenancy). It is built anew for each leader term, whose
 // end stops every project's list loop.
-func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface, networkClient clientset.Interface,
-	neutronClient neutron.Interface, ownCloud *neutron.Cloud, reach *neutron.Reachability, fence *leader.Fence) *tenancy.Registry[*Tenant] {
-	newTenant := func(key tenancy.Key, client neutron.Interface) *Tenant {
+func newRegistry(opts options, mark neutron.Mark, kubeClient kubernetes.Interface, networkClient clientset.Interface,
+	neutronClient neutron.Interface, ownCloud *neutron.Cloud, reach *neutron.Reachability, fence *leader.Fence) *tenancy.Registry[*projects.Project] {
+	newProject := func(key tenancy.Key, client neutron.Interface) *projects.Project {
 		// Readiness speaks for the controller's own cloud: a namespace's
 		// endpoint that does not answer holds its own Networks, not the
 		// leader's /readyz.
@@ -313,23 +339,23 @@ func newTenants(opts options, mark neutron.Mark, kubeClient kubernetes.Interface
 			Reachability:        ownReach,
 			Fence:               fence.Check,
 		})
-		return &Tenant{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
+		return &projects.Project{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
 			Namespace:         opts.namespace,
 			CollectOrphans:    opts.orphanCollection,
 			OrphanGracePeriod: opts.orphanGracePeriod,
 			MaxOrphansPerList: opts.maxOrphansPerList,
 		})}
 	}
-	return tenancy.New(newTenant(tenancy.Key{}, neutronClient), tenancy.Options[*Tenant]{
+	return tenancy.New(newProject(tenancy.Key{}, neutronClient), tenancy.Options[*projects.Project]{
 		Secrets: kubeClient.CoreV1(),
 		Own:     ownCloud,
 		Connect: func(cloud *neutron.Cloud) neutron.Interface {
 			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, &neutron.Reachability{})
 		},
-		Build: newTenant,
+		Build: newProject,
 		// A credential rebuilt (a rotated password) keeps the writes of
 		// the old one that went unanswered: they may still complete.
-		Inherit: func(old, new *Tenant) { new.Inventory.Inherit(old.Inventory) },
+		Inherit: func(old, new *projects.Project) { new.Inventory.Inherit(old.Inventory) },
 		// Copies for deletions, in the controller's own namespace.
 		Keeper:      tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace},
 		Max:         opts.maxCredentials,
@@ -413,42 +439,49 @@ type readiness struct {
 	// auth returns why the controller cannot authenticate to the cloud.
 	auth func() error
 
-	mu         sync.Mutex
-	standby    bool
-	controller *Controller
+	mu      sync.Mutex
+	standby bool
+	term    *term
 }
 
-func (r *readiness) set(standby bool, c *Controller) {
+// term is what readiness asks of a leader's term: whether its Network
+// informer has synced, and why Neutron does not answer its own project.
+type term struct {
+	synced  cache.InformerSynced
+	neutron func() error
+}
+
+func (r *readiness) set(standby bool, t *term) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.standby, r.controller = standby, c
+	r.standby, r.term = standby, t
 }
 
 func (r *readiness) checks() []healthz.HealthChecker {
 	// leaderCheck runs check on the working controller; a standby passes.
-	leaderCheck := func(name string, check func(c *Controller) error) healthz.HealthChecker {
+	leaderCheck := func(name string, check func(t *term) error) healthz.HealthChecker {
 		return healthz.NamedCheck(name, func(*http.Request) error {
 			r.mu.Lock()
-			standby, c := r.standby, r.controller
+			standby, t := r.standby, r.term
 			r.mu.Unlock()
 			switch {
 			case standby:
 				return nil
-			case c == nil:
+			case t == nil:
 				return errors.New("the controller is starting")
 			}
-			return check(c)
+			return check(t)
 		})
 	}
 	return []healthz.HealthChecker{
 		withheld(healthz.NamedCheck("cloud-auth", func(*http.Request) error { return r.auth() })),
-		leaderCheck("informer-sync", func(c *Controller) error {
-			if !c.networksSynced() {
+		leaderCheck("informer-sync", func(t *term) error {
+			if !t.synced() {
 				return errors.New("the Network informer's cache has not synced yet")
 			}
 			return nil
 		}),
-		withheld(leaderCheck("neutron", func(c *Controller) error { return c.tenants.Own().Inventory.Health().Err() })),
+		withheld(leaderCheck("neutron", func(t *term) error { return t.neutron() })),
 	}
 }
 

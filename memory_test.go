@@ -18,7 +18,7 @@ import (
 
 // BenchmarkCacheMemoryPerNetwork measures what one Network costs the
 // controller's heap in steady state — its object in the informer's Indexer
-// (after the transform, with the UID index) and its network and subnet in
+// (after the transform, with pkg/projects' index by UID) and its network and subnet in
 // the Neutron inventory — at 10,000 Networks, without waiting for Neutron
 // to make 10,000 networks. It reports B/Network; test/bench measures the
 // same on the real stack at smaller N.
@@ -34,7 +34,7 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 	for range b.N {
 		before := liveHeap()
 
-		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{uidIndex: func(obj any) ([]string, error) {
+		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"uid": func(obj any) ([]string, error) {
 			return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
 		}})
 		lister := &staticLister{}

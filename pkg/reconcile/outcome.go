@@ -210,19 +210,18 @@ func classify(ph phase, err error) verdict {
 	return verdict{reason: samplecrdv1.ReasonNeutronUnavailable, message: err.Error(), requeue: AddRateLimited}
 }
 
-// NotAllowed is the Outcome of a Network that names what its namespace's
-// TenantPolicies do not grant: err is a *policy.NotAllowedError. Nothing
-// was asked of Neutron.
-func NotAllowed(network *samplecrdv1.Network, err error) Outcome {
-	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil)
-}
-
-// CredentialsUnavailable is the Outcome of a Network whose project cannot
-// be reached at all because its credentials (spec.cloudCredentialsRef)
-// cannot be used, err saying why; the same while it is being deleted, so
-// that its finalizer stays until they can.
-func CredentialsUnavailable(network *samplecrdv1.Network, err error) Outcome {
-	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil)
+// ProjectRefused is the Outcome of a Network whose project may not or
+// cannot be used, and ok, when err says so: its namespace is not granted
+// what it names (a *policy.NotAllowedError), or its credentials
+// (spec.cloudCredentialsRef) cannot be used (a *neutron.CredentialsError).
+// Nothing was asked of Neutron. The same holds while it is being deleted,
+// so that its finalizer stays until the credentials can be used. Any other
+// error is not a refusal: ok is false, and the caller retries.
+func ProjectRefused(network *samplecrdv1.Network, err error) (_ Outcome, ok bool) {
+	if !policy.IsNotAllowed(err) && !neutron.IsCredentialsError(err) {
+		return Outcome{}, false
+	}
+	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil), true
 }
 
 // outcome turns the verdict on err into the Outcome of a failed pass.

@@ -61,6 +61,7 @@ func TestTheRepositoryMapNamesTheTree(t *testing.T) {
 	_, block, _ := strings.Cut(section, "```\n")
 	block, _, _ = strings.Cut(block, "```")
 	named := 0
+	mapped := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
 		paths, _, _ := strings.Cut(line, "  ") // the description follows two spaces or more
 		for _, p := range strings.Split(paths, ",") {
@@ -69,6 +70,7 @@ func TestTheRepositoryMapNamesTheTree(t *testing.T) {
 				continue
 			}
 			named++
+			mapped[p] = true
 			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 				t.Errorf("the repository map names %s, which does not exist", p)
 			}
@@ -76,6 +78,18 @@ func TestTheRepositoryMapNamesTheTree(t *testing.T) {
 	}
 	if named < 20 {
 		t.Errorf("only %d paths named: the map's format changed", named)
+	}
+	// Every package directory of pkg/ and cmd/ has a line: a learner
+	// reads the map to find where a concern lives.
+	dirs, err := filepath.Glob(filepath.Join(root, "[pc][km][gd]", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		rel, _ := filepath.Rel(root, d)
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !mapsUnder(mapped, filepath.ToSlash(rel)) {
+			t.Errorf("the repository map does not name %s", rel)
+		}
 	}
 }
 
@@ -92,4 +106,14 @@ func docPages(t *testing.T) (root string, pages []string) {
 		t.Fatal(err)
 	}
 	return root, append(pages, filepath.Join(root, "README.md"))
+}
+
+// mapsUnder reports whether the map names dir or a path under it.
+func mapsUnder(mapped map[string]bool, dir string) bool {
+	for p := range mapped {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
 }

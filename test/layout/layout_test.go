@@ -28,6 +28,7 @@ var layers = [][]string{
 	{"pkg/inventory"},
 	{"pkg/reconcile"},
 	{"pkg/collector"},
+	{"pkg/projects"},
 	{"", "cmd/envoy-injector"}, // the root: package main
 }
 

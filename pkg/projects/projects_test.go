@@ -1,0 +1,233 @@
+package projects
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
+	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
+	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
+	"github.com/samplecrd/network-controller/pkg/policy"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/tenancy"
+)
+
+var ours = func() neutron.Mark {
+	m, err := neutron.NewMark("test-cluster", "c1c1c1c1-0000-4000-8000-0000000000c1")
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+// sighting is a Reconciler that sights orphans as told, and records what
+// it was given.
+type sighting struct {
+	Reconciler
+	orphans []types.UID
+	missing []types.UID
+}
+
+func (r *sighting) SightOrphans(_ time.Time, missing []types.UID) []types.UID {
+	r.missing = missing
+	return r.orphans
+}
+
+// registry holds the own project, and records the keys released.
+type registry struct {
+	own      *Project
+	released []tenancy.Key
+}
+
+func (r *registry) Start(ctx context.Context, start tenancy.StartFunc[*Project]) {
+	start(ctx, tenancy.Key{}, r.own)
+}
+func (r *registry) For(context.Context, *samplecrdv1.Network) (*Project, error) { return r.own, nil }
+func (r *registry) Get(key tenancy.Key) (*Project, bool)                        { return r.own, key == (tenancy.Key{}) }
+func (r *registry) Own() *Project                                               { return r.own }
+func (r *registry) Release(_ context.Context, key tenancy.Key) error {
+	r.released = append(r.released, key)
+	return nil
+}
+
+// fixture is a Set over a fake clientset's informer, the fake Neutron and
+// a Reconciler that only sights; queued collects what it queues.
+type fixture struct {
+	set        *Set
+	neutron    *neutronfake.Neutron
+	reconciler *sighting
+	registry   *registry
+	informer   cache.SharedIndexInformer
+	client     *fake.Clientset
+	queued     []string
+}
+
+func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
+	t.Helper()
+	f := &fixture{neutron: neutronfake.New(), reconciler: &sighting{}, client: fake.NewClientset()}
+	inv := inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
+	f.registry = &registry{own: &Project{Inventory: inv, Reconciler: f.reconciler}}
+	factory := informers.NewSharedInformerFactory(f.client, 0)
+	nets := factory.Samplecrd().V1().Networks()
+	set, err := New(nets, f.registry, Options{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.set, f.informer = set, nets.Informer()
+	for _, n := range networks {
+		if err := f.informer.GetIndexer().Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set.enqueue = func(obj any) {
+		f.queued = append(f.queued, cache.MetaObjectToName(obj.(*samplecrdv1.Network)).String())
+	}
+	return f
+}
+
+// drain returns what was queued, sorted, and forgets it.
+func (f *fixture) drain() []string {
+	out := f.queued
+	f.queued = nil
+	slices.Sort(out)
+	return out
+}
+
+func network(name, uid string, creds bool) *samplecrdv1.Network {
+	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)}}
+	if creds {
+		n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "cloud", CloudName: "team"}
+	}
+	return n
+}
+
+// TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned: the handler of a
+// list queues the Networks whose resources changed behind our back, every
+// Network when Neutron answers again, and hands the garbage collector the
+// orphans the reconciler sighted among the UIDs without a Network in the
+// cache.
+func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
+	const gone = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
+	net := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+	f := newFixture(t, net, network("other", "0f0f0f0f-0000-4000-8000-00000000000f", false))
+	for _, o := range []neutron.Owner{reconcile.OwnerOf(net), {Namespace: "default", Name: "gone", UID: gone}} {
+		f.neutron.AddNetwork(ours.ResourceName(o), ours.Description())
+	}
+	f.reconciler.orphans = []types.UID{gone}
+	_, ctx := ktesting.NewTestContext(t)
+
+	listed, err := f.set.Own().Inventory.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.set.onNeutronListed(ctx, f.set.Own(), listed)
+	if got := f.drain(); !slices.Equal(got, []string{"default/net"}) {
+		t.Errorf("queued %q, want the changed Network", got)
+	}
+	if n := f.set.collector.Len(); n != 1 {
+		t.Errorf("%d orphans handed to the garbage collector, want the one sighted", n)
+	}
+	if !slices.Equal(f.reconciler.missing, []types.UID{gone}) {
+		t.Errorf("SightOrphans was given %v, want only %s", f.reconciler.missing, gone)
+	}
+
+	f.set.onNeutronListed(ctx, f.set.Own(), inventory.Listed{Recovered: true})
+	if got := f.drain(); !slices.Equal(got, []string{"default/net", "default/other"}) {
+		t.Errorf("queued %q after Neutron recovered, want every Network", got)
+	}
+}
+
+// TestADeletedNetworkIsHandedToTheGarbageCollector: the informer's delete
+// event queues the Network's UID for collection, in case its finalizer was
+// removed by hand and something of it remains in Neutron.
+func TestADeletedNetworkIsHandedToTheGarbageCollector(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.informer.RunWithContext(ctx)
+	n := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+	if _, err := f.client.SamplecrdV1().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), f.informer.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, ok := f.set.networkByUID(n.UID)
+		return ok, nil
+	}); err != nil {
+		t.Fatalf("the Network never reached the cache: %v", err)
+	}
+	if err := f.client.SamplecrdV1().Networks("default").Delete(ctx, "net", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return f.set.collector.Len() == 1, nil
+	}); err != nil {
+		t.Errorf("the deleted Network's UID never reached the garbage collector's queue: %v", err)
+	}
+}
+
+// TestCredentialsAreReleasedWithTheLastNetworkNamingThem: a namespace's
+// credentials are let go only once no other Network of the namespace
+// names them; the controller's own never are.
+func TestCredentialsAreReleasedWithTheLastNetworkNamingThem(t *testing.T) {
+	first := network("first", "00000000-0000-4000-8000-000000000001", true)
+	second := network("second", "00000000-0000-4000-8000-000000000002", true)
+	plain := network("plain", "00000000-0000-4000-8000-000000000003", false)
+	f := newFixture(t, first, second, plain)
+	_, ctx := ktesting.NewTestContext(t)
+
+	f.set.Release(ctx, plain)
+	f.set.Release(ctx, first)
+	if len(f.registry.released) != 0 {
+		t.Fatalf("released %v while the second Network names the credentials, or for the controller's own", f.registry.released)
+	}
+	if err := f.informer.GetIndexer().Delete(first); err != nil {
+		t.Fatal(err)
+	}
+	f.set.Release(ctx, second)
+	if want := []tenancy.Key{tenancy.KeyOf(second)}; !slices.Equal(f.registry.released, want) {
+		t.Errorf("released %v, want %v once the last Network naming them is gone", f.registry.released, want)
+	}
+}
+
+// refusing is a Policy that refuses every Network.
+type refusing struct{}
+
+func (refusing) Check(n *samplecrdv1.Network) error {
+	return &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "namespace " + n.Namespace + " is granted nothing"}
+}
+func (refusing) HasSynced() bool             { return true }
+func (refusing) OnChange(func(string)) error { return nil }
+
+// TestPolicyIsAskedBeforeTheProjectButNeverOfADeletion: a Network its
+// namespace may not have gets the policy's refusal and no project; one
+// being deleted gets its project whatever the policy says, since what a
+// Network made it may always remove.
+func TestPolicyIsAskedBeforeTheProjectButNeverOfADeletion(t *testing.T) {
+	f := newFixture(t)
+	f.set.policy = refusing{}
+	_, ctx := ktesting.NewTestContext(t)
+	live := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+	if r, err := f.set.For(ctx, live); !policy.IsNotAllowed(err) || r != nil {
+		t.Errorf("For(a live Network its namespace may not have) = %v, %v; want no reconciler and NotAllowed", r, err)
+	}
+	deleting := live.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if r, err := f.set.For(ctx, deleting); err != nil || r != f.reconciler {
+		t.Errorf("For(a Network being deleted) = %v, %v; want its project's reconciler", r, err)
+	}
+}
