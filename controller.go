@@ -11,17 +11,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/configmap"
 	"github.com/samplecrd/network-controller/pkg/events"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
@@ -104,6 +108,10 @@ type Controller struct {
 	// returns are shared with the cache and must never be modified.
 	networksLister listers.NetworkLister
 	networksSynced cache.InformerSynced
+	// configMapsLister reads the ConfigMaps Networks publish into
+	// (spec.writeConfigMapToRef), the objects the controller owns.
+	configMapsLister corelisters.ConfigMapLister
+	configMapsSynced cache.InformerSynced
 
 	// projects hand each Network the reconciler of its OpenStack
 	// project, which makes Neutron match it through that project's
@@ -131,6 +139,7 @@ func NewController(
 	kubeclientset kubernetes.Interface,
 	networkclientset clientset.Interface,
 	networkInformer informers.NetworkInformer,
+	configMapInformer coreinformers.ConfigMapInformer,
 	projects Projects,
 	opts Options,
 ) (*Controller, error) {
@@ -147,6 +156,8 @@ func NewController(
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
+		configMapsLister: configMapInformer.Lister(),
+		configMapsSynced: configMapInformer.Informer().HasSynced,
 		projects:         projects,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			rateLimiter(opts.MaxRetryDelay),
@@ -180,6 +191,23 @@ func NewController(
 	}); err != nil {
 		return nil, fmt.Errorf("registering event handlers: %w", err)
 	}
+	// The owned objects: a ConfigMap a Network controls that changes or
+	// goes queues that Network, which repairs it. The informer sees every
+	// ConfigMap, and keeps only the names and owners of the others.
+	if err := configMapInformer.Informer().SetTransform(configmap.StripForCache); err != nil {
+		return nil, fmt.Errorf("setting the ConfigMap informer transform: %w", err)
+	}
+	if _, err := configMapInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.handleObject,
+		UpdateFunc: func(old, new any) {
+			if old.(*corev1.ConfigMap).ResourceVersion != new.(*corev1.ConfigMap).ResourceVersion {
+				c.handleObject(new)
+			}
+		},
+		DeleteFunc: c.handleObject,
+	}); err != nil {
+		return nil, fmt.Errorf("registering ConfigMap event handlers: %w", err)
+	}
 	return c, nil
 }
 
@@ -192,7 +220,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Network controller")
 	logger.Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.networksSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.networksSynced, c.configMapsSynced); !ok {
 		return errors.New("failed to wait for caches to sync")
 	}
 
@@ -275,28 +303,20 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 
 	start := time.Now()
 	res := c.syncHandler(ctx, key)
-	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "error", res.err)
+	metrics.ObserveSync(res.requeue.MetricResult(res.err != nil), time.Since(start))
+	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "requeue", res.requeue, "after", res.after, "reason", res.err)
 	switch res.requeue {
-	case reconcile.Forget:
-		metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
+	case reconcile.Forget, reconcile.ForgetUntilSpecChanges:
+		// Only an event (a change of the spec, of Neutron) brings it back.
 		c.workqueue.Forget(key)
 	case reconcile.AddRateLimited:
 		if res.err != nil {
-			metrics.ObserveSync(metrics.ResultError, time.Since(start))
 			utilruntime.HandleErrorWithContext(ctx, res.err, "Error syncing; requeuing for later retry", "key", key)
-		} else {
-			metrics.ObserveSync(metrics.ResultSuccess, time.Since(start))
 		}
 		c.workqueue.AddRateLimited(key)
-	case reconcile.ForgetUntilSpecChanges:
-		metrics.ObserveSync(metrics.ResultInvalid, time.Since(start))
-		c.workqueue.Forget(key)
-		logger.V(2).Info("Waiting for the spec to change", "reason", res.err)
 	case reconcile.AddAfter:
-		metrics.ObserveSync(metrics.ResultRejected, time.Since(start))
 		c.workqueue.Forget(key)
 		c.workqueue.AddAfter(key, res.after)
-		logger.V(2).Info("Will retry later", "reason", res.err, "after", res.after)
 	}
 	return true
 }
@@ -379,7 +399,84 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 		}
 		klog.FromContext(ctx).V(2).Info("Added finalizer")
 	}
-	return c.record(ctx, network, r.Reconcile(ctx, network))
+	out := r.Reconcile(ctx, network)
+	res := c.record(ctx, network, out)
+	if err := c.syncConfigMap(ctx, network, out.Observed); err != nil {
+		return failed(errors.Join(res.err, err))
+	}
+	return res
+}
+
+// syncConfigMap makes the ConfigMap network publishes into hold what obs
+// says, as sample-controller's syncHandler does its Deployment: created
+// when missing, with network as its controller; updated when it differs;
+// and never written when it exists and network does not control it. A
+// ConfigMap network controls under a name it no longer gives is deleted.
+func (c *Controller) syncConfigMap(ctx context.Context, network *samplecrdv1.Network, obs reconcile.Observed) error {
+	if err := c.fenced(); err != nil {
+		return err
+	}
+	configMaps := c.kubeclientset.CoreV1().ConfigMaps(network.Namespace)
+	want := configmap.For(network, obs)
+	all, err := c.configMapsLister.ConfigMaps(network.Namespace).List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing ConfigMaps from the cache: %w", err)
+	}
+	for _, stale := range configmap.Stale(all, network, want) {
+		if err := configMaps.Delete(ctx, stale.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &stale.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting ConfigMap %s, which the Network no longer names: %w", stale.Name, err)
+		}
+	}
+	if want == nil {
+		return nil
+	}
+	existing, err := c.configMapsLister.ConfigMaps(network.Namespace).Get(want.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = configMaps.Create(ctx, want, metav1.CreateOptions{FieldManager: controllerAgentName})
+	case err != nil:
+	case !metav1.IsControlledBy(existing, network):
+		msg := fmt.Sprintf("ConfigMap %s exists and is not controlled by this Network: it is left as it is; delete it, or name another in spec.writeConfigMapToRef", want.Name)
+		c.recorder.Event(network, corev1.EventTypeWarning, reasonConfigMapNotControlled, msg)
+		return errors.New(msg)
+	case !configmap.UpToDate(existing, want):
+		repaired := existing.DeepCopy()
+		repaired.Data, repaired.BinaryData = want.Data, nil
+		_, err = configMaps.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controllerAgentName})
+	}
+	if err != nil {
+		return fmt.Errorf("publishing into ConfigMap %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+// reasonConfigMapNotControlled is the Warning Event of a Network whose
+// ConfigMap's name is taken by one it does not control:
+// sample-controller's ErrResourceExists.
+const reasonConfigMapNotControlled = "ConfigMapNotControlled"
+
+// handleObject queues the Network that controls obj, a ConfigMap that was
+// made, changed or deleted, so that an edit by hand is repaired at once,
+// not at the next resync. A ConfigMap no Network controls is ignored: the
+// controller never writes it.
+func (c *Controller) handleObject(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	object, ok := obj.(metav1.Object)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("a ConfigMap notification of a %T", obj))
+		return
+	}
+	name, ok := configmap.ControllerName(object)
+	if !ok {
+		return
+	}
+	network, err := c.networksLister.Networks(object.GetNamespace()).Get(name)
+	if err != nil || network.UID != metav1.GetControllerOfNoCopy(object).UID {
+		return // its Network is gone: the garbage collector deletes it
+	}
+	c.enqueueNetwork(network)
 }
 
 // record writes down what a pass of the reconciler did and found: its

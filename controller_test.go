@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	core "k8s.io/client-go/testing"
@@ -46,6 +48,10 @@ type fixture struct {
 	controller *Controller
 	// cache is the informer's Indexer, which the fixture fills by hand.
 	cache cache.Indexer
+	// kube is the core API, and configMaps its ConfigMap informer's
+	// Indexer (addConfigMap fills both).
+	kube       *k8sfake.Clientset
+	configMaps cache.Indexer
 }
 
 // fakeReconciler answers every pass with outcome, and records the calls.
@@ -122,7 +128,9 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	}
 	grants := policy.NewFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
 		corelisters.NewNamespaceLister(namespaces), policy.Defaults{})
-	c, err := NewController(ctx, k8sfake.NewClientset(), f.client, factory.Samplecrd().V1().Networks(),
+	f.kube = k8sfake.NewClientset()
+	configMaps := kubeinformers.NewSharedInformerFactory(f.kube, 0).Core().V1().ConfigMaps()
+	c, err := NewController(ctx, f.kube, f.client, factory.Samplecrd().V1().Networks(), configMaps,
 		&fakeProjects{reconciler: f.reconciler, policy: grants}, Options{MaxRetryDelay: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +144,18 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	}
 	f.controller = c
 	f.cache = factory.Samplecrd().V1().Networks().Informer().GetIndexer()
+	f.configMaps = configMaps.Informer().GetIndexer()
 	return f
+}
+
+// addConfigMap puts cm in the API server and in the informer's cache.
+func (f *fixture) addConfigMap(cm *corev1.ConfigMap) {
+	if err := f.kube.Tracker().Add(cm); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.configMaps.Add(cm); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // catchUp puts what the API server holds for default/net into the cache,
@@ -654,5 +673,185 @@ func TestAStatusWithoutItsKstatusConditionGetsIt(t *testing.T) {
 	f.sync()
 	if c := meta.FindStatusCondition(f.network().Status.Conditions, samplecrdv1.ConditionReconciling); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("conditions %+v: want Reconciling=True beside Ready", f.network().Status.Conditions)
+	}
+}
+
+// publishing is a provisioned Network that publishes into ConfigMap name.
+func publishing(name string) *samplecrdv1.Network {
+	n := provisioned(newNetwork())
+	n.Spec.WriteConfigMapToRef = &samplecrdv1.ConfigMapReference{Name: name}
+	return n
+}
+
+// configMap is a ConfigMap of default holding data, controlled by owner
+// when it is not nil.
+func configMap(name string, owner *samplecrdv1.Network, data map[string]string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("cm-" + name), ResourceVersion: "1"}, Data: data}
+	if owner != nil {
+		cm.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, samplecrdv1.SchemeGroupVersion.WithKind("Network"))}
+	}
+	return cm
+}
+
+// published is what a Network publishes for observed.
+var published = map[string]string{"NETWORK_ID": "net-1", "SUBNET_ID": "subnet-2", "PROJECT_ID": "", "CIDR": "192.168.0.0/16", "GATEWAY": "192.168.0.1", "MTU": "1442"}
+
+// kubeWrites returns the writes to the core API, as "verb resource/name".
+func (f *fixture) kubeWrites() []string {
+	var out []string
+	for _, a := range f.kube.Actions() {
+		switch a.GetVerb() {
+		case "create", "update":
+			out = append(out, a.GetVerb()+" configmaps/"+a.(core.CreateAction).GetObject().(*corev1.ConfigMap).Name)
+		case "delete":
+			out = append(out, "delete configmaps/"+a.(core.DeleteAction).GetName())
+		}
+	}
+	return out
+}
+
+// TestTheOwnedConfigMap is the specification of the object a Network owns
+// (spec.writeConfigMapToRef): created with the Network as its controller,
+// repaired when edited, never written when someone else's, deleted when
+// no longer named.
+func TestTheOwnedConfigMap(t *testing.T) {
+	n := publishing("net-info")
+	tests := []struct {
+		name       string
+		network    *samplecrdv1.Network
+		existing   []*corev1.ConfigMap
+		outcome    reconcile.Outcome
+		wantWrites []string
+		wantData   map[string]map[string]string // by ConfigMap name; nil: does not exist
+		wantEvents []string
+		wantErr    bool
+	}{
+		{
+			name:       "missing: created with what Neutron holds",
+			network:    n,
+			outcome:    ready(),
+			wantWrites: []string{"create configmaps/net-info"},
+			wantData:   map[string]map[string]string{"net-info": published},
+		},
+		{
+			name:     "in sync: nothing written",
+			network:  n,
+			existing: []*corev1.ConfigMap{configMap("net-info", n, published)},
+			outcome:  ready(),
+			wantData: map[string]map[string]string{"net-info": published},
+		},
+		{
+			name:       "edited by hand: repaired, the extra key gone",
+			network:    n,
+			existing:   []*corev1.ConfigMap{configMap("net-info", n, map[string]string{"NETWORK_ID": "forged", "EXTRA": "x"})},
+			outcome:    ready(),
+			wantWrites: []string{"update configmaps/net-info"},
+			wantData:   map[string]map[string]string{"net-info": published},
+		},
+		{
+			name:       "someone else's of that name: left as it is, a Warning, retried",
+			network:    n,
+			existing:   []*corev1.ConfigMap{configMap("net-info", nil, map[string]string{"theirs": "yes"})},
+			outcome:    ready(),
+			wantData:   map[string]map[string]string{"net-info": {"theirs": "yes"}},
+			wantEvents: []string{"Warning ConfigMapNotControlled"},
+			wantErr:    true,
+		},
+		{
+			name:    "controlled by another Network of that name (another UID): left as it is",
+			network: n,
+			existing: []*corev1.ConfigMap{configMap("net-info", func() *samplecrdv1.Network {
+				o := newNetwork()
+				o.UID = "00000000-0000-4000-8000-0000000000ff"
+				return o
+			}(), map[string]string{"NETWORK_ID": "old"})},
+			outcome:    ready(),
+			wantData:   map[string]map[string]string{"net-info": {"NETWORK_ID": "old"}},
+			wantEvents: []string{"Warning ConfigMapNotControlled"},
+			wantErr:    true,
+		},
+		{
+			name:       "renamed: the old one deleted, the new one created",
+			network:    n,
+			existing:   []*corev1.ConfigMap{configMap("old-info", n, published)},
+			outcome:    ready(),
+			wantWrites: []string{"delete configmaps/old-info", "create configmaps/net-info"},
+			wantData:   map[string]map[string]string{"net-info": published, "old-info": nil},
+		},
+		{
+			name:       "no longer named: deleted; another's of the namespace untouched",
+			network:    provisioned(newNetwork()),
+			existing:   []*corev1.ConfigMap{configMap("net-info", n, published), configMap("other", nil, map[string]string{"a": "b"})},
+			outcome:    ready(),
+			wantWrites: []string{"delete configmaps/net-info"},
+			wantData:   map[string]map[string]string{"net-info": nil, "other": {"a": "b"}},
+		},
+		{
+			name:     "no subnet yet: nothing to publish",
+			network:  publishing("net-info"),
+			outcome:  reconcile.Outcome{Condition: &downCondition, Requeue: reconcile.AddRateLimited, Err: errors.New("down")},
+			wantData: map[string]map[string]string{"net-info": nil},
+			wantErr:  true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.network)
+			for _, cm := range tt.existing {
+				f.addConfigMap(cm)
+			}
+			f.reconciler.outcome = tt.outcome
+			res := f.sync()
+			if got := f.kubeWrites(); !slices.Equal(got, tt.wantWrites) {
+				t.Errorf("writes = %q, want %q", got, tt.wantWrites)
+			}
+			for name, want := range tt.wantData {
+				cm, err := f.kube.CoreV1().ConfigMaps("default").Get(context.Background(), name, metav1.GetOptions{})
+				switch {
+				case want == nil && err == nil:
+					t.Errorf("ConfigMap %s exists, want none", name)
+				case want != nil && err != nil:
+					t.Errorf("ConfigMap %s: %v", name, err)
+				case want != nil && !maps.Equal(cm.Data, want):
+					t.Errorf("ConfigMap %s holds %v, want %v", name, cm.Data, want)
+				case want != nil && name == "net-info" && len(tt.existing) == 0 && !metav1.IsControlledBy(cm, tt.network):
+					t.Errorf("ConfigMap %s is not controlled by the Network: %+v", name, cm.OwnerReferences)
+				}
+			}
+			if got := f.events(); !slices.Equal(got, tt.wantEvents) {
+				t.Errorf("events = %q, want %q", got, tt.wantEvents)
+			}
+			if (res.err != nil) != tt.wantErr {
+				t.Errorf("err = %v, want an error: %v", res.err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestHandleObjectQueuesOnlyTheControllingNetwork: a ConfigMap's change
+// queues the Network that controls it, and nothing for a ConfigMap that
+// no Network controls or whose Network (by UID) is gone.
+func TestHandleObjectQueuesOnlyTheControllingNetwork(t *testing.T) {
+	n := publishing("net-info")
+	replaced := newNetwork()
+	replaced.UID = "00000000-0000-4000-8000-0000000000ff"
+	tests := []struct {
+		name string
+		obj  any
+		want []string
+	}{
+		{"controlled by the Network", configMap("net-info", n, nil), []string{"default/net"}},
+		{"a tombstone of one", cache.DeletedFinalStateUnknown{Key: "default/net-info", Obj: configMap("net-info", n, nil)}, []string{"default/net"}},
+		{"controlled by no one", configMap("net-info", nil, nil), nil},
+		{"controlled by a Network of that name that was replaced", configMap("net-info", replaced, nil), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, n)
+			f.controller.handleObject(tt.obj)
+			if got := queued(f.controller); !slices.Equal(got, tt.want) {
+				t.Errorf("queued %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -265,6 +265,10 @@ func run(ctx context.Context, opts options) error {
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
 			informers.WithNamespace(opts.namespace))
 		networks := informerFactory.Samplecrd().V1().Networks()
+		// The ConfigMaps Networks publish into are watched where Networks
+		// are.
+		ownedFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
+			kubeinformers.WithNamespace(opts.namespace))
 		// TenantPolicies are cluster-scoped, and namespaces' labels select
 		// them: both are watched cluster-wide, whatever --namespace says.
 		clusterFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
@@ -285,7 +289,7 @@ func run(ctx context.Context, opts options) error {
 		if err != nil {
 			return err
 		}
-		controller, err := NewController(ctx, kubeClient, networkClient, networks, projectsOf{set},
+		controller, err := NewController(ctx, kubeClient, networkClient, networks, ownedFactory.Core().V1().ConfigMaps(), projectsOf{set},
 			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check})
 		if err != nil {
 			return err
@@ -296,7 +300,7 @@ func run(ctx context.Context, opts options) error {
 		for _, f := range []interface {
 			Start(<-chan struct{})
 			Shutdown()
-		}{informerFactory, clusterFactory, kubeFactory} {
+		}{informerFactory, ownedFactory, clusterFactory, kubeFactory} {
 			f.Start(ctx.Done())
 			defer f.Shutdown()
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/desired"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/policy"
 )
@@ -69,6 +70,24 @@ const (
 	// the Network changes.
 	AddAfter
 )
+
+func (r Requeue) String() string {
+	return [...]string{"Forget", "AddRateLimited", "ForgetUntilSpecChanges", "AddAfter"}[r]
+}
+
+// MetricResult is the result label of network_controller_syncs_total for
+// a pass that ends with r, failed when it ended on an error.
+func (r Requeue) MetricResult(failed bool) string {
+	switch {
+	case r == ForgetUntilSpecChanges:
+		return metrics.ResultInvalid
+	case r == AddAfter:
+		return metrics.ResultRejected
+	case r == AddRateLimited && failed:
+		return metrics.ResultError
+	}
+	return metrics.ResultSuccess
+}
 
 // Event is one Event to record.
 type Event struct {

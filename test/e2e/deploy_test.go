@@ -20,9 +20,11 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
@@ -58,11 +60,22 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 
 	createNetwork(ctx, t, ns, "rbac", "10.80.0.0/24", "10.80.0.1")
 	waitForReady(ctx, t, ns, "rbac", time.Minute)
-	patch := []byte(`{"spec":{"gateway":"10.80.0.254"}}`)
+	patch := []byte(`{"spec":{"gateway":"10.80.0.254","writeConfigMapToRef":{"name":"rbac-network"}}}`)
 	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, "rbac", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitForReady(ctx, t, ns, "rbac", time.Minute)
+	// The owned ConfigMap: watched, created, and deleted when no longer
+	// named, with the deployed RBAC.
+	if cm := waitForPublished(ctx, t, ns, "rbac", "rbac-network"); cm.Data[samplecrdv1.ConfigMapKeyGateway] != "10.80.0.254" {
+		t.Errorf("the published gateway is %q, want the new one", cm.Data[samplecrdv1.ConfigMapKeyGateway])
+	}
+	publishInto(ctx, t, ns, "rbac", "rbac-network-v2")
+	waitForPublished(ctx, t, ns, "rbac", "rbac-network-v2")
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		_, err := kubeClient(t).CoreV1().ConfigMaps(ns).Get(ctx, "rbac-network", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("the ConfigMap no longer named: %v", err), nil
+	})
 	events, err := kubeClient(t).CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +98,8 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: deployNamespace, Name: "someone-elses-lease"},
 		{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"},
 		{Verb: "list", Resource: "pods"},
+		{Verb: "get", Resource: "configmaps", Namespace: ns, Name: "any"},
+		{Verb: "patch", Resource: "configmaps", Namespace: ns, Name: "any"},
 		{Verb: "get", Resource: "namespaces", Name: "default"},
 		{Verb: "update", Resource: "namespaces", Name: "default"},
 		{Verb: "create", Group: "samplecrd.k8s.io", Resource: "tenantpolicies"},

@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"pkg/neutron/fake", "pkg/desired", "pkg/tenancy"},
 	{"pkg/inventory"},
 	{"pkg/reconcile"},
-	{"pkg/collector"},
+	{"pkg/collector", "pkg/configmap"},
 	{"pkg/projects"},
 	{"", "cmd/envoy-injector"}, // the root: package main
 }

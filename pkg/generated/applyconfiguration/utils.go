@@ -40,6 +40,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.AllocationPoolApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CloudCredentialsReference"):
 		return &samplecrdv1.CloudCredentialsReferenceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ConfigMapReference"):
+		return &samplecrdv1.ConfigMapReferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HostRoute"):
 		return &samplecrdv1.HostRouteApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):

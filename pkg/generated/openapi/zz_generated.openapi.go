@@ -36,6 +36,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption":                  schema_pkg_apis_samplecrd_v1_Adoption(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool":            schema_pkg_apis_samplecrd_v1_AllocationPool(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.CloudCredentialsReference": schema_pkg_apis_samplecrd_v1_CloudCredentialsReference(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.ConfigMapReference":        schema_pkg_apis_samplecrd_v1_ConfigMapReference(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute":                 schema_pkg_apis_samplecrd_v1_HostRoute(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Network":                   schema_pkg_apis_samplecrd_v1_Network(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkList":               schema_pkg_apis_samplecrd_v1_NetworkList(ref),
@@ -239,6 +240,28 @@ func schema_pkg_apis_samplecrd_v1_CloudCredentialsReference(ref common.Reference
 					},
 				},
 				Required: []string{"secretName", "cloudName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_ConfigMapReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ConfigMapReference names a ConfigMap of the Network's namespace; there is no namespace field, so a Network never writes into another namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the ConfigMap's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}
@@ -526,11 +549,17 @@ func schema_pkg_apis_samplecrd_v1_NetworkSpec(ref common.ReferenceCallback) comm
 							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference"),
 						},
 					},
+					"writeConfigMapToRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WriteConfigMapToRef names a ConfigMap of the Network's own namespace into which the controller publishes what a consumer needs, so that Pods (with envFrom) and tools read it without any right on Networks: the keys ConfigMapKey* name. The controller creates the ConfigMap and controls it (an ownerReference, so that the garbage collector deletes it with the Network), and repairs it when it is edited; a ConfigMap of that name that it does not control is never written, and a Warning Event says so. It may change or go: the ConfigMap of the old name is deleted. It is Crossplane's writeConnectionSecretToRef, as a ConfigMap: nothing in it is secret.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.ConfigMapReference"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.CloudCredentialsReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference"},
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Adoption", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.CloudCredentialsReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.ConfigMapReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference"},
 	}
 }
 

@@ -154,7 +154,40 @@ type NetworkSpec struct {
 	// is set: Neutron refuses to move an address a router interface holds.
 	// +optional
 	Router *RouterReference `json:"router,omitempty"`
+
+	// WriteConfigMapToRef names a ConfigMap of the Network's own namespace
+	// into which the controller publishes what a consumer needs, so that
+	// Pods (with envFrom) and tools read it without any right on
+	// Networks: the keys ConfigMapKey* name. The controller creates the
+	// ConfigMap and controls it (an ownerReference, so that the garbage
+	// collector deletes it with the Network), and repairs it when it is
+	// edited; a ConfigMap of that name that it does not control is never
+	// written, and a Warning Event says so. It may change or go: the
+	// ConfigMap of the old name is deleted. It is Crossplane's
+	// writeConnectionSecretToRef, as a ConfigMap: nothing in it is secret.
+	// +optional
+	WriteConfigMapToRef *ConfigMapReference `json:"writeConfigMapToRef,omitempty"`
 }
+
+// ConfigMapReference names a ConfigMap of the Network's namespace; there
+// is no namespace field, so a Network never writes into another namespace.
+type ConfigMapReference struct {
+	// Name is the ConfigMap's name.
+	Name string `json:"name"`
+}
+
+// The keys of the ConfigMap a Network publishes (WriteConfigMapToRef),
+// named as environment variables so that envFrom takes them as they are.
+// ROUTER_ID is there only while the subnet has a router interface.
+const (
+	ConfigMapKeyNetworkID = "NETWORK_ID"
+	ConfigMapKeySubnetID  = "SUBNET_ID"
+	ConfigMapKeyProjectID = "PROJECT_ID"
+	ConfigMapKeyCIDR      = "CIDR"
+	ConfigMapKeyGateway   = "GATEWAY"
+	ConfigMapKeyMTU       = "MTU"
+	ConfigMapKeyRouterID  = "ROUTER_ID"
+)
 
 // RouterReference says which router: exactly one of Name, ID (an
 // existing router of the Network's project) and ExternalNetwork (a router

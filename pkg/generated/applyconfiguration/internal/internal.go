@@ -275,6 +275,13 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.ConfigMapReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.HostRoute
   map:
     fields:
@@ -367,6 +374,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: subnetPool
       type:
         scalar: string
+    - name: writeConfigMapToRef
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.ConfigMapReference
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NetworkStatus
   map:
     fields:

@@ -117,6 +117,17 @@ type NetworkSpecApplyConfiguration struct {
 	// deleted). Needs a gateway, and the gateway is fixed while a router
 	// is set: Neutron refuses to move an address a router interface holds.
 	Router *RouterReferenceApplyConfiguration `json:"router,omitempty"`
+	// WriteConfigMapToRef names a ConfigMap of the Network's own namespace
+	// into which the controller publishes what a consumer needs, so that
+	// Pods (with envFrom) and tools read it without any right on
+	// Networks: the keys ConfigMapKey* name. The controller creates the
+	// ConfigMap and controls it (an ownerReference, so that the garbage
+	// collector deletes it with the Network), and repairs it when it is
+	// edited; a ConfigMap of that name that it does not control is never
+	// written, and a Warning Event says so. It may change or go: the
+	// ConfigMap of the old name is deleted. It is Crossplane's
+	// writeConnectionSecretToRef, as a ConfigMap: nothing in it is secret.
+	WriteConfigMapToRef *ConfigMapReferenceApplyConfiguration `json:"writeConfigMapToRef,omitempty"`
 }
 
 // NetworkSpecApplyConfiguration constructs a declarative configuration of the NetworkSpec type for use with
@@ -262,5 +273,13 @@ func (b *NetworkSpecApplyConfiguration) WithCloudCredentialsRef(value *CloudCred
 // If called multiple times, the Router field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithRouter(value *RouterReferenceApplyConfiguration) *NetworkSpecApplyConfiguration {
 	b.Router = value
+	return b
+}
+
+// WithWriteConfigMapToRef sets the WriteConfigMapToRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WriteConfigMapToRef field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithWriteConfigMapToRef(value *ConfigMapReferenceApplyConfiguration) *NetworkSpecApplyConfiguration {
+	b.WriteConfigMapToRef = value
 	return b
 }

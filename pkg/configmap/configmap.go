@@ -1,0 +1,96 @@
+// Package configmap is what a Network publishes into the ConfigMap it names
+// (spec.writeConfigMapToRef): the object the controller owns, in the way
+// sample-controller's Foo owns its Deployment. The controller's
+// syncConfigMap and handleObject use it; this package decides only what
+// the ConfigMap holds and which ConfigMaps are the Network's.
+package configmap
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
+)
+
+// For returns the ConfigMap network publishes, with what obs says Neutron
+// holds; nil when network names none, or when it has no subnet yet to
+// publish. Its ownerReference makes network its controller: the API
+// server's garbage collector deletes it with network, and
+// blockOwnerDeletion keeps a foreground deletion of network waiting for it.
+func For(network *samplecrdv1.Network, obs reconcile.Observed) *corev1.ConfigMap {
+	ref := network.Spec.WriteConfigMapToRef
+	if ref == nil || obs.NetworkID == "" || obs.SubnetID == "" {
+		return nil
+	}
+	data := map[string]string{
+		samplecrdv1.ConfigMapKeyNetworkID: obs.NetworkID,
+		samplecrdv1.ConfigMapKeySubnetID:  obs.SubnetID,
+		samplecrdv1.ConfigMapKeyProjectID: obs.ProjectID,
+		samplecrdv1.ConfigMapKeyCIDR:      obs.CIDR,
+		samplecrdv1.ConfigMapKeyGateway:   obs.Gateway,
+		samplecrdv1.ConfigMapKeyMTU:       strconv.Itoa(int(obs.MTU)),
+	}
+	if obs.Router != nil {
+		data[samplecrdv1.ConfigMapKeyRouterID] = obs.Router.ID
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      ref.Name,
+			Namespace: network.Namespace,
+			Labels:    map[string]string{"app.kubernetes.io/managed-by": "network-controller"},
+			OwnerReferences: []metav1.OwnerReference{
+				*metav1.NewControllerRef(network, samplecrdv1.SchemeGroupVersion.WithKind("Network")),
+			},
+		},
+		Data: data,
+	}
+}
+
+// UpToDate reports whether existing, a ConfigMap network controls,
+// already holds what want says: the same data, and nothing else.
+func UpToDate(existing, want *corev1.ConfigMap) bool {
+	return equality.Semantic.DeepEqual(existing.Data, want.Data) && len(existing.BinaryData) == 0
+}
+
+// Stale returns the ConfigMaps among all that network controls and no
+// longer names (want is nil, or has another name): what a renamed or
+// removed spec.writeConfigMapToRef leaves behind.
+func Stale(all []*corev1.ConfigMap, network *samplecrdv1.Network, want *corev1.ConfigMap) []*corev1.ConfigMap {
+	var stale []*corev1.ConfigMap
+	for _, cm := range all {
+		if metav1.IsControlledBy(cm, network) && (want == nil || cm.Name != want.Name) {
+			stale = append(stale, cm)
+		}
+	}
+	return stale
+}
+
+// ControllerName returns the name of the Network that controls obj, if a
+// Network does.
+func ControllerName(obj metav1.Object) (string, bool) {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != "Network" || ref.APIVersion != samplecrdv1.SchemeGroupVersion.String() {
+		return "", false
+	}
+	return ref.Name, true
+}
+
+// StripForCache is the ConfigMap informer's transform. The informer sees
+// every ConfigMap of the namespaces it watches, and the controller reads
+// only the names and owners of those it does not control: their data is
+// dropped before they are stored, and every ConfigMap's managedFields.
+func StripForCache(obj any) (any, error) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return obj, nil
+	}
+	cm.ManagedFields = nil
+	if _, ours := ControllerName(cm); !ours {
+		cm.Data, cm.BinaryData = nil, nil
+	}
+	return cm, nil
+}
