@@ -39,7 +39,7 @@ kubectl wait network/example-network --for=condition=Ready --timeout=60s >/dev/n
 # The order matters where blocks build on each other: the README's tour
 # deletes example-network, which the API-organisation page reads.
 files=(docs/api-organisation.md docs/declarative-vs-imperative.md docs/informer-path.md
-	docs/code-generation.md docs/sidecar-injection.md docs/benchmarks.md README.md)
+	docs/code-generation.md docs/sidecar-injection.md docs/benchmarks.md README.md docs/operations.md)
 blocks=0
 for f in "${files[@]}"; do
 	n=0

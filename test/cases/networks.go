@@ -45,6 +45,10 @@ func InvalidSpecs() []Invalid {
 	return []Invalid{
 		{Name: "cidr is an address, not a CIDR", Spec: Spec{"cidr": "192.168.0.0", "gateway": "192.168.0.1"},
 			Field: "spec.cidr", Message: "must be a CIDR such as 192.168.0.0/16"},
+		{Name: "the ConfigMap to publish into has a name no ConfigMap can have", Spec: Spec{"cidr": "192.168.0.0/16", "writeConfigMapToRef": map[string]any{"name": "Net_Info"}},
+			Field: "spec.writeConfigMapToRef.name", Message: "should match"},
+		{Name: "the ConfigMap to publish into has no name", Spec: Spec{"cidr": "192.168.0.0/16", "writeConfigMapToRef": map[string]any{}},
+			Field: "spec.writeConfigMapToRef.name", Message: "Required value"},
 		{Name: "cidr is not an address at all", Spec: Spec{"cidr": "my-network", "gateway": "192.168.0.1"},
 			Field: "spec.cidr", Message: "must be a CIDR such as 192.168.0.0/16"},
 		{Name: "cidr prefix is too long", Spec: Spec{"cidr": "192.168.0.0/33", "gateway": "192.168.0.1"},
@@ -195,12 +199,13 @@ const routerID = "0b6f3a1e-2d4c-4e5f-8a9b-1c2d3e4f5a6b"
 // of the rules above.
 func ValidSpecs() map[string]Spec {
 	return map[string]Spec{
-		"gateway is the last host address of a /30": {"cidr": "10.0.0.4/30", "gateway": "10.0.0.6"},
-		"a /31 has no broadcast address":            {"cidr": "10.0.0.0/31", "gateway": "10.0.0.1"},
-		"an IPv6 gateway written long-hand":         {"cidr": "fd00:10::/64", "gateway": "fd00:10:0:0::1"},
-		"no gateway field: the first host":          {"cidr": v4},
-		"no gateway at all":                         {"cidr": v4, "noGateway": true},
-		"noGateway false beside a gateway":          {"cidr": v4, "gateway": "192.168.0.1", "noGateway": false},
+		"gateway is the last host address of a /30":      {"cidr": "10.0.0.4/30", "gateway": "10.0.0.6"},
+		"a /31 has no broadcast address":                 {"cidr": "10.0.0.0/31", "gateway": "10.0.0.1"},
+		"an IPv6 gateway written long-hand":              {"cidr": "fd00:10::/64", "gateway": "fd00:10:0:0::1"},
+		"no gateway field: the first host":               {"cidr": v4},
+		"no gateway at all":                              {"cidr": v4, "noGateway": true},
+		"publishes into a ConfigMap of the longest name": {"cidr": v4, "writeConfigMapToRef": map[string]any{"name": strings.Repeat("a", 253)}},
+		"noGateway false beside a gateway":               {"cidr": v4, "gateway": "192.168.0.1", "noGateway": false},
 		"every option, IPv4": {"cidr": v4, "gateway": "192.168.0.1", "mtu": int64(1400), "enableDHCP": true,
 			"dnsNameservers":  []any{"192.168.0.53", "192.168.0.54", "192.168.0.55", "192.168.0.56", "192.168.0.57"},
 			"hostRoutes":      routes(20),

@@ -94,16 +94,19 @@ func TestTheRepositoryMapNamesTheTree(t *testing.T) {
 }
 
 // docPages returns the repository's root and the pages the tests read:
-// docs/*.md and README.md.
+// docs/*.md, the chapters of docs/learn, and README.md.
 func docPages(t *testing.T) (root string, pages []string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err = filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
+	for _, glob := range []string{"docs/*.md", "docs/learn/*.md"} {
+		matched, err := filepath.Glob(filepath.Join(root, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, matched...)
 	}
 	return root, append(pages, filepath.Join(root, "README.md"))
 }

@@ -109,7 +109,8 @@ func spans(t *testing.T, page string) []string {
 	return out
 }
 
-// declaredNames is every name the repository's Go code declares, every
+// declaredNames is every name the repository's Go code declares or uses
+// from another package (a selector, a field of a composite literal), every
 // JSON field name of its types, and every string constant's value.
 func declaredNames(t *testing.T, root string) map[string]bool {
 	t.Helper()
@@ -155,6 +156,18 @@ func declaredNames(t *testing.T, root string) map[string]bool {
 						json, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
 						names[json] = true
 					}
+				}
+			case *ast.SelectorExpr:
+				// What the code uses of other packages (cache.ObjectName,
+				// AddEventHandler) is there too: a doc that names it
+				// points at code that calls it.
+				names[n.Sel.Name] = true
+				if x, ok := n.X.(*ast.Ident); ok {
+					names[x.Name+"."+n.Sel.Name] = true
+				}
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					names[id.Name] = true
 				}
 			case *ast.AssignStmt:
 				for _, lhs := range n.Lhs {
