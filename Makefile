@@ -66,10 +66,11 @@ verify: ## Check formatting, go vet, and that generated code is up to date.
 	hack/update-flags-doc.sh --verify
 
 .PHONY: unit
-unit: ## Run the unit tests (no running components needed), and fuzz the webhook and the templates for 50,000 inputs each (a count, not a time: a time limit that expires while a worker is starved of CPU fails with "context deadline exceeded").
+unit: ## Run the unit tests (no running components needed), those of the controller-runtime example (docs/learn/controller-runtime, a module of its own), and fuzz the webhook and the templates for 50,000 inputs each (a count, not a time: a time limit that expires while a worker is starved of CPU fails with "context deadline exceeded").
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime 50000x ./pkg/injector
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 50000x ./pkg/injector
+	cd docs/learn/controller-runtime && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: charts
 charts: ## Lint the Helm charts and check that they render what the kustomizations do (helm is built from Go modules).
