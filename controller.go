@@ -32,7 +32,6 @@ import (
 	networkscheme "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
@@ -56,10 +55,6 @@ type Options struct {
 	// EventLimit bounds the Events all Networks together write (none when
 	// zero): --event-qps and --event-burst.
 	EventLimit events.Limit
-	// Fence, when set, is asked before every write to the API server
-	// (status, finalizer, Events), as the inventory asks it before every
-	// write to Neutron: pkg/leader's Fence.Check.
-	Fence func() error
 }
 
 // Reconciler makes Neutron match one Network per call, and says what it
@@ -128,8 +123,6 @@ type Controller struct {
 	// recorder writes Events to the API server, where `kubectl describe`
 	// shows them.
 	recorder record.EventRecorder
-	// fence says whether this replica may still write (Options.Fence).
-	fence func() error
 }
 
 // NewController returns a controller that reconciles the Networks of
@@ -164,7 +157,6 @@ func NewController(
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
 		recorder: recorder,
-		fence:    opts.Fence,
 	}
 
 	// The cache keeps only what the controller reads: managedFields (often
@@ -375,10 +367,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 		if !out.Finalized {
 			return c.record(ctx, network, out)
 		}
-		// Events are fenced as status is: a deposed leader says nothing.
-		if err := c.fenced(); err != nil {
-			return failed(err)
-		}
 		c.recordEvents(network, out.Events)
 		if err := c.setFinalizer(ctx, network, false); err != nil {
 			return failed(err)
@@ -413,9 +401,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 // and never written when it exists and network does not control it. A
 // ConfigMap network controls under a name it no longer gives is deleted.
 func (c *Controller) syncConfigMap(ctx context.Context, network *samplecrdv1.Network, obs reconcile.Observed) error {
-	if err := c.fenced(); err != nil {
-		return err
-	}
 	configMaps := c.kubeclientset.CoreV1().ConfigMaps(network.Namespace)
 	want := configmap.For(network, obs)
 	all, err := c.configMapsLister.ConfigMaps(network.Namespace).List(labels.Everything())
@@ -484,9 +469,6 @@ func (c *Controller) handleObject(obj any) {
 // Warning Event when a condition that is not Ready changes (so a Network
 // stuck for one reason says so once, not at every retry).
 func (c *Controller) record(ctx context.Context, network *samplecrdv1.Network, out reconcile.Outcome) result {
-	if err := c.fenced(); err != nil {
-		return failed(errors.Join(out.Err, err))
-	}
 	c.recordEvents(network, out.Events)
 	res := result{requeue: out.Requeue, after: out.After, err: out.Err}
 	if out.Condition == nil {
@@ -500,22 +482,6 @@ func (c *Controller) record(ctx context.Context, network *samplecrdv1.Network, o
 		return failed(errors.Join(out.Err, err))
 	}
 	return res
-}
-
-// fenced returns why this replica may not write to the API server now,
-// nil when it may. A leader resumed after a freeze, whose Neutron request
-// timed out while it was stopped, would otherwise write its stale view of
-// that Network over the new leader's status; the new leader does not sync
-// a Network for a change of status alone, so the stale one would stay.
-func (c *Controller) fenced() error {
-	if c.fence == nil {
-		return nil
-	}
-	if err := c.fence(); err != nil {
-		metrics.WritesFenced.WithLabelValues(metrics.FencedAPIServer).Inc()
-		return fmt.Errorf("%w: %v", inventory.ErrFenced, err)
-	}
-	return nil
 }
 
 // recordEvents records events on network, or on the object each names.
@@ -567,9 +533,6 @@ const finalizerFieldManager = controllerAgentName + "-finalizer"
 // server-side apply: metadata.finalizers is a set, so the controller's
 // apply adds or withdraws its own entry and leaves everyone else's alone.
 func (c *Controller) setFinalizer(ctx context.Context, network *samplecrdv1.Network, present bool) error {
-	if err := c.fenced(); err != nil {
-		return err
-	}
 	ac := applyv1.Network(network.Name, network.Namespace)
 	if present {
 		ac.WithFinalizers(samplecrdv1.NetworkFinalizer)

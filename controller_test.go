@@ -28,7 +28,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/policy"
@@ -591,38 +590,6 @@ func TestCacheKeepsOnlyWhatTheControllerReads(t *testing.T) {
 	}
 	if got.Annotations["team"] != "net" || got.Spec.CIDR != "192.168.0.0/16" {
 		t.Errorf("the transform dropped what the controller reads: %+v", got)
-	}
-}
-
-// TestAFencedReplicaWritesNothingToTheAPIServer: a replica that cannot
-// prove it still leads writes no finalizer, no status and no Event, and
-// retries: a deposed leader's stale view must not land over the new
-// leader's (the soak's leader freeze found one that did).
-func TestAFencedReplicaWritesNothingToTheAPIServer(t *testing.T) {
-	deleted := reconcile.Outcome{Finalized: true, Events: []reconcile.Event{{Type: corev1.EventTypeNormal, Reason: "Deleted"}}}
-	for name, tc := range map[string]struct {
-		network *samplecrdv1.Network
-		outcome reconcile.Outcome
-	}{
-		"a new Network (finalizer, then status)":         {newNetwork(), ready(created)},
-		"a provisioned Network (status)":                 {provisioned(newNetwork()), ready(created)},
-		"a deleted Network (its Events, then finalizer)": {deleting(provisioned(newNetwork())), deleted},
-	} {
-		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, tc.network)
-			f.reconciler.outcome = tc.outcome
-			f.controller.fence = func() error { return errors.New("the Lease was last renewed 12s ago") }
-			res := f.sync()
-			if !errors.Is(res.err, inventory.ErrFenced) {
-				t.Errorf("sync = %+v, want ErrFenced", res)
-			}
-			if got := f.writes(); len(got) != 0 {
-				t.Errorf("API writes %q while fenced", got)
-			}
-			if got := f.events(); len(got) != 0 {
-				t.Errorf("Events %q while fenced", got)
-			}
-		})
 	}
 }
 

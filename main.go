@@ -44,6 +44,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -255,13 +256,22 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 
-	// Every Neutron write asks the fence first: a leader frozen past its
-	// lease must not act on its stale cache when it resumes (pkg/leader).
+	// Every write asks the fence first: a leader frozen past its lease
+	// must not act on its stale cache when it resumes (pkg/leader). The
+	// inventory asks it before each write to Neutron; the clients the work
+	// writes to the API server with carry it in their transport. Only the
+	// Lease's own client goes without.
 	var fence *leader.Fence
+	var workKube kubernetes.Interface = kubeClient
+	var workNetworks clientset.Interface = networkClient
 	if opts.leaderElection.LeaderElect {
 		fence = &leader.Fence{}
+		if workKube, workNetworks, err = fencedClients(cfg, fence); err != nil {
+			return err
+		}
 	}
 	work := func(ctx context.Context) error {
+		kubeClient, networkClient := workKube, workNetworks
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.resyncPeriod,
 			informers.WithNamespace(opts.namespace))
 		networks := informerFactory.Samplecrd().V1().Networks()
@@ -283,14 +293,13 @@ func run(ctx context.Context, opts options) error {
 			projects.Options{
 				Policy:        grants,
 				Recorder:      gcEvents.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "network-controller-garbage-collector"}),
-				Fence:         fence.Check,
 				MaxRetryDelay: opts.maxRetryDelay,
 			})
 		if err != nil {
 			return err
 		}
 		controller, err := NewController(ctx, kubeClient, networkClient, networks, ownedFactory.Core().V1().ConfigMaps(), projectsOf{set},
-			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Fence: fence.Check})
+			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit})
 		if err != nil {
 			return err
 		}
@@ -310,6 +319,23 @@ func run(ctx context.Context, opts options) error {
 		return work(ctx)
 	}
 	return leader.Run(ctx, kubeClient, opts.leaderElection, watchdog, fence, work, func() { ready.set(true, nil) })
+}
+
+// fencedClients are clients of cfg that send no write while fence
+// refuses (leader.Fence.WrapTransport), each refusal counted in
+// network_controller_writes_fenced_total{to="apiserver"}.
+func fencedClients(cfg *rest.Config, fence *leader.Fence) (kubernetes.Interface, clientset.Interface, error) {
+	fenced := rest.CopyConfig(cfg)
+	fenced.Wrap(fence.WrapTransport(metrics.WritesFenced.WithLabelValues(metrics.FencedAPIServer).Inc))
+	kube, err := kubernetes.NewForConfig(fenced)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the fenced kubernetes clientset: %w", err)
+	}
+	networks, err := clientset.NewForConfig(fenced)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the fenced network clientset: %w", err)
+	}
+	return kube, networks, nil
 }
 
 // projectsOf is a projects.Set as the controller asks for it: For's

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/samplecrd/network-controller/pkg/leader"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
@@ -35,7 +36,8 @@ var ErrListPending = errors.New("a request of this Network went unanswered; wait
 // ErrFenced is what a write returns while this replica cannot prove it
 // still leads (Options.Fence): another replica may have taken over while
 // this one was frozen or cut off, and acts on a fresher view of Neutron.
-var ErrFenced = errors.New("this replica cannot prove it still holds the leader Lease")
+// It is the API server's refusal too (leader.Fence.WrapTransport).
+var ErrFenced = leader.ErrFenced
 
 // ErrNotOurs is what a write to a resource the store does not hold for
 // its owner returns. The callers write only IDs they read from the store,
