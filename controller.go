@@ -108,20 +108,14 @@ type Controller struct {
 	configMapsLister corelisters.ConfigMapLister
 	configMapsSynced cache.InformerSynced
 
-	// projects hand each Network the reconciler of its OpenStack
-	// project, which makes Neutron match it through that project's
-	// inventory: the cached view of what Neutron holds under our mark,
-	// and the one door to Neutron.
+	// projects hand each Network the reconciler of its OpenStack project.
 	projects Projects
 
-	// workqueue holds the Networks to sync, by namespace/name. It dedupes
-	// (a key queued twice is synced once), never hands one key to two
-	// workers at once, and rate-limits retries per key with exponential
-	// backoff, so a failing Network cannot starve the others.
+	// workqueue holds the Networks to sync, by namespace/name: deduped,
+	// one worker per key, retries rate-limited per key.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 
-	// recorder writes Events to the API server, where `kubectl describe`
-	// shows them.
+	// recorder writes Events, which `kubectl describe` shows.
 	recorder record.EventRecorder
 }
 
@@ -167,11 +161,8 @@ func NewController(
 	}
 
 	logger.Info("Setting up event handlers")
-	// Level-triggered: every notification, whatever it says changed, only
-	// queues the key, and the sync looks at the whole current state. The
-	// informer's periodic resync re-delivers every object as an update, so
-	// every Network is checked against the (cached) Neutron state
-	// regularly even when nothing happens.
+	// Level-triggered: every notification only queues the key, and the
+	// sync looks at the whole current state.
 	if _, err := networkInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueNetwork,
 		UpdateFunc: func(old, new any) {
@@ -240,9 +231,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return nil
 }
 
-// stripForCache is the informer's transform: it runs on every object
-// before the Indexer stores it (and may modify it: the object is fresh from
-// the decoder).
+// stripForCache is the informer's transform, run on every object before
+// the Indexer stores it (it may modify it: fresh from the decoder).
 func stripForCache(obj any) (any, error) {
 	if n, ok := obj.(*samplecrdv1.Network); ok {
 		n.ManagedFields = nil
@@ -495,20 +485,11 @@ func (c *Controller) recordEvents(network *samplecrdv1.Network, events []reconci
 	}
 }
 
-// applyStatus records cond (Ready), the kstatus condition that goes with
-// it (reconcile.ProgressCondition) and what Neutron holds in network's
-// status with server-side apply, as the field manager network-controller,
-// and reports whether the Ready condition itself changed (status, reason
-// or message). It writes nothing when the status already says the same
-// thing, which is what makes a resync of an in-sync cluster free for the
-// API server.
-//
-// Server-side apply is what lets the controller and users write the same
-// object without clobbering each other: the controller owns exactly the
-// fields it applies (its conditions, observedGeneration and the observed
-// fields) and nothing else, and it needs no resourceVersion, so it never
-// fails with a conflict against a concurrent spec change. A condition it
-// applied before and leaves out now (Reconciling, once Ready) is removed.
+// applyStatus applies cond (Ready), its kstatus companions and what
+// Neutron holds to network's status with server-side apply, and reports
+// whether Ready itself changed. It writes nothing when status already says
+// the same, so a resync of an in-sync cluster is free for the API server.
+// Why server-side apply: docs/learn/07-status-conditions-apply.md.
 func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv1.Network, cond metav1.Condition, obs reconcile.Observed) (condChanged bool, _ error) {
 	ac, condChanged := reconcile.StatusApply(network, cond, obs)
 	if ac == nil {
@@ -522,11 +503,9 @@ func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv1.Netwo
 	return condChanged, nil
 }
 
-// finalizerFieldManager owns the finalizer. It is not the status's manager:
-// the API server keeps a manager's fields of the main resource and of the
-// status subresource apart, but not every implementation does (client-go's
-// fake tracker does not), and with one name an apply of the status would
-// then withdraw the finalizer.
+// finalizerFieldManager owns the finalizer, apart from the status's
+// manager: client-go's fake tracker, unlike the API server, does not keep a
+// manager's fields of status and main resource apart.
 const finalizerFieldManager = controllerAgentName + "-finalizer"
 
 // setFinalizer adds (present) or removes the controller's finalizer with

@@ -266,7 +266,7 @@ func run(ctx context.Context, opts options) error {
 	var workNetworks clientset.Interface = networkClient
 	if opts.leaderElection.LeaderElect {
 		fence = &leader.Fence{}
-		if workKube, workNetworks, err = fencedClients(cfg, fence); err != nil {
+		if workKube, workNetworks, err = fencedClients(cfg, fence.Check); err != nil {
 			return err
 		}
 	}
@@ -321,12 +321,12 @@ func run(ctx context.Context, opts options) error {
 	return leader.Run(ctx, kubeClient, opts.leaderElection, watchdog, fence, work, func() { ready.set(true, nil) })
 }
 
-// fencedClients are clients of cfg that send no write while fence
-// refuses (leader.Fence.WrapTransport), each refusal counted in
+// fencedClients are clients of cfg that send no write while check (the
+// fence) refuses (leader.WrapTransport), each refusal counted in
 // network_controller_writes_fenced_total{to="apiserver"}.
-func fencedClients(cfg *rest.Config, fence *leader.Fence) (kubernetes.Interface, clientset.Interface, error) {
+func fencedClients(cfg *rest.Config, check func() error) (kubernetes.Interface, clientset.Interface, error) {
 	fenced := rest.CopyConfig(cfg)
-	fenced.Wrap(fence.WrapTransport(metrics.WritesFenced.WithLabelValues(metrics.FencedAPIServer).Inc))
+	fenced.Wrap(leader.WrapTransport(check, metrics.WritesFenced.WithLabelValues(metrics.FencedAPIServer).Inc))
 	kube, err := kubernetes.NewForConfig(fenced)
 	if err != nil {
 		return nil, nil, fmt.Errorf("building the fenced kubernetes clientset: %w", err)

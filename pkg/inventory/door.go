@@ -36,7 +36,7 @@ var ErrListPending = errors.New("a request of this Network went unanswered; wait
 // ErrFenced is what a write returns while this replica cannot prove it
 // still leads (Options.Fence): another replica may have taken over while
 // this one was frozen or cut off, and acts on a fresher view of Neutron.
-// It is the API server's refusal too (leader.Fence.WrapTransport).
+// It is the API server's refusal too (leader.WrapTransport).
 var ErrFenced = leader.ErrFenced
 
 // ErrNotOurs is what a write to a resource the store does not hold for

@@ -12,21 +12,21 @@ import (
 var ErrFenced = errors.New("this replica cannot prove it still holds the leader Lease")
 
 // WrapTransport returns a wrapper for the transport of the clients a
-// leader writes to the API server with (rest.Config.Wrap): while Check
-// refuses, every request that may write (any method but GET, HEAD and
+// leader writes to the API server with (rest.Config.Wrap): while check (a
+// Fence's Check) refuses, every request that may write (any method but GET, HEAD and
 // OPTIONS; a list and a watch are GETs) fails with ErrFenced before it is
 // sent, and refused is called. So a leader frozen past its lease writes
 // nothing to the API server, whichever code would have written: status,
 // finalizers, owned objects, Events, kept credentials. The client that
 // renews the Lease itself must not be wrapped.
-func (f *Fence) WrapTransport(refused func()) func(http.RoundTripper) http.RoundTripper {
+func WrapTransport(check func() error, refused func()) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 			switch req.Method {
 			case http.MethodGet, http.MethodHead, http.MethodOptions:
 				return next.RoundTrip(req)
 			}
-			if err := f.Check(); err != nil {
+			if err := check(); err != nil {
 				if req.Body != nil {
 					req.Body.Close() // a RoundTripper closes the body, even on error
 				}

@@ -52,7 +52,7 @@ func TestAFencedTransportSendsReadsButNoWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			arrived = nil
 			var refused atomic.Int64
-			client := &http.Client{Transport: tc.fence.WrapTransport(func() { refused.Add(1) })(http.DefaultTransport)}
+			client := &http.Client{Transport: WrapTransport(tc.fence.Check, func() { refused.Add(1) })(http.DefaultTransport)}
 			for _, m := range methods {
 				req, err := http.NewRequest(m, server.URL, strings.NewReader("{}"))
 				if err != nil {
