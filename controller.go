@@ -11,14 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -105,8 +103,10 @@ type Controller struct {
 	networksSynced cache.InformerSynced
 	// configMapsLister reads the ConfigMaps Networks publish into
 	// (spec.writeConfigMapToRef), the objects the controller owns.
-	configMapsLister corelisters.ConfigMapLister
 	configMapsSynced cache.InformerSynced
+	// configMaps publishes into them: create, repair, refuse what is not
+	// the Network's (pkg/configmap).
+	configMaps configmap.Publisher
 
 	// projects hand each Network the reconciler of its OpenStack project.
 	projects Projects
@@ -143,9 +143,10 @@ func NewController(
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
-		configMapsLister: configMapInformer.Lister(),
 		configMapsSynced: configMapInformer.Informer().HasSynced,
-		projects:         projects,
+		configMaps: configmap.Publisher{Client: kubeclientset.CoreV1(), Lister: configMapInformer.Lister(),
+			FieldManager: controllerAgentName, Recorder: recorder},
+		projects: projects,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			rateLimiter(opts.MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
@@ -379,56 +380,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 	}
 	out := r.Reconcile(ctx, network)
 	res := c.record(ctx, network, out)
-	if err := c.syncConfigMap(ctx, network, out.Observed); err != nil {
+	if err := c.configMaps.Sync(ctx, network, out.Observed); err != nil {
 		return failed(errors.Join(res.err, err))
 	}
 	return res
 }
-
-// syncConfigMap makes the ConfigMap network publishes into hold what obs
-// says, as sample-controller's syncHandler does its Deployment: created
-// when missing, with network as its controller; updated when it differs;
-// and never written when it exists and network does not control it. A
-// ConfigMap network controls under a name it no longer gives is deleted.
-func (c *Controller) syncConfigMap(ctx context.Context, network *samplecrdv1.Network, obs reconcile.Observed) error {
-	configMaps := c.kubeclientset.CoreV1().ConfigMaps(network.Namespace)
-	want := configmap.For(network, obs)
-	all, err := c.configMapsLister.ConfigMaps(network.Namespace).List(labels.Everything())
-	if err != nil {
-		return fmt.Errorf("listing ConfigMaps from the cache: %w", err)
-	}
-	for _, stale := range configmap.Stale(all, network, want) {
-		if err := configMaps.Delete(ctx, stale.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &stale.UID}}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting ConfigMap %s, which the Network no longer names: %w", stale.Name, err)
-		}
-	}
-	if want == nil {
-		return nil
-	}
-	existing, err := c.configMapsLister.ConfigMaps(network.Namespace).Get(want.Name)
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = configMaps.Create(ctx, want, metav1.CreateOptions{FieldManager: controllerAgentName})
-	case err != nil:
-	case !metav1.IsControlledBy(existing, network):
-		msg := fmt.Sprintf("ConfigMap %s exists and is not controlled by this Network: it is left as it is; delete it, or name another in spec.writeConfigMapToRef", want.Name)
-		c.recorder.Event(network, corev1.EventTypeWarning, reasonConfigMapNotControlled, msg)
-		return errors.New(msg)
-	case !configmap.UpToDate(existing, want):
-		repaired := existing.DeepCopy()
-		repaired.Data, repaired.BinaryData = want.Data, nil
-		_, err = configMaps.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controllerAgentName})
-	}
-	if err != nil {
-		return fmt.Errorf("publishing into ConfigMap %s: %w", want.Name, err)
-	}
-	return nil
-}
-
-// reasonConfigMapNotControlled is the Warning Event of a Network whose
-// ConfigMap's name is taken by one it does not control:
-// sample-controller's ErrResourceExists.
-const reasonConfigMapNotControlled = "ConfigMapNotControlled"
 
 // handleObject queues the Network that controls obj, a ConfigMap that was
 // made, changed or deleted, so that an edit by hand is repaired at once,

@@ -135,7 +135,7 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 		t.Fatal(err)
 	}
 	c.networksSynced = func() bool { return true }
-	c.recorder = f.recorder
+	c.recorder, c.configMaps.Recorder = f.recorder, f.recorder
 	for _, n := range networks {
 		if err := factory.Samplecrd().V1().Networks().Informer().GetIndexer().Add(n); err != nil {
 			t.Fatal(err)

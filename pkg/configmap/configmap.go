@@ -1,16 +1,25 @@
 // Package configmap is what a Network publishes into the ConfigMap it names
 // (spec.writeConfigMapToRef): the object the controller owns, in the way
-// sample-controller's Foo owns its Deployment. The controller's
-// syncConfigMap and handleObject use it; this package decides only what
-// the ConfigMap holds and which ConfigMaps are the Network's.
+// sample-controller's Foo owns its Deployment. The controller watches
+// ConfigMaps and queues their Network (handleObject); Publisher.Sync is
+// the owned object's half of a sync; the rest decides what the ConfigMap
+// holds and which ConfigMaps are the Network's.
 package configmap
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
@@ -93,4 +102,65 @@ func StripForCache(obj any) (any, error) {
 		cm.Data, cm.BinaryData = nil, nil
 	}
 	return cm, nil
+}
+
+// ReasonNotControlled is the Warning Event of a Network whose ConfigMap's
+// name is taken by one it does not control: sample-controller's
+// ErrResourceExists.
+const ReasonNotControlled = "ConfigMapNotControlled"
+
+// Publisher keeps the ConfigMap each Network names holding what Neutron
+// holds: the owned object's half of a sync.
+type Publisher struct {
+	// Client writes ConfigMaps; Lister reads them from the informer's
+	// cache; FieldManager names the writer.
+	Client       corev1client.ConfigMapsGetter
+	Lister       corelisters.ConfigMapLister
+	FieldManager string
+	// Recorder records the Warning of a ConfigMap that is not the
+	// Network's.
+	Recorder record.EventRecorder
+}
+
+// Sync makes the ConfigMap network publishes into hold what obs says, as
+// sample-controller's syncHandler does its Deployment: created when
+// missing, with network as its controller; updated when it differs, with
+// the cached object's resourceVersion, so that a concurrent change fails
+// the update instead of being overwritten; and never written when it
+// exists and network does not control it. A ConfigMap network controls
+// under a name it no longer gives is deleted, with a UID precondition.
+func (p Publisher) Sync(ctx context.Context, network *samplecrdv1.Network, obs reconcile.Observed) error {
+	configMaps := p.Client.ConfigMaps(network.Namespace)
+	want := For(network, obs)
+	all, err := p.Lister.ConfigMaps(network.Namespace).List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing ConfigMaps from the cache: %w", err)
+	}
+	for _, stale := range Stale(all, network, want) {
+		err := configMaps.Delete(ctx, stale.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &stale.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting ConfigMap %s, which the Network no longer names: %w", stale.Name, err)
+		}
+	}
+	if want == nil {
+		return nil
+	}
+	existing, err := p.Lister.ConfigMaps(network.Namespace).Get(want.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = configMaps.Create(ctx, want, metav1.CreateOptions{FieldManager: p.FieldManager})
+	case err != nil:
+	case !metav1.IsControlledBy(existing, network):
+		msg := fmt.Sprintf("ConfigMap %s exists and is not controlled by this Network: it is left as it is; delete it, or name another in spec.writeConfigMapToRef", want.Name)
+		p.Recorder.Event(network, corev1.EventTypeWarning, ReasonNotControlled, msg)
+		return errors.New(msg)
+	case !UpToDate(existing, want):
+		repaired := existing.DeepCopy()
+		repaired.Data, repaired.BinaryData = want.Data, nil
+		_, err = configMaps.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: p.FieldManager})
+	}
+	if err != nil {
+		return fmt.Errorf("publishing into ConfigMap %s: %w", want.Name, err)
+	}
+	return nil
 }
