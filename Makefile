@@ -95,6 +95,7 @@ e2e-node: controlplane packages images ## Run the in-cluster e2e suite: the imag
 	$(GO) test -count=1 -timeout 20m -v ./test/e2enode/...
 
 N ?= 100
+FAILOVER_N ?= 10
 WORKERS ?= 8
 BENCH_FLAGS ?=
 
@@ -115,6 +116,10 @@ soak-short: controlplane packages ## The soak of make test: 90 s, a fault 5 s af
 
 INJECTOR_N ?= 500
 CONCURRENCY ?= 1,8,32
+
+.PHONY: bench-failover
+bench-failover: controlplane packages ## Measure how long a standby takes to lead after the leader is killed or frozen, with the deployment's leader-election flags (FAILOVER_N=10 each).
+	$(GO) run ./test/bench/failover -n $(FAILOVER_N)
 
 .PHONY: bench-injector
 bench-injector: controlplane ## Measure the webhook's admission latency through the real API server (INJECTOR_N=500 CONCURRENCY=1,8,32).
