@@ -79,6 +79,7 @@ func run(ctx context.Context, c config) error {
 	}
 	start := func() (*replica, error) { return startReplica(ctx, stack, binary, c) }
 	results := map[string][]time.Duration{}
+	names := map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGSTOP: "SIGSTOP"}
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
 		a, err := start()
 		if err != nil {
@@ -111,8 +112,8 @@ func run(ctx context.Context, c config) error {
 				return fmt.Errorf("%s, takeover %d: %w", sig, i, err)
 			}
 			took := time.Since(stopped)
-			results[sig.String()] = append(results[sig.String()], took)
-			fmt.Fprintf(os.Stderr, "failover: %s %d/%d: %.2fs\n", sig, i+1, c.n, took.Seconds())
+			results[names[sig]] = append(results[names[sig]], took)
+			fmt.Fprintf(os.Stderr, "failover: %s %d/%d: %.2fs\n", names[sig], i+1, c.n, took.Seconds())
 			leader.proc.Kill() // a frozen one too: SIGKILL needs no thaw
 			leader = standby
 		}
@@ -121,7 +122,7 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("\nTakeover after the leader stops, --leader-elect-lease-duration=%v --leader-elect-renew-deadline=%v --leader-elect-retry-period=%v, %d each:\n\n", c.lease, c.renew, c.retry, c.n)
 	fmt.Println("| signal | min | median | p90 | max |")
 	fmt.Println("| --- | --- | --- | --- | --- |")
-	for _, sig := range []string{syscall.SIGKILL.String(), syscall.SIGSTOP.String()} {
+	for _, sig := range []string{"SIGKILL", "SIGSTOP"} {
 		d := results[sig]
 		slices.Sort(d)
 		fmt.Printf("| %s | %s | %s | %s | %s |\n", sig, secs(d[0]), secs(d[len(d)/2]), secs(d[(len(d)*9)/10-boolInt(len(d)%10 == 0)]), secs(d[len(d)-1]))
