@@ -91,8 +91,6 @@ type Projects interface {
 // put keys on a rate-limited work queue, and workers take them off and call
 // syncHandler, which compares desired and actual state and acts.
 type Controller struct {
-	// kubeclientset talks to the core API (Events).
-	kubeclientset kubernetes.Interface
 	// networkclientset talks to the samplecrd.k8s.io API.
 	networkclientset clientset.Interface
 
@@ -101,8 +99,8 @@ type Controller struct {
 	// returns are shared with the cache and must never be modified.
 	networksLister listers.NetworkLister
 	networksSynced cache.InformerSynced
-	// configMapsLister reads the ConfigMaps Networks publish into
-	// (spec.writeConfigMapToRef), the objects the controller owns.
+	// configMapsSynced says the informer of the objects the controller
+	// owns, the ConfigMaps Networks publish into, has synced.
 	configMapsSynced cache.InformerSynced
 	// configMaps publishes into them: create, repair, refuse what is not
 	// the Network's (pkg/configmap).
@@ -139,7 +137,6 @@ func NewController(
 	recorder := eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 
 	c := &Controller{
-		kubeclientset:    kubeclientset,
 		networkclientset: networkclientset,
 		networksLister:   networkInformer.Lister(),
 		networksSynced:   networkInformer.Informer().HasSynced,
