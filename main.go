@@ -57,6 +57,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/events"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
+	"github.com/samplecrd/network-controller/pkg/importer"
 	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/leader"
@@ -113,8 +114,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 400, "Burst allowed above --kube-api-qps.")
 
 	fs.StringVar(&o.namespace, "namespace", "", "Only manage the Networks of this namespace (default: all namespaces).")
-	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth, e.g. http://127.0.0.1:9696/ (tests, and the operator's view in the local stack). When empty, the normal case, the controller authenticates to Keystone with the cloud of --os-cloud.")
-	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml ($OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack/, /etc/openstack/) to authenticate to Keystone with; empty means $OS_CLOUD. Password and application-credential clouds both work; tokens are renewed when they expire.")
+	o.addCloudFlags(fs)
 	fs.DurationVar(&o.cloudReload, "cloud-reload-interval", 10*time.Second, "How often clouds.yaml is read again. When it changed (a Secret updated in place), the controller authenticates with the new one without a restart.")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "This cluster's identity in the ownership mark written into the description of every Neutron resource the controller makes: a DNS-1123 label. Empty (the default) means the UID of the kube-system namespace, which no other cluster has. Set it only to keep the mark of an earlier install (the old default was \"kubernetes\"); see docs/ownership.md.")
 	fs.StringSliceVar(&o.adoptionNamespaces, "adoption-namespaces", nil, "Deprecated: a TenantPolicy with adoption: true grants adoption. Namespaces whose Networks may adopt an existing Neutron network of their project with spec.adopt, beside what TenantPolicies grant; \"*\" for all. Default none.")
@@ -124,9 +124,6 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.maxOrphansPerList, "max-orphans-per-list", 50, "Most Networks' orphaned Neutron resources collected per list of Neutron; the rest wait for the next list, and a Warning Event on their namespace says so.")
 	fs.IntVar(&o.maxCredentials, "max-cloud-credentials", 256, "Most namespaces' cloud credentials (spec.cloudCredentialsRef) held at once, each with its Neutron client and its project's inventory; beyond it the least recently used is let go, and built again when a Network needs it.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks, subnets and routers anew, which is how changes made outside it are noticed.")
-	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
-	fs.Float64Var(&o.neutronQPS, "neutron-qps", 20, "Client-side rate limit of requests to Neutron, per second. Beside it, a 429 (or a 503 with Retry-After) from Neutron pauses all requests for the time it names, and the refused request is sent again.")
-	fs.IntVar(&o.neutronBurst, "neutron-burst", 40, "Burst allowed above --neutron-qps.")
 	fs.Float32Var(&o.eventLimit.QPS, "event-qps", 50, "Most Events per second written for all Networks together, on average (as the kubelet's flag); beyond it and --event-burst they are dropped and counted in network_controller_events_dropped_total. 0: no limit beyond client-go's per-object one.")
 	fs.IntVar(&o.eventLimit.Burst, "event-burst", 100, "Events allowed at once above --event-qps.")
 	fs.DurationVar(&o.maxRetryDelay, "max-retry-delay", 2*time.Minute, "Cap of the exponential backoff of a Network whose sync failed (Neutron unavailable, over quota, a delete blocked by ports): the longest it takes to notice the cause is gone. Neutron's refusals of an invalid request are retried every 5 minutes instead, or at once when the Network changes.")
@@ -148,6 +145,16 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address, unless --metrics-secure.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics (and the profiler) over HTTPS, with a self-signed certificate, to callers the API server authenticates (TokenReview) and authorizes to get the path (SubjectAccessReview), as kube-controller-manager's secure port does; needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
+}
+
+// addCloudFlags adds the flags that say which Neutron to talk to, and how:
+// the controller's, and import's.
+func (o *options) addCloudFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.neutronEndpoint, "neutron-endpoint", "", "URL of a neutron-server that runs with auth_strategy = noauth, e.g. http://127.0.0.1:9696/ (tests, and the operator's view in the local stack). When empty, the normal case, the controller authenticates to Keystone with the cloud of --os-cloud.")
+	fs.StringVar(&o.osCloud, "os-cloud", "", "Name of the cloud in clouds.yaml ($OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack/, /etc/openstack/) to authenticate to Keystone with; empty means $OS_CLOUD. Password and application-credential clouds both work; tokens are renewed when they expire.")
+	fs.DurationVar(&o.neutronTimeout, "neutron-timeout", 30*time.Second, "Timeout of one Neutron request.")
+	fs.Float64Var(&o.neutronQPS, "neutron-qps", 20, "Client-side rate limit of requests to Neutron, per second. Beside it, a 429 (or a 503 with Retry-After) from Neutron pauses all requests for the time it names, and the refused request is sent again.")
+	fs.IntVar(&o.neutronBurst, "neutron-burst", 40, "Burst allowed above --neutron-qps.")
 }
 
 func (o *options) validate() error {
@@ -173,6 +180,9 @@ func (o *options) validate() error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "import" {
+		os.Exit(importNetworks(os.Args[2:]))
+	}
 	var opts options
 	opts.addFlags(pflag.CommandLine)
 	logOpts := logging.AddFlags(pflag.CommandLine)
@@ -207,6 +217,43 @@ func main() {
 	}
 	logger.Info("Shut down cleanly")
 	klog.Flush()
+}
+
+// importNetworks is `network-controller import`: it prints a Network
+// manifest that adopts each network of the cloud's project that a Network
+// can manage, and on stderr why it skips each other (pkg/importer). It
+// only reads Neutron. It returns the exit code.
+func importNetworks(args []string) int {
+	fs := pflag.NewFlagSet("network-controller import", pflag.ContinueOnError)
+	var opts options
+	opts.addCloudFlags(fs)
+	names := fs.StringArray("name", nil, "Import only the networks whose Neutron name matches this pattern (path.Match: *, ?, [...]); repeat for several. Default: every network.")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "Usage: network-controller import [flags] > networks.yaml\n\nPrints a Network that adopts each network of the cloud's project a Network can manage; apply it with kubectl in a namespace a TenantPolicy grants adoption (docs/import.md).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	// A Session's other settings, which only a long-running controller
+	// needs: one clouds.yaml reading, a patient backoff.
+	opts.cloudReload, opts.maxRetryDelay = time.Hour, 2*time.Minute
+	client, _, _, err := newNeutronClient(opts, &neutron.Reachability{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "network-controller import: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	candidates, err := importer.Candidates(ctx, client, *names)
+	if err == nil {
+		err = importer.Write(os.Stdout, os.Stderr, candidates)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "network-controller import: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 func run(ctx context.Context, opts options) error {

@@ -26,6 +26,12 @@ help() {
 	help .
 	echo '```'
 	echo
+	echo "## network-controller import"
+	echo
+	echo '```'
+	"${tmp}/bin" import --help 2>&1 || true
+	echo '```'
+	echo
 	echo "## envoy-injector"
 	echo
 	echo '```'

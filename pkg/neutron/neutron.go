@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/subnetpools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
@@ -31,6 +32,9 @@ type Network struct {
 	Status string
 	// ProjectID is the project that holds the network.
 	ProjectID string
+	// Shared says every project may use it; External that it is an
+	// external network (router:external), the cloud's way out.
+	Shared, External bool
 }
 
 // Subnet is the part of a Neutron subnet the controller reads.
@@ -199,7 +203,8 @@ type NetworkUpdate struct {
 // a refusal that retrying unchanged will not fix; anything else may be.
 type Interface interface {
 	// ListNetworks and ListSubnets list the resources whose description is
-	// exactly description (Neutron does the filtering) and hand them to
+	// exactly description (Neutron does the filtering), every one of the
+	// client's project for "" (only to import them), and hand them to
 	// visit a page at a time, as Neutron answers: a list of 100,000 holds
 	// one page of them, not all. An error from visit ends the list and is
 	// returned. visit may be handed a resource twice (a page read again
@@ -291,6 +296,7 @@ func (g *Gophercloud) ListNetworks(ctx context.Context, description string, visi
 type networkWithMTU struct {
 	networks.Network
 	mtu.NetworkMTUExt
+	external.NetworkExternalExt
 }
 
 // ListSubnets lists the subnets whose description is exactly description.
@@ -549,7 +555,8 @@ func (g *Gophercloud) PortsOf(ctx context.Context, networkID, description string
 }
 
 func networkFrom(n networkWithMTU) Network {
-	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status, ProjectID: n.ProjectID}
+	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status, ProjectID: n.ProjectID,
+		Shared: n.Shared, External: n.External}
 }
 
 func subnetFrom(s subnets.Subnet) Subnet {

@@ -25,7 +25,7 @@ var layers = [][]string{
 	{"pkg/metrics", "pkg/orphans", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events", "pkg/policy"},
 	{"pkg/neutron"},
 	{"pkg/neutron/fake", "pkg/desired", "pkg/tenancy"},
-	{"pkg/inventory"},
+	{"pkg/inventory", "pkg/importer"},
 	{"pkg/reconcile"},
 	{"pkg/collector", "pkg/configmap"},
 	{"pkg/projects"},

@@ -102,6 +102,16 @@ func (f *Neutron) AddNetwork(name, description string) string {
 	return f.storeNetwork(name, description).ID
 }
 
+// ShareNetwork makes network id shared with every project, as an
+// administrator would.
+func (f *Neutron) ShareNetwork(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.networks[id]
+	n.Shared = true
+	f.networks[id] = n
+}
+
 // AddSubnet stores a subnet as if something had made it before the test,
 // and returns its ID. It does not check for overlaps.
 func (f *Neutron) AddSubnet(networkID, name, description, cidr, gateway string) string {
@@ -411,7 +421,9 @@ func (f *Neutron) ListNetworks(_ context.Context, description string, visit func
 		f.mu.Unlock()
 		return err
 	}
-	nets := filter(sortedValues(f.networks), func(n neutron.Network) bool { return n.Description == description && f.visible(n.ID) })
+	nets := filter(sortedValues(f.networks), func(n neutron.Network) bool {
+		return (description == "" || n.Description == description) && f.visible(n.ID)
+	})
 	f.mu.Unlock()
 	return inPages(nets, visit)
 }
@@ -422,7 +434,9 @@ func (f *Neutron) ListSubnets(_ context.Context, description string, visit func(
 		f.mu.Unlock()
 		return err
 	}
-	subs := filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.Description == description && f.visible(s.ID) })
+	subs := filter(sortedValues(f.subnets), func(s neutron.Subnet) bool {
+		return (description == "" || s.Description == description) && f.visible(s.ID)
+	})
 	f.mu.Unlock()
 	return inPages(subs, visit)
 }
