@@ -64,6 +64,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/logging"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/plan"
 	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/projects"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
@@ -117,8 +118,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	o.addCloudFlags(fs)
 	fs.DurationVar(&o.cloudReload, "cloud-reload-interval", 10*time.Second, "How often clouds.yaml is read again. When it changed (a Secret updated in place), the controller authenticates with the new one without a restart.")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "This cluster's identity in the ownership mark written into the description of every Neutron resource the controller makes: a DNS-1123 label. Empty (the default) means the UID of the kube-system namespace, which no other cluster has. Set it only to keep the mark of an earlier install (the old default was \"kubernetes\"); see docs/ownership.md.")
-	fs.StringSliceVar(&o.adoptionNamespaces, "adoption-namespaces", nil, "Deprecated: a TenantPolicy with adoption: true grants adoption. Namespaces whose Networks may adopt an existing Neutron network of their project with spec.adopt, beside what TenantPolicies grant; \"*\" for all. Default none.")
-	fs.StringSliceVar(&o.externalNetworks, "router-external-networks", nil, "Deprecated: a TenantPolicy's externalNetworks grants them. External networks, by name or ID, on which a Network of any namespace may have a router of its own (spec.router.externalNetwork), beside what TenantPolicies grant. Default none.")
+	o.addGrantFlags(fs)
 	fs.BoolVar(&o.orphanCollection, "orphan-collection", true, "Delete the Neutron resources of this cluster whose Network is gone (a finalizer removed by hand, a create that completed late). Off, they are only counted (network_controller_orphans_held_back_total).")
 	fs.DurationVar(&o.orphanGracePeriod, "orphan-grace-period", 2*time.Minute, "How long Neutron resources must have been seen without their Network, by two lists of Neutron, before they are collected (after a live read of the API server confirms the Network is gone).")
 	fs.IntVar(&o.maxOrphansPerList, "max-orphans-per-list", 50, "Most Networks' orphaned Neutron resources collected per list of Neutron; the rest wait for the next list, and a Warning Event on their namespace says so.")
@@ -157,6 +157,13 @@ func (o *options) addCloudFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.neutronBurst, "neutron-burst", 40, "Burst allowed above --neutron-qps.")
 }
 
+// addGrantFlags adds the deprecated grants beside TenantPolicies: the
+// controller's, and plan's, which must decide as the controller does.
+func (o *options) addGrantFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.adoptionNamespaces, "adoption-namespaces", nil, "Deprecated: a TenantPolicy with adoption: true grants adoption. Namespaces whose Networks may adopt an existing Neutron network of their project with spec.adopt, beside what TenantPolicies grant; \"*\" for all. Default none.")
+	fs.StringSliceVar(&o.externalNetworks, "router-external-networks", nil, "Deprecated: a TenantPolicy's externalNetworks grants them. External networks, by name or ID, on which a Network of any namespace may have a router of its own (spec.router.externalNetwork), beside what TenantPolicies grant. Default none.")
+}
+
 func (o *options) validate() error {
 	if o.neutronQPS <= 0 || o.neutronBurst < 1 {
 		return fmt.Errorf("--neutron-qps must be above 0 and --neutron-burst at least 1, got %g and %d", o.neutronQPS, o.neutronBurst)
@@ -180,8 +187,13 @@ func (o *options) validate() error {
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "import" {
-		os.Exit(importNetworks(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "import":
+			os.Exit(importNetworks(os.Args[2:]))
+		case "plan":
+			os.Exit(planNetworks(os.Args[2:]))
+		}
 	}
 	var opts options
 	opts.addFlags(pflag.CommandLine)
@@ -254,6 +266,172 @@ func importNetworks(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// planNetworks is `network-controller plan`: for each Network of the
+// manifests, the requests a sync would send to Neutron and the condition
+// the controller would then report (pkg/plan). It writes nothing. It
+// returns the exit code: 1 when a Network would be refused.
+func planNetworks(args []string) int {
+	fs := pflag.NewFlagSet("network-controller plan", pflag.ContinueOnError)
+	var opts options
+	fs.StringVar(&opts.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
+	fs.StringVar(&opts.clusterName, "cluster-name", "", "The controller's --cluster-name: the mark that says which Neutron resources are this cluster's.")
+	opts.addCloudFlags(fs)
+	opts.addGrantFlags(fs)
+	files := fs.StringArrayP("filename", "f", nil, "A file of Network manifests, as kubectl apply -f takes it, or - for standard input; repeat for several. Other kinds are skipped.")
+	namespace := fs.StringP("namespace", "n", metav1.NamespaceDefault, "The namespace of the Networks whose manifest names none.")
+	output := fs.StringP("output", "o", "text", "text, or json for a pipeline.")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "Usage: network-controller plan -f network.yaml [flags]\n\nPrints the Neutron requests the controller would send to make Neutron match each Network, and the condition it would report, without writing anything; exits 1 when one would be refused (docs/plan.md).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if len(*files) == 0 || (*output != "text" && *output != "json") {
+		fs.Usage()
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	results, err := runPlan(ctx, opts, *files, *namespace)
+	if err == nil {
+		write := plan.WriteText
+		if *output == "json" {
+			write = plan.WriteJSON
+		}
+		err = write(os.Stdout, results)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "network-controller plan: %v\n", err)
+		return 2
+	}
+	for _, r := range results {
+		if r.Refused {
+			return 1
+		}
+	}
+	return 0
+}
+
+// runPlan plans the Networks of files through the controller's own
+// policy, projects, door and reconciler, on the live cluster and cloud:
+// its API server clients send only reads and dry runs (plan.ReadOnly), and
+// each project's Neutron client is a plan.DryRun.
+func runPlan(ctx context.Context, opts options, files []string, namespace string) ([]plan.Result, error) {
+	networks, err := readManifests(files, namespace)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("building the API server client configuration: %w", err)
+	}
+	cfg.Wrap(plan.ReadOnly)
+	cfg.UserAgent = controllerAgentName + "-plan"
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	networkClient, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mark, err := clusterMark(ctx, kubeClient, opts.clusterName)
+	if err != nil {
+		return nil, err
+	}
+	// A Session's other settings, which only a long-running controller
+	// needs: one clouds.yaml reading, a patient backoff.
+	opts.cloudReload, opts.maxRetryDelay, opts.maxCredentials = time.Hour, 2*time.Minute, 256
+	neutronClient, ownCloud, _, err := newNeutronClient(opts, &neutron.Reachability{})
+	if err != nil {
+		return nil, err
+	}
+	dryRuns := map[tenancy.Key]*plan.DryRun{}
+	registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
+		own: neutronClient, ownCloud: ownCloud, reach: &neutron.Reachability{},
+		wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
+			dryRuns[key] = plan.NewDryRun(client)
+			return dryRuns[key]
+		}})
+	clusterFactory := informers.NewSharedInformerFactory(networkClient, 0)
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+	grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
+		policy.Defaults{AdoptionNamespaces: opts.adoptionNamespaces, ExternalNetworks: opts.externalNetworks})
+	// The projects' informer of Networks is never started: a plan asks
+	// them For, which reads none.
+	set, err := projects.New(informers.NewSharedInformerFactory(networkClient, 0).Samplecrd().V1().Networks(), registry,
+		projects.Options{Policy: grants})
+	if err != nil {
+		return nil, err
+	}
+	// The informers stop when the plan is done: Shutdown waits for them.
+	defer clusterFactory.Shutdown()
+	defer kubeFactory.Shutdown()
+	informing, done := context.WithCancel(ctx)
+	defer done()
+	clusterFactory.Start(informing.Done())
+	kubeFactory.Start(informing.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), grants.HasSynced) {
+		return nil, errors.New("the TenantPolicy and Namespace caches did not sync")
+	}
+	// Each project is listed once, as the controller lists it before its
+	// workers start; a failed list is the Preflight refusal it would be.
+	registry.Start(ctx, func(ctx context.Context, _ tenancy.Key, p *projects.Project) { _, _ = p.Inventory.Refresh(ctx) })
+	project := func(ctx context.Context, network *samplecrdv1.Network) (plan.Reconciler, *plan.DryRun, error) {
+		r, err := set.For(ctx, network)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, dryRuns[tenancy.KeyOf(network)], nil
+	}
+	var results []plan.Result
+	for _, n := range networks {
+		stored, exists, err := plan.Admit(ctx, networkClient, n)
+		if errors.Is(err, plan.ErrAPIServerRefused) {
+			results = append(results, plan.Result{Network: n.Namespace + "/" + n.Name, Exists: exists, Requests: []plan.Request{}, Refused: true,
+				Condition: &metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(metav1.StatusReasonInvalid), Message: err.Error()}})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, plan.Sync(ctx, stored, exists, project))
+	}
+	return results, nil
+}
+
+// readManifests reads the Networks of files ("-": standard input), each
+// in namespace unless it names its own; it says on stderr which other
+// objects it skips.
+func readManifests(files []string, namespace string) ([]*samplecrdv1.Network, error) {
+	var out []*samplecrdv1.Network
+	for _, name := range files {
+		f := os.Stdin
+		if name != "-" {
+			var err error
+			if f, err = os.Open(name); err != nil {
+				return nil, err
+			}
+		}
+		networks, others, err := plan.ReadNetworks(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, o := range others {
+			fmt.Fprintf(os.Stderr, "%s: skipped %s: plan reads Networks only\n", name, o)
+		}
+		for _, n := range networks {
+			if n.Namespace == "" {
+				n.Namespace = namespace
+			}
+		}
+		out = append(out, networks...)
+	}
+	return out, nil
 }
 
 func run(ctx context.Context, opts options) error {
@@ -336,7 +514,11 @@ func run(ctx context.Context, opts options) error {
 		// of its own, as kube-controller-manager's controllers each have.
 		gcEvents := events.NewBroadcaster(ctx, kubeClient, opts.eventLimit, metrics.EventsDropped.Inc)
 		defer gcEvents.Shutdown()
-		set, err := projects.New(networks, newRegistry(opts, mark, kubeClient, networkClient, neutronClient, ownCloud, reach, fence),
+		registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
+			own: neutronClient, ownCloud: ownCloud, reach: reach, fence: fence,
+			// Copies for deletions, in the controller's own namespace.
+			keeper: tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace}})
+		set, err := projects.New(networks, registry,
 			projects.Options{
 				Policy:        grants,
 				Recorder:      gcEvents.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "network-controller-garbage-collector"}),
@@ -393,48 +575,68 @@ func (p projectsOf) For(ctx context.Context, network *samplecrdv1.Network) (Reco
 	return p.Set.For(ctx, network)
 }
 
+// registryParts are what newRegistry builds a registry of projects from.
+type registryParts struct {
+	mark     neutron.Mark
+	kube     kubernetes.Interface
+	networks clientset.Interface
+	// own is the Neutron client of the controller's own cloud, ownCloud
+	// that cloud (nil for --neutron-endpoint), reach its reachability.
+	own      neutron.Interface
+	ownCloud *neutron.Cloud
+	reach    *neutron.Reachability
+	fence    *leader.Fence
+	// keeper keeps each namespace's credentials for deletions; nil keeps
+	// none (a plan, which writes nothing).
+	keeper tenancy.Keeper
+	// wrap, when set, wraps each project's Neutron client: a plan's
+	// DryRun.
+	wrap func(tenancy.Key, neutron.Interface) neutron.Interface
+}
+
 // newRegistry returns the registry of what the controller keeps per
 // OpenStack project, an inventory and a reconciler on it: its own project's
 // on neutronClient, and one per namespace's credentials, each on a Session
 // of its own (pkg/tenancy). It is built anew for each leader term, whose
 // end stops every project's list loop.
-func newRegistry(opts options, mark neutron.Mark, kubeClient kubernetes.Interface, networkClient clientset.Interface,
-	neutronClient neutron.Interface, ownCloud *neutron.Cloud, reach *neutron.Reachability, fence *leader.Fence) *tenancy.Registry[*projects.Project] {
+func newRegistry(opts options, parts registryParts) *tenancy.Registry[*projects.Project] {
 	newProject := func(key tenancy.Key, client neutron.Interface) *projects.Project {
+		if parts.wrap != nil {
+			client = parts.wrap(key, client)
+		}
 		// Readiness speaks for the controller's own cloud: a namespace's
 		// endpoint that does not answer holds its own Networks, not the
 		// leader's /readyz.
 		var ownReach *neutron.Reachability
 		if key == (tenancy.Key{}) {
-			ownReach = reach
+			ownReach = parts.reach
 		}
-		inv := inventory.New(client, mark, inventory.Options{
+		inv := inventory.New(client, parts.mark, inventory.Options{
 			ResyncPeriod: opts.neutronResyncPeriod,
 			// A request whose answer was lost to our own timeout may
 			// still be under way in Neutron; two timeouts cover it.
 			LateCompletionGrace: 2 * opts.neutronTimeout,
 			Reachability:        ownReach,
-			Fence:               fence.Check,
+			Fence:               parts.fence.Check,
 		})
-		return &projects.Project{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, mark, networkClient, reconcile.Options{
+		return &projects.Project{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, parts.mark, parts.networks, reconcile.Options{
 			Namespace:         opts.namespace,
 			CollectOrphans:    opts.orphanCollection,
 			OrphanGracePeriod: opts.orphanGracePeriod,
 			MaxOrphansPerList: opts.maxOrphansPerList,
 		})}
 	}
-	return tenancy.New(newProject(tenancy.Key{}, neutronClient), tenancy.Options[*projects.Project]{
-		Secrets: kubeClient.CoreV1(),
-		Own:     ownCloud,
+	return tenancy.New(newProject(tenancy.Key{}, parts.own), tenancy.Options[*projects.Project]{
+		Secrets: parts.kube.CoreV1(),
+		Own:     parts.ownCloud,
 		Connect: func(cloud *neutron.Cloud) neutron.Interface {
 			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, &neutron.Reachability{})
 		},
 		Build: newProject,
 		// A credential rebuilt (a rotated password) keeps the writes of
 		// the old one that went unanswered: they may still complete.
-		Inherit: func(old, new *projects.Project) { new.Inventory.Inherit(old.Inventory) },
-		// Copies for deletions, in the controller's own namespace.
-		Keeper:      tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace},
+		Inherit:     func(old, new *projects.Project) { new.Inventory.Inherit(old.Inventory) },
+		Keeper:      parts.keeper,
 		Max:         opts.maxCredentials,
 		RereadAfter: opts.cloudReload,
 	})

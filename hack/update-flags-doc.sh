@@ -32,6 +32,12 @@ help() {
 	"${tmp}/bin" import --help 2>&1 || true
 	echo '```'
 	echo
+	echo "## network-controller plan"
+	echo
+	echo '```'
+	"${tmp}/bin" plan --help 2>&1 || true
+	echo '```'
+	echo
 	echo "## envoy-injector"
 	echo
 	echo '```'

@@ -54,11 +54,18 @@ type Subnet struct {
 	IPv6RAMode      string
 }
 
-// HostRoute is a route a subnet's DHCP hands out.
-type HostRoute struct{ Destination, NextHop string }
+// HostRoute is a route a subnet's DHCP hands out. The JSON names are
+// Neutron's, for a plan's output.
+type HostRoute struct {
+	Destination string `json:"destination"`
+	NextHop     string `json:"nexthop"`
+}
 
 // AllocationPool is a range of addresses, both ends included.
-type AllocationPool struct{ Start, End string }
+type AllocationPool struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
 
 // SubnetPool is the part of a Neutron subnet pool the controller reads.
 type SubnetPool struct {

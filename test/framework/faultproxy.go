@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 )
 
@@ -102,6 +103,19 @@ func (p *FaultProxy) Arrivals(method, path string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.arrivals[method+" "+path]
+}
+
+// ArrivalsByMethod is how many requests of each method have reached the
+// proxy, refused or not, whatever their path.
+func (p *FaultProxy) ArrivalsByMethod() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int{}
+	for key, n := range p.arrivals {
+		method, _, _ := strings.Cut(key, " ")
+		out[method] += n
+	}
+	return out
 }
 
 // ClearRefusals ends every refusal: the outage is over.

@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"pkg/neutron/fake", "pkg/desired", "pkg/tenancy"},
 	{"pkg/inventory", "pkg/importer"},
 	{"pkg/reconcile"},
-	{"pkg/collector", "pkg/configmap"},
+	{"pkg/collector", "pkg/configmap", "pkg/plan"},
 	{"pkg/projects"},
 	{"", "cmd/envoy-injector"}, // the root: package main
 }

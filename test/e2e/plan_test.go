@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/plan"
+	"github.com/samplecrd/network-controller/test/framework"
+)
+
+// TestPlanSaysWhatASyncWouldDoAndDoesNothing is issue 36's plan on the
+// real stack: for a Network that does not exist yet, one whose gateway
+// changes and one in sync, `network-controller plan -o json` prints the
+// create of a network and its subnet, the one update of the gateway (from
+// and to) and nothing. It sends Neutron reads only (counted by a proxy in
+// front of it), leaves the API server as it was (no new Network, the
+// others' resourceVersions unchanged), and the controller, once the
+// change is applied for real, sends the one update it said. A range that
+// overlaps another Network's, a spec the API server's CEL refuses and a
+// router no policy grants are refused, each with the controller's reason,
+// and the exit code says so.
+func TestPlanSaysWhatASyncWouldDoAndDoesNothing(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns)
+	cleanupNetworks(t, ns)
+	createNetwork(ctx, t, ns, "in-sync", "10.131.0.0/24", "10.131.0.1")
+	createNetwork(ctx, t, ns, "moved", "10.132.0.0/24", "10.132.0.1")
+	inSync := waitForReady(ctx, t, ns, "in-sync", time.Minute)
+	moved := waitForReady(ctx, t, ns, "moved", time.Minute)
+
+	proxy, err := framework.StartFaultProxy(stack.Neutron.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	runPlan := func(manifests string) ([]plan.Result, int) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, controllerBinary, "plan", "-f", "-", "-n", ns, "-o", "json",
+			"--kubeconfig="+stack.ControlPlane.AdminKubeconfig, "--cluster-name="+c.cluster, "--neutron-endpoint="+proxy.URL)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(manifests), &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("network-controller plan: %v", err)
+		}
+		var results []plan.Result
+		if err := json.Unmarshal(stdout.Bytes(), &results); err != nil {
+			t.Fatalf("plan's JSON: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		}
+		return results, cmd.ProcessState.ExitCode()
+	}
+
+	before := neutronState(ctx, t)
+	results, code := runPlan(manifest("new-one", `{cidr: 10.133.0.0/24}`) + manifest("moved", `{cidr: 10.132.0.0/24, gateway: 10.132.0.254}`) +
+		manifest("in-sync", `{cidr: 10.131.0.0/24, gateway: 10.131.0.1}`))
+	if code != 0 {
+		t.Errorf("plan exited %d for changes that would all be Ready: %+v", code, results)
+	}
+	want := map[string][]string{
+		ns + "/new-one": {"create network", "create subnet: cidr=\"10.133.0.0/24\", gateway=\"10.133.0.1\""},
+		ns + "/moved":   {"update subnet " + moved.Status.SubnetID + ": gateway \"10.132.0.1\" -> \"10.132.0.254\""},
+		ns + "/in-sync": {},
+	}
+	for _, r := range results {
+		if got := summarize(r); !slices.Equal(got, want[r.Network]) || r.Refused || r.Condition.Reason != samplecrdv1.ReasonProvisioned {
+			t.Errorf("%s: plan says %q, then %+v; want %q, then Provisioned", r.Network, got, r.Condition, want[r.Network])
+		}
+		if exists := r.Network != ns+"/new-one"; r.Exists != exists {
+			t.Errorf("%s: exists %v, want %v", r.Network, r.Exists, exists)
+		}
+	}
+	if len(results) != len(want) {
+		t.Errorf("plan printed %d results, want %d", len(results), len(want))
+	}
+
+	// Nothing was written: Neutron was only read, holds what it held,
+	// and the API server holds no new Network and the same two.
+	sent := proxy.ArrivalsByMethod()
+	if sent["GET"] == 0 || len(sent) != 1 {
+		t.Errorf("plan sent Neutron %v, want reads (GET) only", sent)
+	}
+	if after := neutronState(ctx, t); after != before {
+		t.Errorf("Neutron changed during the plan:\nbefore %s\nafter  %s", before, after)
+	}
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "new-one", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the planned Network new-one is in the API server (%v): the dry run stored it", err)
+	}
+	for _, n := range []*samplecrdv1.Network{inSync, moved} {
+		now, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil || now.ResourceVersion != n.ResourceVersion {
+			t.Errorf("%s changed during the plan (resourceVersion %s, was %s; %v)", n.Name, now.ResourceVersion, n.ResourceVersion, err)
+		}
+	}
+
+	// The plan was the controller's word: applied, the gateway move is
+	// the one update it said, on the same subnet.
+	puts := c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "PUT"})
+	moved.Spec.Gateway = "10.132.0.254"
+	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Update(ctx, moved, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "moved", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return n.Status.Gateway == "10.132.0.254" && n.Status.SubnetID == moved.Status.SubnetID, fmt.Sprintf("status %+v", n.Status), nil
+	})
+	if got := c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "PUT"}) - puts; got != 1 {
+		t.Errorf("the controller sent %v updates for the gateway move, the plan said 1", got)
+	}
+
+	// Refusals, each the controller's reason, and exit code 1.
+	results, code = runPlan(manifest("overlapping", `{cidr: 10.131.0.128/25}`) + manifest("outside", `{cidr: 10.134.0.0/24, gateway: 10.135.0.1}`) +
+		manifest("routed", `{cidr: 10.136.0.0/24, router: {name: not-granted}}`))
+	if code != 1 {
+		t.Errorf("plan exited %d for refused changes, want 1", code)
+	}
+	wantReasons := map[string]string{ns + "/overlapping": samplecrdv1.ReasonCIDRConflict, ns + "/outside": "Invalid", ns + "/routed": samplecrdv1.ReasonNotAllowed}
+	for _, r := range results {
+		if !r.Refused || r.Condition == nil || r.Condition.Reason != wantReasons[r.Network] {
+			t.Errorf("%s: refused %v with %+v, want refused with %s", r.Network, r.Refused, r.Condition, wantReasons[r.Network])
+		}
+	}
+	if sent := proxy.ArrivalsByMethod(); len(sent) != 1 {
+		t.Errorf("plan sent Neutron %v, want reads (GET) only", sent)
+	}
+}
+
+// manifest is a Network manifest named name with spec, a YAML document.
+func manifest(name, spec string) string {
+	return fmt.Sprintf("---\napiVersion: samplecrd.k8s.io/v1\nkind: Network\nmetadata:\n  name: %s\nspec: %s\n", name, spec)
+}
+
+// summarize is a result's requests as a test reads them: action, kind,
+// the ID of what an update changes, and the range and gateway it sets.
+func summarize(r plan.Result) []string {
+	out := []string{}
+	for _, req := range r.Requests {
+		line := req.Action + " " + req.Kind
+		if req.Action != "create" {
+			line += " " + req.ID
+		}
+		var fields []string
+		for _, f := range req.Fields {
+			if f.Name != "cidr" && f.Name != "gateway" {
+				continue
+			}
+			if f.From != nil {
+				fields = append(fields, fmt.Sprintf("%s %q -> %q", f.Name, f.From, f.To))
+			} else {
+				fields = append(fields, fmt.Sprintf("%s=%q", f.Name, f.To))
+			}
+		}
+		if len(fields) > 0 {
+			line += ": " + strings.Join(fields, ", ")
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// neutronState is every network and subnet of the stack's Neutron as
+// JSON, with their revisions: any write changes it.
+func neutronState(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	var state []string
+	for _, path := range []string{"networks", "subnets", "ports", "routers"} {
+		var body map[string][]map[string]any
+		if _, err := stack.Neutron.Client.Get(ctx, stack.Neutron.Client.ServiceURL(path)+"?fields=id&fields=revision_number", &body, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range body[path] {
+			state = append(state, fmt.Sprintf("%s %v@%v", path, item["id"], item["revision_number"]))
+		}
+	}
+	slices.Sort(state)
+	return strings.Join(state, "\n")
+}
