@@ -52,16 +52,16 @@ func (e *UnknownError) Error() string { return "the plan cannot tell " + e.What 
 // embedding the client, so that a write added to neutron.Interface fails
 // to compile here rather than pass through.
 //
-// Beside what a create would be refused for by the request alone (the
-// controller's own checks run before it), it refuses as Neutron would a
-// subnet whose range overlaps a subnet it has read (the inventory's: every
-// Network's of this cluster in the project), which Neutron refuses where
-// allow_overlapping_ips is off, its default.
+// Of what Neutron alone could refuse in a write, it refuses a subnet that
+// overlaps another of its network; an overlap with a subnet it has read of
+// another network (the inventory's: every Network's of this cluster in the
+// project) is a warning.
 type DryRun struct {
 	client neutron.Interface
 
 	mu       sync.Mutex
 	requests []Request
+	warnings []string
 	networks map[string]neutron.Network
 	subnets  map[string]neutron.Subnet
 	ports    map[string]neutron.Port
@@ -77,13 +77,14 @@ func NewDryRun(client neutron.Interface) *DryRun {
 		ports: map[string]neutron.Port{}, routers: map[string]neutron.Router{}}
 }
 
-// Take returns the writes recorded since the last Take.
-func (d *DryRun) Take() []Request {
+// Take returns the writes recorded since the last Take, and what was
+// found worth a warning.
+func (d *DryRun) Take() ([]Request, []string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := d.requests
-	d.requests = nil
-	return out
+	requests, warnings := d.requests, d.warnings
+	d.requests, d.warnings = nil, nil
+	return requests, warnings
 }
 
 func (d *DryRun) record(r Request) {
@@ -258,18 +259,25 @@ func (d *DryRun) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (neu
 	return s, nil
 }
 
-// overlap refuses req when its range overlaps a subnet read or planned,
-// with the answer neutron-server gives.
+// overlap refuses req, as neutron-server does, when its range overlaps a
+// subnet of the same network, read or planned. An overlap with a subnet of
+// another network, which neutron-server 21 accepts, is only warned of:
+// the two cannot be routed together.
 func (d *DryRun) overlap(req neutron.SubnetRequest) error {
 	want, err := netip.ParsePrefix(req.CIDR)
 	if err != nil {
 		return nil // the controller's own checks come first; Neutron says the rest
 	}
 	for _, s := range d.subnets {
-		if p, err := netip.ParsePrefix(s.CIDR); err == nil && p.Overlaps(want) {
+		p, err := netip.ParsePrefix(s.CIDR)
+		switch {
+		case err != nil || !p.Overlaps(want):
+		case s.NetworkID == req.NetworkID:
 			return neutron.ErrorForResponse("creating subnet "+req.CIDR+" on network "+req.NetworkID, 400, "InvalidInput", fmt.Sprintf(
-				"Invalid input for operation: Requested subnet with cidr: %s for network: %s overlaps with another subnet (%s, %s).",
-				req.CIDR, req.NetworkID, s.ID, s.CIDR))
+				"Invalid input for operation: Requested subnet with cidr: %s for network: %s overlaps with another subnet.", req.CIDR, req.NetworkID))
+		default:
+			d.warnings = append(d.warnings, fmt.Sprintf("%s overlaps subnet %s (%s) of network %s %q: Neutron accepts it, but the two cannot be routed together",
+				req.CIDR, s.ID, s.CIDR, s.NetworkID, d.networks[s.NetworkID].Name))
 		}
 	}
 	return nil

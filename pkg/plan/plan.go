@@ -42,6 +42,9 @@ type Result struct {
 	Exists bool `json:"exists"`
 	// Requests are the writes the syncs would send to Neutron, in order.
 	Requests []Request `json:"requests"`
+	// Warnings are what the plan found that Neutron would accept but an
+	// operator should know: a range that overlaps another Network's.
+	Warnings []string `json:"warnings,omitempty"`
 	// Condition is the Ready condition the controller would report after
 	// them.
 	Condition *metav1.Condition `json:"condition,omitempty"`
@@ -63,7 +66,8 @@ func Sync(ctx context.Context, network *samplecrdv1.Network, exists bool, projec
 	for range maxPasses {
 		out, dry := pass(ctx, network, project)
 		if dry != nil {
-			res.Requests = append(res.Requests, dry.Take()...)
+			requests, warnings := dry.Take()
+			res.Requests, res.Warnings = append(res.Requests, requests...), append(res.Warnings, warnings...)
 		}
 		var unknown *UnknownError
 		if errors.As(out.Err, &unknown) {

@@ -50,6 +50,9 @@ func TestWhatASyncWouldDo(t *testing.T) {
 		wantReason  string
 		wantRefused bool
 		wantUnknown bool
+		// overlaps makes, before the plan, another Network with web's range.
+		overlaps     bool
+		wantWarnings int
 	}{{
 		name: "a new Network: its project recorded, then a network and a subnet created",
 		spec: web, want: []string{"create network", "create subnet on network (new network): cidr=\"10.1.0.0/24\", gateway=\"10.1.0.1\""},
@@ -63,10 +66,11 @@ func TestWhatASyncWouldDo(t *testing.T) {
 		name: "an MTU set: one update of the network", made: &web, spec: mtu,
 		want: []string{"update network: mtu 1442 -> 1400"}, wantReason: samplecrdv1.ReasonProvisioned,
 	}, {
-		name: "a range overlapping another Network's subnet: the create Neutron would refuse, and CIDRConflict",
-		spec: overlapping,
-		seed: func(f *neutronfake.Neutron) {}, // the other Network is made below
-		want: []string{"create network"}, wantReason: samplecrdv1.ReasonCIDRConflict, wantRefused: true,
+		name: "a range overlapping another Network's subnet: made, as Neutron makes it, with a warning",
+		spec: overlapping, overlaps: true,
+		want:         []string{"create network", "create subnet on network (new network): cidr=\"10.1.0.128/25\", gateway=\"10.1.0.129\""},
+		wantReason:   samplecrdv1.ReasonProvisioned,
+		wantWarnings: 1,
 	}, {
 		name: "a namespace not granted what it names: refused before Neutron is asked", spec: web,
 		policy:     &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "no TenantPolicy grants it"},
@@ -82,7 +86,7 @@ func TestWhatASyncWouldDo(t *testing.T) {
 			if tt.made != nil {
 				c.make(t, webNetwork(*tt.made, 1))
 			}
-			if tt.wantReason == samplecrdv1.ReasonCIDRConflict {
+			if tt.overlaps {
 				c.make(t, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other", UID: "0b0b0b0b-0000-4000-8000-00000000000b", Generation: 1}, Spec: web})
 			}
 			planned := webNetwork(tt.spec, 2)
@@ -111,6 +115,9 @@ func TestWhatASyncWouldDo(t *testing.T) {
 			}
 			if reason := reasonOf(res); reason != tt.wantReason {
 				t.Errorf("condition %+v, want reason %q", res.Condition, tt.wantReason)
+			}
+			if len(res.Warnings) != tt.wantWarnings {
+				t.Errorf("warnings %q, want %d", res.Warnings, tt.wantWarnings)
 			}
 			if res.Refused != tt.wantRefused || (res.Unknown != "") != tt.wantUnknown {
 				t.Errorf("refused %v, unknown %q; want refused %v, unknown %v", res.Refused, res.Unknown, tt.wantRefused, tt.wantUnknown)

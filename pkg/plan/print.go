@@ -31,6 +31,9 @@ func WriteText(w io.Writer, results []Result) error {
 		for _, req := range r.Requests {
 			fmt.Fprintf(&b, "  %s\n", describe(req))
 		}
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "  warning: %s\n", w)
+		}
 		if r.Unknown != "" {
 			fmt.Fprintf(&b, "  then stops: %s\n", r.Unknown)
 		}

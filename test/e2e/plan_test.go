@@ -27,10 +27,11 @@ import (
 // and to) and nothing. It sends Neutron reads only (counted by a proxy in
 // front of it), leaves the API server as it was (no new Network, the
 // others' resourceVersions unchanged), and the controller, once the
-// change is applied for real, sends the one update it said. A range that
-// overlaps another Network's, a spec the API server's CEL refuses and a
-// router no policy grants are refused, each with the controller's reason,
-// and the exit code says so.
+// change is applied for real, sends the one update it said. A spec the
+// API server's CEL refuses and a router no policy grants are refused, each
+// with the controller's reason, and the exit code says so; a range that
+// overlaps another Network's is planned as Neutron would make it, with a
+// warning.
 func TestPlanSaysWhatASyncWouldDoAndDoesNothing(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
@@ -124,16 +125,22 @@ func TestPlanSaysWhatASyncWouldDoAndDoesNothing(t *testing.T) {
 		t.Errorf("the controller sent %v updates for the gateway move, the plan said 1", got)
 	}
 
-	// Refusals, each the controller's reason, and exit code 1.
+	// Refusals, each the controller's reason, and exit code 1; a range
+	// that overlaps another Network's, which Neutron accepts, is made,
+	// with a warning.
 	results, code = runPlan(manifest("overlapping", `{cidr: 10.131.0.128/25}`) + manifest("outside", `{cidr: 10.134.0.0/24, gateway: 10.135.0.1}`) +
 		manifest("routed", `{cidr: 10.136.0.0/24, router: {name: not-granted}}`))
 	if code != 1 {
 		t.Errorf("plan exited %d for refused changes, want 1", code)
 	}
-	wantReasons := map[string]string{ns + "/overlapping": samplecrdv1.ReasonCIDRConflict, ns + "/outside": "Invalid", ns + "/routed": samplecrdv1.ReasonNotAllowed}
+	wantReasons := map[string]string{ns + "/overlapping": samplecrdv1.ReasonProvisioned, ns + "/outside": "Invalid", ns + "/routed": samplecrdv1.ReasonNotAllowed}
 	for _, r := range results {
-		if !r.Refused || r.Condition == nil || r.Condition.Reason != wantReasons[r.Network] {
-			t.Errorf("%s: refused %v with %+v, want refused with %s", r.Network, r.Refused, r.Condition, wantReasons[r.Network])
+		refused := r.Network != ns+"/overlapping"
+		if r.Refused != refused || r.Condition == nil || r.Condition.Reason != wantReasons[r.Network] {
+			t.Errorf("%s: refused %v with %+v, want refused %v with %s", r.Network, r.Refused, r.Condition, refused, wantReasons[r.Network])
+		}
+		if warned := len(r.Warnings) == 1 && strings.Contains(r.Warnings[0], inSync.Status.SubnetID); warned != !refused {
+			t.Errorf("%s: warnings %q", r.Network, r.Warnings)
 		}
 	}
 	if sent := proxy.ArrivalsByMethod(); len(sent) != 1 {

@@ -2,8 +2,8 @@
 // as neutron-server does where the controller can tell: lists filter on the
 // exact description, and, once SetProject names the credentials' project,
 // every read sees only that project's resources (and shared pools), as the
-// real client's project_id filters make an admin credential see them, a subnet that overlaps another is refused with
-// Neutron's 400, a missing resource is a 404 (an error for updates and
+// real client's project_id filters make an admin credential see them, a subnet that overlaps another of its network
+// is refused with Neutron's 400 (of any network after RefuseOverlappingIPs), a missing resource is a 404 (an error for updates and
 // creates on it, success for deletes), and a request can be made to
 // complete in Neutron after its caller gave up. It records every request
 // and fails the ones a test tells it to.
@@ -80,9 +80,12 @@ type Neutron struct {
 	// networkQuota, when not negative, is how many networks the project
 	// may hold.
 	networkQuota int
-	nextID       int
-	pools        map[string]pool
-	clock        time.Time
+	// overlapsRefused refuses a subnet that overlaps any other subnet,
+	// not only one of its own network.
+	overlapsRefused bool
+	nextID          int
+	pools           map[string]pool
+	clock           time.Time
 }
 
 var _ neutron.Interface = &Neutron{}
@@ -507,8 +510,18 @@ func (f *Neutron) CreateNetwork(_ context.Context, name, description string, mtu
 	return n, nil
 }
 
-// CreateSubnet refuses, as neutron-server with allow_overlapping_ips =
-// False (its default) does, a range that overlaps any other subnet's.
+// RefuseOverlappingIPs makes CreateSubnet refuse a range that overlaps
+// any other subnet's, as a neutron-server with allow_overlapping_ips =
+// False did; neutron-server 21 (Zed), the stack's, has no such option,
+// and refuses an overlap on the same network only.
+func (f *Neutron) RefuseOverlappingIPs() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.overlapsRefused = true
+}
+
+// CreateSubnet refuses, as neutron-server does, a range that overlaps a
+// subnet of the same network (of any network after RefuseOverlappingIPs).
 func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -535,7 +548,7 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 		return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 400, "InvalidInput", "Invalid input for cidr: "+err.Error())
 	}
 	for _, s := range sortedValues(f.subnets) {
-		if p, err := netip.ParsePrefix(s.CIDR); err == nil && p.Overlaps(want) {
+		if p, err := netip.ParsePrefix(s.CIDR); err == nil && p.Overlaps(want) && (f.overlapsRefused || s.NetworkID == req.NetworkID) {
 			return neutron.Subnet{}, neutron.ErrorForResponse(CreateSubnet, 400, "InvalidInput", fmt.Sprintf(
 				"Invalid input for operation: Requested subnet with cidr: %s for network: %s overlaps with another subnet.", req.CIDR, req.NetworkID))
 		}
