@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +36,7 @@ import (
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/tracing"
 )
 
 const (
@@ -53,6 +58,8 @@ type Options struct {
 	// EventLimit bounds the Events all Networks together write (none when
 	// zero): --event-qps and --event-burst.
 	EventLimit events.Limit
+	// Tracer starts the span of each sync (pkg/tracing); nil starts none.
+	Tracer trace.Tracer
 }
 
 // Reconciler makes Neutron match one Network per call, and says what it
@@ -115,6 +122,9 @@ type Controller struct {
 
 	// recorder writes Events, which `kubectl describe` shows.
 	recorder record.EventRecorder
+
+	// tracer starts the span of each sync.
+	tracer trace.Tracer
 }
 
 // NewController returns a controller that reconciles the Networks of
@@ -149,6 +159,7 @@ func NewController(
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
 		recorder: recorder,
+		tracer:   cmp.Or[trace.Tracer](opts.Tracer, noop.Tracer{}),
 	}
 
 	// The cache keeps only what the controller reads: managedFields (often
@@ -278,7 +289,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// be handed out again (it may have been re-added meanwhile).
 	defer c.workqueue.Done(key)
 
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "key", key)
+	// Each sync is a span, whose trace ID every Neutron request of the
+	// sync carries to Neutron's log (pkg/tracing).
+	ctx, span := c.tracer.Start(ctx, "Sync Network", trace.WithAttributes(attribute.String("network", key.String())))
+	defer span.End()
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "key", key, "requestID", tracing.RequestID(ctx))
 	ctx = klog.NewContext(ctx, logger)
 
 	start := time.Now()
@@ -339,6 +354,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 	if network.DeletionTimestamp != nil && !hasFinalizer(network) {
 		return result{}
 	}
+	tracing.LinkFrom(ctx, network.Annotations)
 	// The project the Network lives in, the controller's or its
 	// namespace's (spec.cloudCredentialsRef), if its namespace may use
 	// it and what it names there.

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	// Root CAs compiled in, used only where the system has none: the image
 	// is FROM scratch, and Keystone is reached over HTTPS.
@@ -70,6 +73,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/serving"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
+	"github.com/samplecrd/network-controller/pkg/tracing"
 )
 
 // options are the command line.
@@ -104,6 +108,7 @@ type options struct {
 	metricsBindAddress string
 	profiling          bool
 	metricsSecure      bool
+	tracingConfigFile  string
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -144,6 +149,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.probeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" turns them off.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address, unless --metrics-secure.")
+	fs.StringVar(&o.tracingConfigFile, "tracing-config-file", "", "A TracingConfiguration file, as kube-apiserver's (endpoint: an OTLP gRPC collector, default localhost:4317; samplingRatePerMillion). Set, each sync is an OpenTelemetry span with a child for each request it makes; set or not, each Neutron request carries the sync's trace ID as its global request ID (X-OpenStack-Request-ID), which Neutron logs and a failing condition names (docs/tracing.md).")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics (and the profiler) over HTTPS, with a self-signed certificate, to callers the API server authenticates (TokenReview) and authorizes to get the path (SubjectAccessReview), as kube-controller-manager's secure port does; needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 }
 
@@ -250,7 +256,7 @@ func importNetworks(args []string) int {
 	// A Session's other settings, which only a long-running controller
 	// needs: one clouds.yaml reading, a patient backoff.
 	opts.cloudReload, opts.maxRetryDelay = time.Hour, 2*time.Minute
-	client, _, _, err := newNeutronClient(opts, &neutron.Reachability{})
+	client, _, _, err := newNeutronClient(opts, &neutron.Reachability{}, tracenoop.NewTracerProvider())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "network-controller import: %v\n", err)
 		return 2
@@ -345,13 +351,13 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 	// A Session's other settings, which only a long-running controller
 	// needs: one clouds.yaml reading, a patient backoff.
 	opts.cloudReload, opts.maxRetryDelay, opts.maxCredentials = time.Hour, 2*time.Minute, 256
-	neutronClient, ownCloud, _, err := newNeutronClient(opts, &neutron.Reachability{})
+	neutronClient, ownCloud, _, err := newNeutronClient(opts, &neutron.Reachability{}, tracenoop.NewTracerProvider())
 	if err != nil {
 		return nil, err
 	}
 	dryRuns := map[tenancy.Key]*plan.DryRun{}
 	registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
-		own: neutronClient, ownCloud: ownCloud, reach: &neutron.Reachability{},
+		own: neutronClient, ownCloud: ownCloud, reach: &neutron.Reachability{}, tracer: tracenoop.NewTracerProvider(),
 		wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
 			dryRuns[key] = plan.NewDryRun(client)
 			return dryRuns[key]
@@ -447,10 +453,6 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("building the kubernetes clientset: %w", err)
 	}
-	networkClient, err := clientset.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("building the network clientset: %w", err)
-	}
 	mark, err := clusterMark(ctx, kubeClient, opts.clusterName)
 	if err != nil {
 		return err
@@ -461,7 +463,17 @@ func run(ctx context.Context, opts options) error {
 	// cannot be read is a configuration error, reported at once. Whether
 	// its credentials work is found out, and reported on the Networks,
 	// once the controller runs.
-	neutronClient, ownCloud, authErr, err := newNeutronClient(opts, reach)
+	tracingConfig, err := tracing.ReadConfig(opts.tracingConfigFile)
+	if err != nil {
+		return err
+	}
+	tp, err := tracing.NewProvider(ctx, tracingConfig, controllerAgentName)
+	if err != nil {
+		return err
+	}
+	// Shut down last: it sends the spans still batched.
+	defer func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }()
+	neutronClient, ownCloud, authErr, err := newNeutronClient(opts, reach, tp)
 	if err != nil {
 		return err
 	}
@@ -485,15 +497,18 @@ func run(ctx context.Context, opts options) error {
 	// must not act on its stale cache when it resumes (pkg/leader). The
 	// inventory asks it before each write to Neutron; the clients the work
 	// writes to the API server with carry it in their transport. Only the
-	// Lease's own client goes without.
+	// Lease's own client goes without. (Without leader election the fence
+	// is nil, and refuses nothing.) The work's requests made within a sync
+	// are spans of it (pkg/tracing).
 	var fence *leader.Fence
-	var workKube kubernetes.Interface = kubeClient
-	var workNetworks clientset.Interface = networkClient
 	if opts.leaderElection.LeaderElect {
 		fence = &leader.Fence{}
-		if workKube, workNetworks, err = fencedClients(cfg, fence.Check); err != nil {
-			return err
-		}
+	}
+	traced := rest.CopyConfig(cfg)
+	traced.Wrap(func(rt http.RoundTripper) http.RoundTripper { return tracing.Transport(tp, rt) })
+	workKube, workNetworks, err := fencedClients(traced, fence.Check)
+	if err != nil {
+		return err
 	}
 	work := func(ctx context.Context) error {
 		kubeClient, networkClient := workKube, workNetworks
@@ -515,7 +530,7 @@ func run(ctx context.Context, opts options) error {
 		gcEvents := events.NewBroadcaster(ctx, kubeClient, opts.eventLimit, metrics.EventsDropped.Inc)
 		defer gcEvents.Shutdown()
 		registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
-			own: neutronClient, ownCloud: ownCloud, reach: reach, fence: fence,
+			own: neutronClient, ownCloud: ownCloud, reach: reach, fence: fence, tracer: tp,
 			// Copies for deletions, in the controller's own namespace.
 			keeper: tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace}})
 		set, err := projects.New(networks, registry,
@@ -528,7 +543,7 @@ func run(ctx context.Context, opts options) error {
 			return err
 		}
 		controller, err := NewController(ctx, kubeClient, networkClient, networks, ownedFactory.Core().V1().ConfigMaps(), projectsOf{set},
-			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit})
+			Options{MaxRetryDelay: opts.maxRetryDelay, EventLimit: opts.eventLimit, Tracer: tp.Tracer(controllerAgentName)})
 		if err != nil {
 			return err
 		}
@@ -592,6 +607,8 @@ type registryParts struct {
 	// wrap, when set, wraps each project's Neutron client: a plan's
 	// DryRun.
 	wrap func(tenancy.Key, neutron.Interface) neutron.Interface
+	// tracer traces the requests of each namespace's Neutron client.
+	tracer trace.TracerProvider
 }
 
 // newRegistry returns the registry of what the controller keeps per
@@ -630,7 +647,7 @@ func newRegistry(opts options, parts registryParts) *tenancy.Registry[*projects.
 		Secrets: parts.kube.CoreV1(),
 		Own:     parts.ownCloud,
 		Connect: func(cloud *neutron.Cloud) neutron.Interface {
-			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, &neutron.Reachability{})
+			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, &neutron.Reachability{}, parts.tracer)
 		},
 		Build: newProject,
 		// A credential rebuilt (a rotated password) keeps the writes of
@@ -658,9 +675,10 @@ func clusterMark(ctx context.Context, client kubernetes.Interface, clusterName s
 // and what readiness asks about authentication: for --neutron-endpoint a
 // noauth client and no cloud, for a cloud a Session that authenticates
 // lazily and follows changes of clouds.yaml.
-func newNeutronClient(opts options, reach *neutron.Reachability) (neutron.Interface, *neutron.Cloud, func() error, error) {
+func newNeutronClient(opts options, reach *neutron.Reachability, tp trace.TracerProvider) (neutron.Interface, *neutron.Cloud, func() error, error) {
 	if opts.neutronEndpoint != "" {
-		client, err := neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(neutron.Instrument(&http.Client{Timeout: opts.neutronTimeout}, reach), opts))
+		traced := &http.Client{Timeout: opts.neutronTimeout, Transport: tracing.OpenStack(tp, http.DefaultTransport)}
+		client, err := neutron.NewNoAuthServiceClient(opts.neutronEndpoint, throttled(neutron.Instrument(traced, reach), opts))
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -671,7 +689,7 @@ func newNeutronClient(opts options, reach *neutron.Reachability) (neutron.Interf
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connecting to Neutron (set --os-cloud, or --neutron-endpoint for a noauth server): %w", err)
 	}
-	session := newSession(cloud, read, "the controller's", opts, reach)
+	session := newSession(cloud, read, "the controller's", opts, reach, tp)
 	return session, cloud, session.Err, nil
 }
 
@@ -679,7 +697,7 @@ func newNeutronClient(opts options, reach *neutron.Reachability) (neutron.Interf
 // requests are instrumented and throttled (--neutron-qps: each cloud has
 // its own budget, as Neutron's rate limits are per project); whose is
 // whose cloud it is, for the log.
-func newSession(cloud *neutron.Cloud, read func() (*neutron.Cloud, error), whose string, opts options, reach *neutron.Reachability) *neutron.Session {
+func newSession(cloud *neutron.Cloud, read func() (*neutron.Cloud, error), whose string, opts options, reach *neutron.Reachability, tp trace.TracerProvider) *neutron.Session {
 	return neutron.NewSession(cloud, neutron.SessionOptions{
 		Read: read,
 		Connect: func(ctx context.Context, cloud *neutron.Cloud) (*gophercloud.ServiceClient, string, error) {
@@ -688,6 +706,7 @@ func newSession(cloud *neutron.Cloud, read func() (*neutron.Cloud, error), whose
 				return nil, "", err
 			}
 			// Connect's client already has the --neutron-timeout; the copies keep it.
+			client.HTTPClient.Transport = tracing.OpenStack(tp, cmp.Or[http.RoundTripper](client.HTTPClient.Transport, http.DefaultTransport))
 			client.HTTPClient = *throttled(neutron.Instrument(&client.HTTPClient, reach), opts)
 			return client, project, nil
 		},

@@ -22,6 +22,10 @@ type RejectedError struct {
 	Type string
 	// Message is Neutron's own explanation.
 	Message string
+	// RequestID is Neutron's own ID of the request it refused
+	// (X-Openstack-Request-Id in its answer), which every line of its log
+	// about the request names; "" when it sent none.
+	RequestID string
 }
 
 func (e *RejectedError) Error() string {
@@ -82,7 +86,7 @@ func classify(op string, err error) error {
 		case c == http.StatusNotFound || c == http.StatusRequestTimeout || c == http.StatusTooManyRequests:
 		case c >= 400 && c < 500:
 			typ, msg := neutronError(code.Body)
-			return &RejectedError{Op: op, StatusCode: c, Type: typ, Message: msg}
+			return &RejectedError{Op: op, StatusCode: c, Type: typ, Message: msg, RequestID: code.ResponseHeader.Get("X-Openstack-Request-Id")}
 		}
 	}
 	return fmt.Errorf("%s: %w", op, err)

@@ -20,7 +20,7 @@ import (
 // confirmed; 404 counts as confirmed. The controller then removes its
 // finalizer.
 func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) Outcome {
-	p := r.newPass(network)
+	p := r.newPass(ctx, network)
 	if !r.inv.Synced() {
 		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
 	}

@@ -25,7 +25,8 @@ import (
 // first list of Neutron, when nothing is known of what Neutron holds. ok
 // is true when Reconcile may go on.
 func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool) {
-	p := r.newPass(network)
+	// Preflight asks Neutron nothing: no request to name.
+	p := r.newPass(context.Background(), network)
 	if network.Spec.CIDR != "" {
 		// A range from a pool is known only once allocated: its subnet is
 		// spelled out in Reconcile, and the API refuses what would need
@@ -73,7 +74,7 @@ func isReady(network *samplecrdv1.Network) bool {
 // inventory, and writes to Neutron only when what is there differs from
 // the spec.
 func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network) Outcome {
-	p := r.newPass(network)
+	p := r.newPass(ctx, network)
 	obs, err := p.ladder(ctx)
 	// What status says of an adoption stays, whatever the pass found: the
 	// record is the only copy of the names to give back.

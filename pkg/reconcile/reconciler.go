@@ -12,6 +12,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/orphans"
+	"github.com/samplecrd/network-controller/pkg/tracing"
 )
 
 // Options tune a Reconciler.
@@ -68,19 +70,30 @@ type pass struct {
 	// router is the Network's router interface as far as the pass knows:
 	// status's until the pass detaches or attaches one.
 	router *samplecrdv1.RouterStatus
+	// requestID is the global request ID the pass's Neutron requests
+	// carry (pkg/tracing), named by a condition that Neutron's answer, or
+	// its silence, caused; "" when the pass has none.
+	requestID string
 }
 
-func (r *Reconciler) newPass(network *samplecrdv1.Network) *pass {
-	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router}
+func (r *Reconciler) newPass(ctx context.Context, network *samplecrdv1.Network) *pass {
+	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router,
+		requestID: tracing.RequestID(ctx)}
 }
 
 func (p *pass) eventf(eventType, reason, format string, args ...any) {
 	p.events = append(p.events, Event{Type: eventType, Reason: reason, Message: BoundMessage(fmt.Sprintf(format, args...))})
 }
 
-// failed is the Outcome of a pass that stopped at err in phase ph.
+// failed is the Outcome of a pass that stopped at err in phase ph. When
+// err is Neutron's answer to a request, or its silence, the condition
+// names the request (requestOf), so that Neutron's log finds it.
 func (p *pass) failed(ph phase, err error, obs Observed) Outcome {
-	return classify(ph, err).outcome(err, obs, p.events)
+	out := classify(ph, err).outcome(err, obs, p.events)
+	if id := requestOf(err, p.requestID); out.Condition != nil && id != "" {
+		out.Condition.Message += requestSuffix(id)
+	}
+	return out
 }
 
 // OwnerOf is the owner Neutron resources of network are created for.

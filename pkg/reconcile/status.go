@@ -26,6 +26,9 @@ func StatusApply(network *samplecrdv1.Network, cond metav1.Condition, obs Observ
 	// It works on a copy: the lister's object belongs to the cache.
 	conditions := network.Status.DeepCopy().Conditions
 	old := meta.FindStatusCondition(conditions, cond.Type)
+	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && sameMessage(old.Message, cond.Message) {
+		cond.Message = old.Message // the first refusal's request ID
+	}
 	condChanged = old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
 	changed := meta.SetStatusCondition(&conditions, cond)
 	ready := *meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)

@@ -1,0 +1,51 @@
+package reconcile
+
+import (
+	"errors"
+	"net/url"
+	"regexp"
+
+	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/samplecrd/network-controller/pkg/neutron"
+)
+
+// A condition that Neutron's answer caused names the request's global
+// request ID (pkg/tracing), which neutron-server logs: grep its log for it.
+// Each retry sends new requests with a new ID, so the ID is left out when
+// two conditions are compared: a Network stuck for one reason keeps the ID
+// of the first refusal, and its status is not written again at every
+// retry.
+
+// requestSuffix is what a condition's message ends with to name id.
+func requestSuffix(id string) string { return " (Neutron request " + id + ")" }
+
+// requestIDSuffix matches requestSuffix at the end of a message.
+var requestIDSuffix = regexp.MustCompile(` \(Neutron request req-[0-9a-f-]{36}\)$`)
+
+// sameMessage reports whether two messages say the same, whatever
+// request they name.
+func sameMessage(a, b string) bool {
+	return requestIDSuffix.ReplaceAllString(a, "") == requestIDSuffix.ReplaceAllString(b, "")
+}
+
+// requestOf is the ID by which Neutron's log finds the request that err
+// answers: Neutron's own request ID of a refusal, which every line it logs
+// about the request names; else, for a request it left unanswered, sent
+// (the sync's global request ID, which Neutron logs where it keeps it:
+// neutron-server 21 (Zed) with ML2/OVN keeps it on reads, and drops it on
+// writes); "" for an error no request caused.
+func requestOf(err error, sent string) string {
+	var (
+		rejected *neutron.RejectedError
+		code     gophercloud.ErrUnexpectedResponseCode
+		noAnswer *url.Error
+	)
+	switch {
+	case errors.As(err, &rejected) && rejected.RequestID != "":
+		return rejected.RequestID
+	case errors.As(err, &rejected), neutron.IsAuthError(err), errors.As(err, &code), errors.As(err, &noAnswer):
+		return sent
+	}
+	return ""
+}
