@@ -106,12 +106,10 @@ type Controller struct {
 	// returns are shared with the cache and must never be modified.
 	networksLister listers.NetworkLister
 	networksSynced cache.InformerSynced
-	// configMapsSynced says the informer of the objects the controller
-	// owns, the ConfigMaps Networks publish into, has synced.
+	// configMapsSynced and configMaps are for the objects the controller
+	// owns, the ConfigMaps Networks publish into (pkg/configmap).
 	configMapsSynced cache.InformerSynced
-	// configMaps publishes into them: create, repair, refuse what is not
-	// the Network's (pkg/configmap).
-	configMaps configmap.Publisher
+	configMaps       configmap.Publisher
 
 	// projects hand each Network the reconciler of its OpenStack project.
 	projects Projects
@@ -122,7 +120,6 @@ type Controller struct {
 
 	// recorder writes Events, which `kubectl describe` shows.
 	recorder record.EventRecorder
-
 	// tracer starts the span of each sync.
 	tracer trace.Tracer
 }
@@ -487,11 +484,7 @@ func (c *Controller) setFinalizer(ctx context.Context, network *samplecrdv1.Netw
 	}
 	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).Apply(ctx, ac,
 		metav1.ApplyOptions{FieldManager: finalizerFieldManager, Force: true}); err != nil {
-		verb := "adding"
-		if !present {
-			verb = "removing"
-		}
-		return fmt.Errorf("%s the finalizer: %w", verb, err)
+		return fmt.Errorf("applying the finalizer (present: %t): %w", present, err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,9 +23,10 @@ import (
 
 // TestPlanSaysWhatASyncWouldDoAndDoesNothing is issue 36's plan on the
 // real stack: for a Network that does not exist yet, one whose gateway
-// changes and one in sync, `network-controller plan -o json` prints the
-// create of a network and its subnet, the one update of the gateway (from
-// and to) and nothing. It sends Neutron reads only (counted by a proxy in
+// changes, one in sync and one whose subnet was changed in Neutron by
+// hand, `network-controller plan -o json` prints the create of a network
+// and its subnet, the one update of the gateway (from and to), nothing,
+// and the update that repairs the drift. It sends Neutron reads only (counted by a proxy in
 // front of it), leaves the API server as it was (no new Network, the
 // others' resourceVersions unchanged), and the controller, once the
 // change is applied for real, sends the one update it said. A spec the
@@ -39,8 +41,17 @@ func TestPlanSaysWhatASyncWouldDoAndDoesNothing(t *testing.T) {
 	cleanupNetworks(t, ns)
 	createNetwork(ctx, t, ns, "in-sync", "10.131.0.0/24", "10.131.0.1")
 	createNetwork(ctx, t, ns, "moved", "10.132.0.0/24", "10.132.0.1")
+	createNetwork(ctx, t, ns, "drifted", "10.140.0.0/24", "10.140.0.1")
 	inSync := waitForReady(ctx, t, ns, "in-sync", time.Minute)
 	moved := waitForReady(ctx, t, ns, "moved", time.Minute)
+	drifted := waitForReady(ctx, t, ns, "drifted", time.Minute)
+	// Drift: someone gives drifted's subnet a DNS server in Neutron.
+	// The controller would see it at its next list of Neutron, minutes
+	// away; the plan lists Neutron itself.
+	if _, err := subnets.Update(ctx, stack.Neutron.Client, drifted.Status.SubnetID,
+		subnets.UpdateOpts{DNSNameservers: &[]string{"10.140.0.53"}}).Extract(); err != nil {
+		t.Fatal(err)
+	}
 
 	proxy, err := framework.StartFaultProxy(stack.Neutron.Endpoint)
 	if err != nil {
@@ -67,7 +78,7 @@ func TestPlanSaysWhatASyncWouldDoAndDoesNothing(t *testing.T) {
 
 	before := neutronState(ctx, t)
 	results, code := runPlan(manifest("new-one", `{cidr: 10.133.0.0/24}`) + manifest("moved", `{cidr: 10.132.0.0/24, gateway: 10.132.0.254}`) +
-		manifest("in-sync", `{cidr: 10.131.0.0/24, gateway: 10.131.0.1}`))
+		manifest("in-sync", `{cidr: 10.131.0.0/24, gateway: 10.131.0.1}`) + manifest("drifted", `{cidr: 10.140.0.0/24, gateway: 10.140.0.1}`))
 	if code != 0 {
 		t.Errorf("plan exited %d for changes that would all be Ready: %+v", code, results)
 	}
@@ -75,6 +86,7 @@ func TestPlanSaysWhatASyncWouldDoAndDoesNothing(t *testing.T) {
 		ns + "/new-one": {"create network", "create subnet: cidr=\"10.133.0.0/24\", gateway=\"10.133.0.1\""},
 		ns + "/moved":   {"update subnet " + moved.Status.SubnetID + ": gateway \"10.132.0.1\" -> \"10.132.0.254\""},
 		ns + "/in-sync": {},
+		ns + "/drifted": {"update subnet " + drifted.Status.SubnetID + ": dnsNameservers [\"10.140.0.53\"] -> []"},
 	}
 	for _, r := range results {
 		if got := summarize(r); !slices.Equal(got, want[r.Network]) || r.Refused || r.Condition.Reason != samplecrdv1.ReasonProvisioned {
@@ -154,7 +166,8 @@ func manifest(name, spec string) string {
 }
 
 // summarize is a result's requests as a test reads them: action, kind,
-// the ID of what an update changes, and the range and gateway it sets.
+// the ID of what an update changes, and the range, gateway and DNS
+// servers it sets.
 func summarize(r plan.Result) []string {
 	out := []string{}
 	for _, req := range r.Requests {
@@ -164,13 +177,14 @@ func summarize(r plan.Result) []string {
 		}
 		var fields []string
 		for _, f := range req.Fields {
-			if f.Name != "cidr" && f.Name != "gateway" {
-				continue
-			}
-			if f.From != nil {
-				fields = append(fields, fmt.Sprintf("%s %q -> %q", f.Name, f.From, f.To))
-			} else {
-				fields = append(fields, fmt.Sprintf("%s=%q", f.Name, f.To))
+			to, _ := json.Marshal(f.To)
+			switch {
+			case f.Name != "cidr" && f.Name != "gateway" && f.Name != "dnsNameservers":
+			case f.From != nil:
+				from, _ := json.Marshal(f.From)
+				fields = append(fields, fmt.Sprintf("%s %s -> %s", f.Name, from, to))
+			default:
+				fields = append(fields, fmt.Sprintf("%s=%s", f.Name, to))
 			}
 		}
 		if len(fields) > 0 {
