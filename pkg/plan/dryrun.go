@@ -52,10 +52,12 @@ func (e *UnknownError) Error() string { return "the plan cannot tell " + e.What 
 // embedding the client, so that a write added to neutron.Interface fails
 // to compile here rather than pass through.
 //
-// Of what Neutron alone could refuse in a write, it refuses a subnet that
-// overlaps another of its network; an overlap with a subnet it has read of
-// another network (the inventory's: every Network's of this cluster in the
-// project) is a warning.
+// Of what Neutron alone could refuse in a write, it refuses a create over
+// the project's quota (read from Neutron at the first create, the plan's
+// own creates counted), and a subnet that overlaps another of its network;
+// an overlap with a subnet it has read of another network (the
+// inventory's: every Network's of this cluster in the project) is a
+// warning.
 type DryRun struct {
 	client neutron.Interface
 
@@ -67,6 +69,10 @@ type DryRun struct {
 	ports    map[string]neutron.Port
 	routers  map[string]neutron.Router
 	planned  int
+	// quota is the project's, read at the first create; created counts
+	// the creates planned since, by kind.
+	quota   *neutron.Quota
+	created map[string]int
 }
 
 var _ neutron.Interface = &DryRun{}
@@ -74,7 +80,7 @@ var _ neutron.Interface = &DryRun{}
 // NewDryRun returns a DryRun that reads through client.
 func NewDryRun(client neutron.Interface) *DryRun {
 	return &DryRun{client: client, networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{},
-		ports: map[string]neutron.Port{}, routers: map[string]neutron.Router{}}
+		ports: map[string]neutron.Port{}, routers: map[string]neutron.Router{}, created: map[string]int{}}
 }
 
 // Take returns the writes recorded since the last Take, and what was
@@ -98,6 +104,30 @@ func (d *DryRun) plannedID(kind string) string {
 		return "(new " + kind + ")"
 	}
 	return fmt.Sprintf("(new %s %d)", kind, d.planned)
+}
+
+// overQuota answers a create of kind as Neutron answers one over the
+// project's quota (409 OverQuota, in Neutron's words), which the plan
+// reads once; nil when the create fits, or when the quota cannot be read
+// (a warning then says it was not checked). It counts the create.
+func (d *DryRun) overQuota(ctx context.Context, kind string) error {
+	if d.quota == nil {
+		q := neutron.Unlimited
+		if r, ok := d.client.(neutron.QuotaReader); ok {
+			var err error
+			if q, err = r.Quota(ctx); err != nil {
+				q = neutron.Unlimited
+				d.warnings = append(d.warnings, "the project's quota was not checked: "+err.Error())
+			}
+		}
+		d.quota = &q
+	}
+	usage := map[string]neutron.Usage{"network": d.quota.Networks, "subnet": d.quota.Subnets, "port": d.quota.Ports, "router": d.quota.Routers}[kind]
+	if usage.Exceeded(d.created[kind] + 1) {
+		return neutron.ErrorForResponse("creating "+kind, 409, "OverQuota", fmt.Sprintf("Quota exceeded for resources: ['%s'].", kind))
+	}
+	d.created[kind]++
+	return nil
 }
 
 // isPlanned reports whether id is of a resource the plan created.
@@ -214,9 +244,12 @@ func (d *DryRun) Probe(ctx context.Context) error { return d.client.Probe(ctx) }
 
 // CreateNetwork records the create and answers with the network Neutron
 // would make: an MTU of 0 is Neutron's to choose, and stays unknown.
-func (d *DryRun) CreateNetwork(_ context.Context, name, description string, mtu int) (neutron.Network, error) {
+func (d *DryRun) CreateNetwork(ctx context.Context, name, description string, mtu int) (neutron.Network, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.overQuota(ctx, "network"); err != nil {
+		return neutron.Network{}, err
+	}
 	n := neutron.Network{ID: d.plannedID("network"), Name: name, Description: description, MTU: mtu, Status: "ACTIVE"}
 	fields := []Field{{Name: "name", To: name}}
 	if mtu > 0 {
@@ -231,9 +264,12 @@ func (d *DryRun) CreateNetwork(_ context.Context, name, description string, mtu 
 // spells out (the controller leaves nothing to Neutron's defaults but a
 // pool's range, which the plan cannot tell). A range that overlaps a
 // subnet read before is refused as Neutron refuses it.
-func (d *DryRun) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
+func (d *DryRun) CreateSubnet(ctx context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.overQuota(ctx, "subnet"); err != nil {
+		return neutron.Subnet{}, err
+	}
 	fields := []Field{{Name: "networkID", To: req.NetworkID}}
 	if req.SubnetPoolID != "" {
 		fields = append(fields, Field{Name: "subnetPoolID", To: req.SubnetPoolID})
@@ -387,9 +423,12 @@ func (d *DryRun) DeleteNetwork(_ context.Context, id string) error {
 }
 
 // CreateRouter records the create and answers with the router.
-func (d *DryRun) CreateRouter(_ context.Context, name, description, gatewayNetworkID string) (neutron.Router, error) {
+func (d *DryRun) CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (neutron.Router, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.overQuota(ctx, "router"); err != nil {
+		return neutron.Router{}, err
+	}
 	r := neutron.Router{ID: d.plannedID("router"), Name: name, Description: description, GatewayNetworkID: gatewayNetworkID}
 	d.record(Request{Action: "create", Kind: "router", Fields: []Field{{Name: "name", To: name}, {Name: "externalNetworkID", To: gatewayNetworkID}}})
 	d.routers[r.ID] = r
@@ -424,9 +463,12 @@ func (d *DryRun) DeleteRouter(_ context.Context, id string) error {
 
 // CreatePort records the create and answers with the router interface
 // port, not attached yet.
-func (d *DryRun) CreatePort(_ context.Context, req neutron.PortRequest) (neutron.Port, error) {
+func (d *DryRun) CreatePort(ctx context.Context, req neutron.PortRequest) (neutron.Port, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.overQuota(ctx, "port"); err != nil {
+		return neutron.Port{}, err
+	}
 	p := neutron.Port{ID: d.plannedID("port"), NetworkID: req.NetworkID, Name: req.Name, Description: req.Description,
 		DeviceOwner: "network:router_interface", Addresses: []string{req.Address}}
 	d.record(Request{Action: "create", Kind: "port", Fields: []Field{{Name: "subnetID", To: req.SubnetID}, {Name: "address", To: req.Address}}})

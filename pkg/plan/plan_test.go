@@ -72,6 +72,10 @@ func TestWhatASyncWouldDo(t *testing.T) {
 		wantReason:   samplecrdv1.ReasonProvisioned,
 		wantWarnings: 1,
 	}, {
+		name: "a project whose network quota is used up: the create Neutron would refuse, and NeutronQuotaExceeded",
+		spec: web, seed: func(f *neutronfake.Neutron) { f.AddNetwork("someone-elses", ""); f.SetNetworkQuota(1) },
+		wantReason: samplecrdv1.ReasonNeutronQuotaExceeded, wantRefused: true,
+	}, {
 		name: "a namespace not granted what it names: refused before Neutron is asked", spec: web,
 		policy:     &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "no TenantPolicy grants it"},
 		wantReason: samplecrdv1.ReasonNotAllowed, wantRefused: true,

@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/quotas"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/plan"
@@ -211,4 +214,34 @@ func neutronState(ctx context.Context, t *testing.T) string {
 	}
 	slices.Sort(state)
 	return strings.Join(state, "\n")
+}
+
+// TestPlanForeseesAQuotaNeutronWouldRefuse: a project whose network quota
+// is used up (set to nothing by its administrator), planned through
+// Keystone with the project's own credentials, as the controller would
+// reach it: the plan reads the quota and says the create would be refused
+// as NeutronQuotaExceeded, with exit code 1.
+func TestPlanForeseesAQuotaNeutronWouldRefuse(t *testing.T) {
+	ctx := framework.TestContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	tenant, err := stack.Keystone.NewTenant(ctx, "plan-quota-"+ns[len(ns)-5:], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := quotas.Update(ctx, stack.Neutron.Client, tenant.ProjectID, quotas.UpdateOpts{Network: ptr.To(0)}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, controllerBinary, "plan", "-f", "-", "-n", ns, "-o", "json",
+		"--kubeconfig="+stack.ControlPlane.AdminKubeconfig, "--os-cloud="+tenant.Cloud)
+	cmd.Env = append(os.Environ(), "OS_CLIENT_CONFIG_FILE="+tenant.CloudsYAML)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(manifest("over", `{cidr: 10.141.0.0/24}`)), &stdout, &stderr
+	err = cmd.Run()
+	var results []plan.Result
+	if jsonErr := json.Unmarshal(stdout.Bytes(), &results); jsonErr != nil || len(results) != 1 {
+		t.Fatalf("plan: %v, %v\n%s\nstderr:\n%s", err, jsonErr, stdout.String(), stderr.String())
+	}
+	if r := results[0]; cmd.ProcessState.ExitCode() != 1 || !r.Refused || r.Condition == nil || r.Condition.Reason != samplecrdv1.ReasonNeutronQuotaExceeded || len(r.Requests) != 0 {
+		t.Errorf("plan exited %d with %+v, want 1 and a refusal NeutronQuotaExceeded before any request", cmd.ProcessState.ExitCode(), r)
+	}
 }

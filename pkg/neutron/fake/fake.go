@@ -50,6 +50,7 @@ const (
 	AddRouterInterface    = "add-router-interface"
 	RemoveRouterInterface = "remove-router-interface"
 	Probe                 = "probe"
+	Quota                 = "quota"
 )
 
 // ErrAnswerLost is what a caller gets for a request that CompleteLate made
@@ -88,7 +89,10 @@ type Neutron struct {
 	clock           time.Time
 }
 
-var _ neutron.Interface = &Neutron{}
+var (
+	_ neutron.Interface   = &Neutron{}
+	_ neutron.QuotaReader = &Neutron{}
+)
 
 // New returns an empty fake Neutron.
 func New() *Neutron {
@@ -129,6 +133,19 @@ func (f *Neutron) SetNetworkQuota(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.networkQuota = n
+}
+
+// Quota implements neutron.QuotaReader: the network quota SetNetworkQuota
+// set, and no other limit. It is a read of Neutron's.
+func (f *Neutron) Quota(context.Context) (neutron.Quota, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.request(Quota); err != nil {
+		return neutron.Quota{}, err
+	}
+	q := neutron.Unlimited
+	q.Networks = neutron.Usage{Limit: f.networkQuota, Used: len(f.networks)}
+	return q, nil
 }
 
 // AddPort puts a port on networkID, as Nova would for a VM: until
