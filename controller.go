@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/time/rate"
@@ -295,6 +296,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 
 	start := time.Now()
 	res := c.syncHandler(ctx, key)
+	if res.err != nil {
+		span.SetStatus(codes.Error, res.err.Error())
+	}
 	metrics.ObserveSync(res.requeue.MetricResult(res.err != nil), time.Since(start))
 	logger.V(4).Info("Finished syncing", "duration", time.Since(start), "requeue", res.requeue, "after", res.after, "reason", res.err)
 	switch res.requeue {

@@ -471,8 +471,14 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
-	// Shut down last: it sends the spans still batched.
-	defer func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }()
+	// Shut down last: it sends the spans still batched, for a few
+	// seconds at most, so that a collector that is away cannot hold up
+	// the exit the kubelet waits for.
+	defer func() {
+		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tp.Shutdown(flush)
+	}()
 	neutronClient, ownCloud, authErr, err := newNeutronClient(opts, reach, tp)
 	if err != nil {
 		return err

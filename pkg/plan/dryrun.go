@@ -404,22 +404,23 @@ func deref[T any](p *T, otherwise T) T {
 	return *p
 }
 
-// DeleteSubnet records the delete.
-func (d *DryRun) DeleteSubnet(_ context.Context, id string) error {
+// planDelete records the delete of the kind's id, which goes from held.
+func planDelete[T any](d *DryRun, kind string, held map[string]T, id string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.record(Request{Action: "delete", Kind: "subnet", ID: id})
-	delete(d.subnets, id)
+	d.record(Request{Action: "delete", Kind: kind, ID: id})
+	delete(held, id)
 	return nil
+}
+
+// DeleteSubnet records the delete.
+func (d *DryRun) DeleteSubnet(_ context.Context, id string) error {
+	return planDelete(d, "subnet", d.subnets, id)
 }
 
 // DeleteNetwork records the delete.
 func (d *DryRun) DeleteNetwork(_ context.Context, id string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.record(Request{Action: "delete", Kind: "network", ID: id})
-	delete(d.networks, id)
-	return nil
+	return planDelete(d, "network", d.networks, id)
 }
 
 // CreateRouter records the create and answers with the router.
@@ -454,11 +455,7 @@ func (d *DryRun) UpdateRouter(_ context.Context, id string, gatewayNetworkID, de
 
 // DeleteRouter records the delete.
 func (d *DryRun) DeleteRouter(_ context.Context, id string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.record(Request{Action: "delete", Kind: "router", ID: id})
-	delete(d.routers, id)
-	return nil
+	return planDelete(d, "router", d.routers, id)
 }
 
 // CreatePort records the create and answers with the router interface
@@ -489,11 +486,7 @@ func (d *DryRun) UpdatePortMark(_ context.Context, id, name, description string)
 
 // DeletePort records the delete.
 func (d *DryRun) DeletePort(_ context.Context, id string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.record(Request{Action: "delete", Kind: "port", ID: id})
-	delete(d.ports, id)
-	return nil
+	return planDelete(d, "port", d.ports, id)
 }
 
 // AddRouterInterface records the attach.

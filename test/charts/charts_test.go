@@ -13,10 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/samplecrd/network-controller/pkg/tracing"
 )
 
 const root = "../.."
@@ -181,5 +184,40 @@ func TestTheChartInstallsTenantPolicies(t *testing.T) {
 		"routers": []any{"edge"}, "adoption": true})
 	if !reflect.DeepEqual(tp["spec"], want) {
 		t.Errorf("spec %v, want %v", tp["spec"], want)
+	}
+}
+
+// TestTheChartTurnsTracingOn: tracing becomes a TracingConfiguration that
+// the controller's own parser reads back as written, mounted where the
+// Deployment's --tracing-config-file points; none by default.
+func TestTheChartTurnsTracingOn(t *testing.T) {
+	helm := filepath.Join(root, "bin", "helm")
+	chart := filepath.Join(root, "charts", "network-controller")
+	if got := objects(t, run(t, helm, "template", "nc", chart)); got["ConfigMap/network-controller-tracing"] != nil {
+		t.Error("the chart configures tracing by default")
+	}
+	got := objects(t, run(t, helm, "template", "nc", chart, "--set", "tracing.endpoint=otel-collector.monitoring:4317",
+		"--set", "tracing.samplingRatePerMillion=10000"))
+	cm := got["ConfigMap/network-controller-tracing"]
+	if cm == nil {
+		t.Fatalf("no ConfigMap/network-controller-tracing among %d objects", len(got))
+	}
+	path := filepath.Join(t.TempDir(), "tracing.yaml")
+	if err := os.WriteFile(path, []byte(cm["data"].(map[string]any)["tracing.yaml"].(string)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := tracing.ReadConfig(path)
+	if err != nil || *cfg.Endpoint != "otel-collector.monitoring:4317" || *cfg.SamplingRatePerMillion != 10000 {
+		t.Errorf("the controller reads %+v (%v), want the endpoint and rate set", cfg, err)
+	}
+	pod := nested(got["Deployment/network-controller"], "spec", "template", "spec").(map[string]any)
+	container := pod["containers"].([]any)[0].(map[string]any)
+	mounted := false
+	for _, m := range container["volumeMounts"].([]any) {
+		mounted = mounted || m.(map[string]any)["mountPath"] == "/etc/network-controller/tracing" && m.(map[string]any)["name"] == "tracing"
+	}
+	args := fmt.Sprint(container["args"])
+	if !mounted || !strings.Contains(args, "--tracing-config-file=/etc/network-controller/tracing/tracing.yaml") {
+		t.Errorf("the Deployment mounts the configuration: %v, with args %s", mounted, args)
 	}
 }

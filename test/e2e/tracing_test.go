@@ -50,7 +50,10 @@ func TestATraceFollowsANetworkIntoNeutronsLog(t *testing.T) {
 
 	createNetwork(ctx, t, ns, "traced", "10.137.0.0/24", "")
 	waitForReady(ctx, t, ns, "traced", time.Minute)
-	_, create := receiver.waitForRequest(ctx, t, ns+"/traced", "POST", "/v2.0/networks", "")
+	made, create := receiver.waitForRequest(ctx, t, ns+"/traced", "POST", "/v2.0/networks", "")
+	if made.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("the sync that made traced has status %v", made.Status)
+	}
 	if id := attribute(create, "openstack.request_id"); id == "" || !hasLogLine(stack.Neutron.FullServerLog(), id, `"POST /v2.0/networks HTTP/1.1" status: 201`) {
 		t.Errorf("neutron-server's log has no create of a network under %q, the ID its span records", id)
 	}
@@ -73,6 +76,9 @@ func TestATraceFollowsANetworkIntoNeutronsLog(t *testing.T) {
 		t.Errorf("neutron-server's log has no read of routers under %s", named)
 	}
 	sync, _ := receiver.waitForRequest(ctx, t, ns+"/unrouted", "GET", "/v2.0/routers", "")
+	if sync.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("the sync that found no router has status %v, want an error", sync.Status)
+	}
 	if global := "req-" + uuid.UUID(sync.TraceId).String(); global != named {
 		t.Errorf("the condition names %s, but the sync that read the routers was trace %s", named, global)
 	}
