@@ -54,6 +54,10 @@ type Result struct {
 	// Unknown, when set, is where the plan stopped because it cannot
 	// tell what Neutron would answer.
 	Unknown string `json:"unknown,omitempty"`
+	// Error is why the sync would stop where the controller reports no
+	// condition (a Network Ready for its generation stays so while Neutron
+	// cannot be listed), so that a refusal never goes unexplained.
+	Error string `json:"error,omitempty"`
 }
 
 // Sync plans network: the passes of the controller's sync (project,
@@ -90,6 +94,9 @@ func Sync(ctx context.Context, network *samplecrdv1.Network, exists bool, projec
 		// is the controller's last word until something changes.
 		if out.Requeue != reconcile.AddRateLimited || out.Err != nil {
 			res.Refused = true
+			if out.Condition == nil && out.Err != nil {
+				res.Error = out.Err.Error()
+			}
 			return res
 		}
 	}

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -51,7 +53,10 @@ func TestWhatASyncWouldDo(t *testing.T) {
 		wantRefused bool
 		wantUnknown bool
 		// overlaps makes, before the plan, another Network with web's range.
-		overlaps     bool
+		overlaps bool
+		// after changes Neutron once the Networks are made, before the plan.
+		after        func(*neutronfake.Neutron)
+		wantError    string
 		wantWarnings int
 	}{{
 		name: "a new Network: its project recorded, then a network and a subnet created",
@@ -76,6 +81,10 @@ func TestWhatASyncWouldDo(t *testing.T) {
 		spec: web, seed: func(f *neutronfake.Neutron) { f.AddNetwork("someone-elses", ""); f.SetNetworkQuota(1) },
 		wantReason: samplecrdv1.ReasonNeutronQuotaExceeded, wantRefused: true,
 	}, {
+		name: "a Network in sync while Neutron cannot be listed: it stays Ready, and the refusal says why",
+		made: &web, spec: web, after: func(f *neutronfake.Neutron) { f.FailOn(neutronfake.ListNetworks, errors.New("connection refused")) },
+		wantRefused: true, wantError: "connection refused",
+	}, {
 		name: "a namespace not granted what it names: refused before Neutron is asked", spec: web,
 		policy:     &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "no TenantPolicy grants it"},
 		wantReason: samplecrdv1.ReasonNotAllowed, wantRefused: true,
@@ -93,7 +102,15 @@ func TestWhatASyncWouldDo(t *testing.T) {
 			if tt.overlaps {
 				c.make(t, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other", UID: "0b0b0b0b-0000-4000-8000-00000000000b", Generation: 1}, Spec: web})
 			}
-			planned := webNetwork(tt.spec, 2)
+			if tt.after != nil {
+				tt.after(c.neutron)
+			}
+			// The API server bumps the generation only when the spec changes.
+			generation := int64(2)
+			if tt.made != nil && reflect.DeepEqual(*tt.made, tt.spec) {
+				generation = 1
+			}
+			planned := webNetwork(tt.spec, generation)
 			if tt.made != nil {
 				planned.Status = c.status
 			}
@@ -119,6 +136,9 @@ func TestWhatASyncWouldDo(t *testing.T) {
 			}
 			if reason := reasonOf(res); reason != tt.wantReason {
 				t.Errorf("condition %+v, want reason %q", res.Condition, tt.wantReason)
+			}
+			if !strings.Contains(res.Error, tt.wantError) || (res.Error == "") != (tt.wantError == "") {
+				t.Errorf("error %q, want one with %q", res.Error, tt.wantError)
 			}
 			if len(res.Warnings) != tt.wantWarnings {
 				t.Errorf("warnings %q, want %d", res.Warnings, tt.wantWarnings)
@@ -206,7 +226,7 @@ func (c *cloud) make(t *testing.T, network *samplecrdv1.Network) {
 
 // project is what the plan asks for each pass: a policy that says
 // refused, or the reconciler of a new inventory on a DryRun over the
-// fake, listed once.
+// fake, listed once (a failed list is Preflight's to report).
 func (c *cloud) project(refused error) Project {
 	var (
 		dry *DryRun
@@ -219,9 +239,8 @@ func (c *cloud) project(refused error) Project {
 		if dry == nil {
 			dry = NewDryRun(c.neutron)
 			inv := inventory.New(dry, c.mark, inventory.Options{})
-			if _, err := inv.Refresh(ctx); err != nil {
-				return nil, nil, err
-			}
+			// A failed list is Preflight's to report, as in runPlan.
+			_, _ = inv.Refresh(ctx)
 			r = reconcile.New(inv, c.mark, nil, reconcile.Options{})
 		}
 		return r, dry, nil

@@ -44,6 +44,9 @@ func WriteText(w io.Writer, results []Result) error {
 			}
 			fmt.Fprintf(&b, "  %s: Ready=%s %s: %s\n", verdict, c.Status, c.Reason, c.Message)
 		}
+		if r.Error != "" {
+			fmt.Fprintf(&b, "  refused, with no condition to report: %s\n", r.Error)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

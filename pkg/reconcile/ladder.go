@@ -51,7 +51,8 @@ func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool
 // waits, once, so that none is left without a reason.
 func (p *pass) waitForInventory(h inventory.Health) Outcome {
 	if isReady(p.network) {
-		return Outcome{Observed: LastObserved(p.network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
+		// The error says why, for the log (and a plan), not the status.
+		return Outcome{Observed: LastObserved(p.network.Status), Requeue: AddRateLimited, Err: errors.Join(inventory.ErrNotSynced, h.ListErr)}
 	}
 	if h.ListErr == nil {
 		// Waiting for the project's first list, which queues the
