@@ -53,7 +53,10 @@ type config struct {
 }
 
 // ReadConfig reads the TracingConfiguration of path; nil for "", tracing
-// off.
+// off. It is not k8s.io/apiserver's ReadTracingConfiguration, which
+// accepts a misspelt field in silence and would bring the API server's
+// own server package into the controller: a field it does not know is
+// refused here, and the rest validated by component-base.
 func ReadConfig(path string) (*tracingapi.TracingConfiguration, error) {
 	if path == "" {
 		return nil, nil
