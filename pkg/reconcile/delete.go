@@ -129,9 +129,9 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 		// tool's interface holds, which Neutron's message names.
 		return out
 	}
-	out.Condition.Message = BoundMessage(fmt.Sprintf(
+	out.Condition.Message = namingRequest(fmt.Sprintf(
 		"Neutron refuses to delete the network while ports use it; delete them to finish: %s (Neutron: %s)",
-		boundList(blocking), rejected.Message))
+		boundList(blocking), rejected.Message), requestOf(err, p.requestID))
 	return out
 }
 

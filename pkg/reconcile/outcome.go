@@ -281,12 +281,15 @@ func notReady(reason, message string) metav1.Condition {
 const MaxMessageLength = 1024
 
 // BoundMessage cuts msg to MaxMessageLength, saying how much was left out.
-func BoundMessage(msg string) string {
-	if len(msg) <= MaxMessageLength {
+func BoundMessage(msg string) string { return boundTo(msg, MaxMessageLength) }
+
+// boundTo cuts msg to max bytes, saying how much was left out.
+func boundTo(msg string, max int) string {
+	if len(msg) <= max {
 		return msg
 	}
 	// The note takes at most 40 bytes; the cut backs off to a rune start.
-	cut := MaxMessageLength - 40
+	cut := max - 40
 	for cut > 0 && !utf8.RuneStart(msg[cut]) {
 		cut--
 	}

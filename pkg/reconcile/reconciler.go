@@ -89,11 +89,11 @@ func (p *pass) eventf(eventType, reason, format string, args ...any) {
 // err is Neutron's answer to a request, or its silence, the condition
 // names the request (requestOf), so that Neutron's log finds it.
 func (p *pass) failed(ph phase, err error, obs Observed) Outcome {
-	out := classify(ph, err).outcome(err, obs, p.events)
-	if id := requestOf(err, p.requestID); out.Condition != nil && id != "" {
-		out.Condition.Message += requestSuffix(id)
+	v := classify(ph, err)
+	if id := requestOf(err, p.requestID); id != "" {
+		v.message = namingRequest(v.message, id)
 	}
-	return out
+	return v.outcome(err, obs, p.events)
 }
 
 // OwnerOf is the owner Neutron resources of network are created for.

@@ -17,8 +17,16 @@ import (
 // of the first refusal, and its status is not written again at every
 // retry.
 
-// requestSuffix is what a condition's message ends with to name id.
-func requestSuffix(id string) string { return " (Neutron request " + id + ")" }
+// namingRequest is message ending with the request id, cut as every
+// message is (MaxMessageLength) but never through the request's name;
+// message as it is, bounded, when id is "".
+func namingRequest(message, id string) string {
+	if id == "" {
+		return BoundMessage(message)
+	}
+	suffix := " (Neutron request " + id + ")"
+	return boundTo(message, MaxMessageLength-len(suffix)) + suffix
+}
 
 // requestIDSuffix matches requestSuffix at the end of a message.
 var requestIDSuffix = regexp.MustCompile(` \(Neutron request req-[0-9a-f-]{36}\)$`)

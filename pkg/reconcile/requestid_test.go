@@ -39,6 +39,12 @@ func TestAConditionNeutronCausedNamesItsRequest(t *testing.T) {
 	if out := (&Reconciler{}).newPass(inTrace(0xab), network).failed(phaseSyncing, answered, Observed{}); !strings.HasSuffix(out.Condition.Message, "(Neutron request "+answered.RequestID+")") {
 		t.Errorf("condition %q does not name Neutron's own ID of the request it refused, %s", out.Condition.Message, answered.RequestID)
 	}
+	long := neutron.ErrorForResponse("creating subnet", 400, "InvalidInput", strings.Repeat("x", 2*MaxMessageLength))
+	if out := (&Reconciler{}).newPass(inTrace(0xab), network).failed(phaseSyncing, long, Observed{}); len(out.Condition.Message) > MaxMessageLength ||
+		!strings.HasSuffix(out.Condition.Message, "(Neutron request "+id+")") || !strings.Contains(out.Condition.Message, "more characters") {
+		t.Errorf("a long refusal's condition is %d bytes, ending %q: want at most %d, cut before the request it names", len(out.Condition.Message),
+			out.Condition.Message[max(0, len(out.Condition.Message)-80):], MaxMessageLength)
+	}
 	own := (&Reconciler{}).newPass(inTrace(0xab), network).failed(phaseSyncing, &desired.InvalidSpecError{Message: "allocationPools overlap"}, Observed{})
 	if strings.Contains(own.Condition.Message, "req-") {
 		t.Errorf("condition %q names a request, but no request caused it", own.Condition.Message)
