@@ -68,9 +68,8 @@ type DryRun struct {
 	subnets  map[string]neutron.Subnet
 	ports    map[string]neutron.Port
 	routers  map[string]neutron.Router
-	planned  int
 	// quota is the project's, read at the first create; created counts
-	// the creates planned since, by kind.
+	// the creates planned, by kind, which also numbers their IDs.
 	quota   *neutron.Quota
 	created map[string]int
 }
@@ -97,13 +96,13 @@ func (d *DryRun) record(r Request) {
 	d.requests = append(d.requests, r)
 }
 
-// plannedID is the ID of a resource the plan creates.
+// plannedID is the ID of the resource of kind the plan just created
+// (overQuota counted it): "(new network)", then "(new network 2)".
 func (d *DryRun) plannedID(kind string) string {
-	d.planned++
-	if d.planned == 1 {
-		return "(new " + kind + ")"
+	if n := d.created[kind]; n > 1 {
+		return fmt.Sprintf("(new %s %d)", kind, n)
 	}
-	return fmt.Sprintf("(new %s %d)", kind, d.planned)
+	return "(new " + kind + ")"
 }
 
 // overQuota answers a create of kind as Neutron answers one over the
