@@ -34,7 +34,7 @@ var requestIDSuffix = regexp.MustCompile(` \(Neutron request req-[0-9a-f-]{36}\)
 // sameMessage reports whether two messages say the same, whatever
 // request they name.
 func sameMessage(a, b string) bool {
-	return requestIDSuffix.ReplaceAllString(a, "") == requestIDSuffix.ReplaceAllString(b, "")
+	return a == b || requestIDSuffix.ReplaceAllString(a, "") == requestIDSuffix.ReplaceAllString(b, "")
 }
 
 // requestOf is the ID by which Neutron's log finds the request that err
