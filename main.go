@@ -688,7 +688,7 @@ func newNeutronClient(opts options, reach *neutron.Reachability, tp trace.Tracer
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return neutron.NewGophercloud(client, ""), nil, func() error { return nil }, nil
+		return neutron.NewGophercloud(client, neutron.Place{}), nil, func() error { return nil }, nil
 	}
 	read := func() (*neutron.Cloud, error) { return neutron.ReadCloud(opts.osCloud) }
 	cloud, err := read()
@@ -706,15 +706,15 @@ func newNeutronClient(opts options, reach *neutron.Reachability, tp trace.Tracer
 func newSession(cloud *neutron.Cloud, read func() (*neutron.Cloud, error), whose string, opts options, reach *neutron.Reachability, tp trace.TracerProvider) *neutron.Session {
 	return neutron.NewSession(cloud, neutron.SessionOptions{
 		Read: read,
-		Connect: func(ctx context.Context, cloud *neutron.Cloud) (*gophercloud.ServiceClient, string, error) {
-			client, project, err := cloud.Connect(ctx, opts.neutronTimeout)
+		Connect: func(ctx context.Context, cloud *neutron.Cloud) (*gophercloud.ServiceClient, neutron.Place, error) {
+			client, place, err := cloud.Connect(ctx, opts.neutronTimeout)
 			if err != nil {
-				return nil, "", err
+				return nil, neutron.Place{}, err
 			}
 			// Connect's client already has the --neutron-timeout; the copies keep it.
 			client.HTTPClient.Transport = tracing.OpenStack(tp, cmp.Or[http.RoundTripper](client.HTTPClient.Transport, http.DefaultTransport))
 			client.HTTPClient = *throttled(neutron.Instrument(&client.HTTPClient, reach), opts)
-			return client, project, nil
+			return client, place, nil
 		},
 		OnConnectFailure: func(err error) {
 			metrics.NeutronAuthFailures.Inc()

@@ -242,19 +242,19 @@ func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string
 	return ports, inv.afterFailedRead(err)
 }
 
-// Project is the project the inventory lists and creates in ("" when
-// not known). A connected client answers from its token, sending no
+// Place is where the inventory lists and creates (zero for a noauth
+// server). A connected client answers from its token, sending no
 // request, so an answer is no sign that Neutron answers: it never closes
 // the breaker, and only a connect that got no answer counts against it.
-func (inv *Inventory) Project(ctx context.Context) (string, error) {
+func (inv *Inventory) Place(ctx context.Context) (neutron.Place, error) {
 	if err := inv.breaker.allow(); err != nil {
-		return "", err
+		return neutron.Place{}, err
 	}
-	project, err := inv.client.Project(ctx)
+	place, err := inv.client.Place(ctx)
 	if neutron.Unreachable(err) {
 		inv.breaker.fail()
 	}
-	return project, err
+	return place, err
 }
 
 // FindSubnetPool reads a subnet pool by name or ID.
@@ -310,7 +310,7 @@ func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error
 	if err := inv.breaker.allow(); err != nil {
 		return err
 	}
-	if err := inv.sameProject(ctx); err != nil {
+	if err := inv.samePlace(ctx); err != nil {
 		return err
 	}
 	inv.unsureMu.Lock()
@@ -321,37 +321,36 @@ func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error
 	return nil
 }
 
-// sameProject refuses a write while the credentials reach another project
-// than the one the store was listed in: a clouds.yaml changed in place
-// (the controller's, or a namespace's Secret) swaps the client, not the
-// store. Every ID the store holds is the old project's, so a delete would
-// be answered 404 by the new project and counted as done, and the
-// Network's resources would be left for good where nothing lists them
-// again. A list of the new project, asked for at once, ends the refusal;
-// from then on the ladder's own check (status.projectID) keeps each
-// Network from being made again elsewhere. It costs no request: the
-// client knows its token's project.
-func (inv *Inventory) sameProject(ctx context.Context) error {
-	now, err := inv.client.Project(ctx)
+// samePlace refuses a write while the credentials reach another place
+// (Keystone, region, interface or project) than the one the store was
+// listed in: a clouds.yaml changed in place (the controller's, or a
+// namespace's Secret) swaps the client, not the store. Every ID the store
+// holds is the old place's, so a delete would be answered 404 by the new
+// one and counted as done, and the Network's resources would be left for
+// good where nothing lists them again. A list of the new place, asked for
+// at once, ends the refusal; from then on the ladder's own check
+// (status.place) keeps each Network from being made again elsewhere. It
+// costs no request: the client knows its token's place.
+func (inv *Inventory) samePlace(ctx context.Context) error {
+	now, err := inv.client.Place(ctx)
 	if err != nil {
 		return err
 	}
 	return inv.ListedIn(now)
 }
 
-// ListedIn returns nil when the store was last listed in project, else a
-// *neutron.CredentialsError that names both projects, and asks for a
-// list: what the store holds, or does not, says nothing of another
-// project.
-func (inv *Inventory) ListedIn(project string) error {
-	listed := inv.store.Status().Project
-	if listed == project {
+// ListedIn returns nil when the store was last listed in place, else a
+// *neutron.CredentialsError that names both places, and asks for a list:
+// what the store holds, or does not, says nothing of another place.
+func (inv *Inventory) ListedIn(place neutron.Place) error {
+	listed := inv.store.Status().Place
+	if listed == place {
 		return nil
 	}
 	inv.RequestRefresh(0)
 	return &neutron.CredentialsError{Reason: fmt.Sprintf(
-		"Neutron was last listed in project %s, not in project %s that the credentials now reach or this Network is in; "+
-			"nothing is done until it is listed again", listed, project)}
+		"Neutron was last listed in %s, not in %s that the credentials now reach or this Network is in; "+
+			"nothing is done until it is listed again", listed, place)}
 }
 
 // afterFailedWrite handles a write of owner's that failed. Anything but a

@@ -113,7 +113,7 @@ func TestTheOpenBreakerRefusesEveryRequest(t *testing.T) {
 }
 
 // TestAProjectAnsweredWithoutARequestKeepsTheBreakerCounting: the client
-// answers Project from its token, so asking it between unanswered writes
+// answers Place from its token, so asking it between unanswered writes
 // (as every new Network's first pass does) is no answer from Neutron, and
 // three unanswered writes still open the breaker.
 func TestAProjectAnsweredWithoutARequestKeepsTheBreakerCounting(t *testing.T) {
@@ -123,7 +123,7 @@ func TestAProjectAnsweredWithoutARequestKeepsTheBreakerCounting(t *testing.T) {
 	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
 	f.FailOn(fake.CreateNetwork, errors.New("connection refused"))
 	for _, o := range []neutron.Owner{ownerA, ownerB, ownerC} {
-		if _, err := inv.Project(ctx); err != nil {
+		if _, err := inv.Place(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := inv.CreateNetwork(ctx, o, 0); err == nil {

@@ -49,10 +49,9 @@ type Status struct {
 	// Unrecognised counts the resources that carry the mark but whose
 	// name does not parse as ours: left alone, reported for an operator.
 	Unrecognised int
-	// Project is the project the latest successful refresh listed: what
-	// the store holds is that project's ("" when the client does not know
-	// its project, a noauth server's single one).
-	Project string
+	// Place is where the latest successful refresh listed: what the store
+	// holds is that place's (zero for a noauth server's single one).
+	Place neutron.Place
 }
 
 // ErrNotSynced is returned by syncs that need the inventory before its first
@@ -119,10 +118,10 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	startWrites := inv.writes
 	inv.mu.RUnlock()
 
-	// The credentials may reach another project from one request to the
-	// next (a clouds.yaml changed in place): the lists are one project's
+	// The credentials may reach another place from one request to the
+	// next (a clouds.yaml changed in place): the lists are one place's
 	// only if it is the same before and after them.
-	project, err := inv.client.Project(ctx)
+	place, err := inv.client.Place(ctx)
 	if err != nil {
 		return nil, inv.failed(err)
 	}
@@ -135,14 +134,14 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 		err = inv.client.ListRouters(ctx, inv.mark.Description(), x.addRouters)
 	}
 	if err == nil {
-		if after, projectErr := inv.client.Project(ctx); projectErr != nil || after != project {
-			err = cmp.Or(projectErr, fmt.Errorf("the credentials reached project %s, then %s, while Neutron was listed; listing again", project, after))
+		if after, placeErr := inv.client.Place(ctx); placeErr != nil || after != place {
+			err = cmp.Or(placeErr, fmt.Errorf("the credentials reached %s, then %s, while Neutron was listed; listing again", place, after))
 		}
 	}
 	if err != nil {
 		return nil, inv.failed(err)
 	}
-	return inv.replace(x.fresh, len(x.unrecognised), startWrites, project), nil
+	return inv.replace(x.fresh, len(x.unrecognised), startWrites, place), nil
 }
 
 // failed records err as the latest refresh's, and returns it.
@@ -161,7 +160,7 @@ func (inv *Store) current(uid types.UID) *Owned {
 	return inv.byUID[uid]
 }
 
-func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64, project string) []types.UID {
+func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64, place neutron.Place) []types.UID {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	for uid, at := range inv.written {
@@ -190,7 +189,7 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWri
 		}
 	}
 	inv.byUID = fresh
-	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised, Project: project}
+	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised, Place: place}
 	return changed
 }
 

@@ -4,6 +4,7 @@
 package neutron
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -78,23 +79,32 @@ func ReadCloud(name string) (*Cloud, error) {
 }
 
 // Connect authenticates to the cloud's Keystone, within timeout, and
-// returns its network service client and the project its token is scoped
-// to ("" when the token names none).
-func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gophercloud.ServiceClient, string, error) {
+// returns its network service client and the place the client reaches:
+// the Keystone, the region and interface of the endpoint, and the project
+// its token is scoped to (empty when the token names none).
+func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gophercloud.ServiceClient, Place, error) {
 	provider, err := config.NewProviderClient(ctx, c.auth, config.WithTLSConfig(c.tls),
 		config.WithHTTPClient(http.Client{Timeout: timeout}))
 	if err != nil {
-		return nil, "", fmt.Errorf("authenticating to the cloud at %s: %w", c.auth.IdentityEndpoint, err)
+		return nil, Place{}, fmt.Errorf("authenticating to the cloud at %s: %w", c.auth.IdentityEndpoint, err)
 	}
 	client, err := openstack.NewNetworkV2(provider, c.endpoint)
 	if err != nil {
-		return nil, "", fmt.Errorf("finding the network endpoint in the cloud's catalog: %w", err)
+		return nil, Place{}, fmt.Errorf("finding the network endpoint in the cloud's catalog: %w", err)
 	}
 	project := tokenProject(provider)
 	if c.scoped && project == "" {
-		return nil, "", &CredentialsError{Reason: "the cloud's token is scoped to no project (a system or domain scope): a namespace's cloud must be scoped to one project, to which everything the controller lists and looks up for it is narrowed"}
+		return nil, Place{}, &CredentialsError{Reason: "the cloud's token is scoped to no project (a system or domain scope): a namespace's cloud must be scoped to one project, to which everything the controller lists and looks up for it is narrowed"}
 	}
-	return client, project, nil
+	return client, c.placeOf(project), nil
+}
+
+// placeOf is the place c's token of project reaches. The interface is the
+// one the catalog was searched by: gophercloud's default, public, when
+// clouds.yaml names none.
+func (c *Cloud) placeOf(project string) Place {
+	return Place{AuthURL: c.auth.IdentityEndpoint, Region: c.endpoint.Region,
+		Interface: string(cmp.Or(c.endpoint.Availability, gophercloud.AvailabilityPublic)), ProjectID: project}
 }
 
 // tokenProject is the ID of the project provider's token is scoped to.

@@ -248,10 +248,11 @@ type Interface interface {
 	// Routers (routers.go): finding a router, interfaces on it, and
 	// routers of a Network's own.
 	Routers
-	// Project is the project the client lists and creates in: its
-	// token's, which a Session may have to authenticate to learn; "" when
-	// it is not known (a noauth server).
-	Project(ctx context.Context) (string, error)
+	// Place is where the client lists and creates (place.go): its
+	// token's project, in the region and interface of its endpoint, which
+	// a Session may have to authenticate to learn; zero for a noauth
+	// server.
+	Place(ctx context.Context) (Place, error)
 	// Probe asks for one network's ID: the cheapest request that Neutron
 	// answers only when it serves its API and reaches its database, where
 	// a list of every marked network costs a request per page.
@@ -265,17 +266,20 @@ type Gophercloud struct {
 	// project the controller works in: an admin credential sees every
 	// project, and another project's resources are never ours to touch.
 	projectID string
+	// place is where the client's token reaches (place.go).
+	place Place
 	// pageSize bounds the size of one list response.
 	pageSize int
 }
 
 var _ Interface = &Gophercloud{}
 
-// NewGophercloud returns an Interface over client, whose lists of marked
-// resources see only projectID's ("" for every project the credential
-// sees: a noauth server's single one).
-func NewGophercloud(client *gophercloud.ServiceClient, projectID string) *Gophercloud {
-	return &Gophercloud{client: client, projectID: projectID, pageSize: 1000}
+// NewGophercloud returns an Interface over client, which reaches place,
+// and whose lists of marked resources see only place's project (every
+// project the credential sees for the zero Place: a noauth server's
+// single one).
+func NewGophercloud(client *gophercloud.ServiceClient, place Place) *Gophercloud {
+	return &Gophercloud{client: client, projectID: place.ProjectID, place: place, pageSize: 1000}
 }
 
 // ListNetworks lists the networks whose description is exactly description.
@@ -524,8 +528,8 @@ func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string) error {
 	return nil
 }
 
-// Project implements Interface.
-func (g *Gophercloud) Project(context.Context) (string, error) { return g.projectID, nil }
+// Place implements Interface.
+func (g *Gophercloud) Place(context.Context) (Place, error) { return g.place, nil }
 
 // Probe implements Interface: GET /v2.0/networks?limit=1&fields=id, in
 // the controller's project when it knows it.

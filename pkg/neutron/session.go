@@ -52,8 +52,8 @@ type SessionOptions struct {
 	// Read reads the cloud's configuration anew (ReadCloud).
 	Read func() (*Cloud, error)
 	// Connect authenticates with a cloud and returns its network client
-	// and the project its token is scoped to (Cloud.Connect).
-	Connect func(ctx context.Context, cloud *Cloud) (*gophercloud.ServiceClient, string, error)
+	// and the place its token reaches (Cloud.Connect).
+	Connect func(ctx context.Context, cloud *Cloud) (*gophercloud.ServiceClient, Place, error)
 	// OnConnectFailure, if set, is told of every failed attempt.
 	OnConnectFailure func(error)
 	// ReloadInterval is how often, at most, the configuration is read.
@@ -107,7 +107,7 @@ func (s *Session) client(ctx context.Context) (*Gophercloud, error) {
 	if err := s.Err(); err != nil && s.backoff.IsInBackOffSinceUpdate(backoffKey, now) {
 		return nil, err
 	}
-	client, project, err := s.opts.Connect(ctx, s.cloud)
+	client, place, err := s.opts.Connect(ctx, s.cloud)
 	if err != nil {
 		err = classify("connecting to the cloud", err)
 		s.setErr(err)
@@ -117,7 +117,7 @@ func (s *Session) client(ctx context.Context) (*Gophercloud, error) {
 		}
 		return nil, err
 	}
-	s.current = NewGophercloud(client, project)
+	s.current = NewGophercloud(client, place)
 	s.setErr(nil)
 	s.backoff.Reset(backoffKey)
 	return s.current, nil
@@ -249,10 +249,10 @@ func (s *Session) PortsOf(ctx context.Context, networkID, description string) ([
 	return call(ctx, s, func(g *Gophercloud) ([]Port, error) { return g.PortsOf(ctx, networkID, description) })
 }
 
-// Project implements Interface: the project of the token, connecting
-// first when there is no working client.
-func (s *Session) Project(ctx context.Context) (string, error) {
-	return call(ctx, s, func(g *Gophercloud) (string, error) { return g.Project(ctx) })
+// Place implements Interface: the place of the token and endpoint,
+// connecting first when there is no working client.
+func (s *Session) Place(ctx context.Context) (Place, error) {
+	return call(ctx, s, func(g *Gophercloud) (Place, error) { return g.Place(ctx) })
 }
 
 // Probe implements Interface.

@@ -45,13 +45,13 @@ func newCloudFixture(t *testing.T, password string) *cloudFixture {
 	first, _ := read()
 	f.session = NewSession(first, SessionOptions{
 		Read: read,
-		Connect: func(_ context.Context, cloud *Cloud) (*gophercloud.ServiceClient, string, error) {
+		Connect: func(_ context.Context, cloud *Cloud) (*gophercloud.ServiceClient, Place, error) {
 			f.connects.Add(1)
 			if cloud.auth.Password != "right" {
-				return nil, "", gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusUnauthorized, Method: "POST", URL: "/v3/auth/tokens"}
+				return nil, Place{}, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusUnauthorized, Method: "POST", URL: "/v3/auth/tokens"}
 			}
 			client, err := NewNoAuthServiceClient(neutronServer.URL, nil)
-			return client, "project-1", err
+			return client, Place{AuthURL: "https://keystone.test/v3", ProjectID: "project-1"}, err
 		},
 		ReloadInterval: 10 * time.Second,
 		MaxRetryDelay:  time.Minute,
@@ -126,8 +126,8 @@ func TestARevokedTokenConnectsAgain(t *testing.T) {
 func TestUnreachableKeystoneIsNotAnAuthError(t *testing.T) {
 	s := NewSession(&Cloud{}, SessionOptions{
 		Read: func() (*Cloud, error) { return nil, errors.New("unused") },
-		Connect: func(context.Context, *Cloud) (*gophercloud.ServiceClient, string, error) {
-			return nil, "", errors.New("dial tcp 127.0.0.1:5000: connection refused")
+		Connect: func(context.Context, *Cloud) (*gophercloud.ServiceClient, Place, error) {
+			return nil, Place{}, errors.New("dial tcp 127.0.0.1:5000: connection refused")
 		},
 		ReloadInterval: time.Hour, MaxRetryDelay: time.Minute,
 	})

@@ -236,7 +236,7 @@ func (d *DryRun) FindExternalNetwork(ctx context.Context, nameOrID string) (neut
 }
 
 // Project reads.
-func (d *DryRun) Project(ctx context.Context) (string, error) { return d.client.Project(ctx) }
+func (d *DryRun) Place(ctx context.Context) (neutron.Place, error) { return d.client.Place(ctx) }
 
 // Probe reads.
 func (d *DryRun) Probe(ctx context.Context) error { return d.client.Probe(ctx) }

@@ -139,9 +139,8 @@ func TestAdoption(t *testing.T) {
 		{
 			name: "adopt: a network of another project, which an admin credential could read by ID, does not exist, and is not touched",
 			network: func() *samplecrdv1.Network {
-				n := adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet)
-				n.Status.ProjectID = "project-a" // recorded by the pass before
-				return n
+				// The place recorded by the pass before.
+				return inPlace("project-a", "")(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet))
 			}(),
 			seed: func(f *neutronfake.Neutron) {
 				f.SetProject("project-a")

@@ -29,7 +29,7 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 	// hand, or in a project the credentials no longer reach, where the
 	// delete would confirm at once and the network stay behind.
 	if owned.Empty() && network.Status.NetworkID != "" {
-		if err := p.sameProject(ctx); err != nil {
+		if err := p.samePlace(ctx); err != nil {
 			return p.failed(phaseDeleting, err, LastObserved(network.Status))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 // The errors by which a pass says why it stopped, besides Neutron's and
@@ -35,12 +36,14 @@ func (r *adoptionRecord) Error() string {
 	return "Adopting Neutron network " + r.adopted.NetworkID + ": its own names are recorded before it is marked"
 }
 
-// projectRecord ends the pass that would make a Network's first Neutron
-// resource: the project goes into status before anything exists there.
-type projectRecord struct{ project string }
+// placeRecord ends the pass that would make a Network's first Neutron
+// resource, or the first pass of a Network made before places were
+// recorded: the place goes into status before anything (more) is done
+// there.
+type placeRecord struct{ place neutron.Place }
 
-func (r *projectRecord) Error() string {
-	return "Recording project " + r.project + " in status before anything is made in it"
+func (r *placeRecord) Error() string {
+	return "Recording the Network's place, " + r.place.String() + ", in status before anything is made there"
 }
 
 // externalNetworkError is a router of the Network's own that cannot be

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,17 +79,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network
 	// What status says of an adoption stays, whatever the pass found: the
 	// record is the only copy of the names to give back.
 	obs.Adopted = network.Status.Adopted
+	// So does the place: it never changes once recorded.
+	obs.Place = recordedPlace(network.Status)
 	obs.Router = p.router
 	if err != nil {
 		var (
-			record  *adoptionRecord
-			project *projectRecord
+			record *adoptionRecord
+			place  *placeRecord
 		)
 		if errors.As(err, &record) {
 			obs.Adopted = record.adopted
 		}
-		if errors.As(err, &project) {
-			obs.ProjectID = project.project
+		if errors.As(err, &place) {
+			obs.Place = place.place
 		}
 		return p.failed(phaseSyncing, err, obs)
 	}
@@ -117,6 +118,9 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 		if want, err = desired.SubnetOf(p.network.Spec, p.network.Spec.CIDR); err != nil {
 			return obs, err
 		}
+	}
+	if err := p.recordPlace(ctx); err != nil {
+		return obs, err
 	}
 	net, netCreated, err := p.ensureNetwork(ctx, want)
 	if err != nil {
@@ -149,57 +153,60 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	return obs, p.attachWanted(ctx, plan, subnet)
 }
 
-// sameProject refuses to go on when the credentials reach another project
-// than the one status says holds the network: a clouds.yaml (the
-// controller's, or a namespace's Secret) changed to another project's. The
-// inventory, listed in the new project, holds nothing of the Network, so a
-// sync would make a second network there, or a delete find nothing to
-// delete, and the first network would be left in the old project for good.
-// So it refuses too while the inventory was last listed in another project
-// than status says, though the credentials are right again.
-// A network cannot move between projects; whoever changed the credentials
+// samePlace refuses to go on when the credentials reach another place
+// (Keystone, region, interface or project) than the one status records: a
+// clouds.yaml (the controller's, or a namespace's Secret) changed to
+// another project's or region's. The inventory, listed there, holds
+// nothing of the Network, so a sync would make a second network there, or
+// a delete find nothing to delete (another region's Neutron answers 404),
+// and the first network would be left behind for good. So it refuses too
+// while the inventory was last listed elsewhere, though the credentials
+// are right again. A network cannot move; whoever changed the credentials
 // puts the old ones back. It is asked only where a network that status
 // names is missing, before the pass makes another or confirms a delete:
 // an in-sync Network pays nothing for it, and stays Ready through an
-// outage that keeps the project from being known.
-func (p *pass) sameProject(ctx context.Context) error {
-	want := p.network.Status.ProjectID
-	if want == "" {
+// outage that keeps the place from being known. Every other write is the
+// inventory's door's to refuse (its own samePlace).
+func (p *pass) samePlace(ctx context.Context) error {
+	recorded := recordedPlace(p.network.Status)
+	if recorded.IsZero() {
 		return nil
 	}
-	got, err := p.inv.Project(ctx)
-	if err != nil || got == "" {
+	now, err := p.inv.Place(ctx)
+	if err != nil {
 		return err
 	}
-	if got != want {
-		return &neutron.CredentialsError{Reason: fmt.Sprintf(
-			"the credentials now reach project %s, but this Network's network is in project %s, and a network cannot move between projects: "+
-				"put back credentials of project %s; nothing was changed in either project", got, want, want)}
+	if err := neutron.CheckPlace(recorded, now); err != nil {
+		return err
 	}
 	// The credentials are the right ones again, but what the pass found
 	// missing was looked for in the last list, which may be of the other
-	// project (credentials swapped there and back): only a list of this
+	// place (credentials swapped there and back): only a list of this
 	// one says the network is gone.
-	return p.inv.ListedIn(want)
+	return p.inv.ListedIn(now)
 }
 
-// recordProject ends the pass that would make (or adopt) the Network's
-// first network while status does not yet say which project holds it: the
-// project its credentials reach goes into status first. Every later pass
-// then checks the credentials against it (sameProject, and the inventory's
-// own check), so a network can never be stranded in a project status does
-// not name, even if its subnet is refused or the process dies right after
-// the create. A noauth Neutron, whose client knows no project, records
-// nothing.
-func (p *pass) recordProject(ctx context.Context) error {
-	if p.network.Status.ProjectID != "" {
+// recordPlace ends the first pass of a Network whose status records no
+// place: the place its credentials reach goes into status first, before
+// anything is made or adopted (or, for a Network made before places were
+// recorded, before anything more is done), once neutron.CheckPlace agrees
+// with what status says. Every later pass then checks the credentials
+// against it (samePlace, and the inventory's own check), so a network can
+// never be stranded in a place status does not name, even if its subnet
+// is refused or the process dies right after the create. A noauth
+// Neutron, whose client has no place, records nothing.
+func (p *pass) recordPlace(ctx context.Context) error {
+	if p.network.Status.Place != nil {
 		return nil
 	}
-	project, err := p.inv.Project(ctx)
-	if err != nil || project == "" {
+	now, err := p.inv.Place(ctx)
+	if err != nil || now.IsZero() {
 		return err
 	}
-	return &projectRecord{project: project}
+	if err := neutron.CheckPlace(recordedPlace(p.network.Status), now); err != nil {
+		return err
+	}
+	return &placeRecord{place: now}
 }
 
 // ensureNetwork returns the Network's Neutron network, and whether it
@@ -219,15 +226,12 @@ func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutro
 	if found {
 		return keep, false, nil
 	}
-	if err := p.recordProject(ctx); err != nil {
-		return neutron.Network{}, false, err
-	}
 	if p.network.Spec.Adopt != nil {
 		n, err := p.adoptNetwork(ctx, want)
 		return n, false, err
 	}
 	if p.network.Status.NetworkID != "" {
-		if err := p.sameProject(ctx); err != nil {
+		if err := p.samePlace(ctx); err != nil {
 			return neutron.Network{}, false, err
 		}
 		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,

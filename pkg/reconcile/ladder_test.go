@@ -382,10 +382,7 @@ func TestLadder(t *testing.T) {
 // second network there, the delete would confirm at once and leave the
 // first network behind in its project.
 func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
-	inProjectA := func(n *samplecrdv1.Network) *samplecrdv1.Network {
-		n.Status.ProjectID = "project-a"
-		return n
-	}
+	inProjectA := inPlace("project-a", "")
 	nowProjectB := func(f *neutronfake.Neutron) { f.SetProject("project-b") }
 	runPasses(t, []passCase{
 		{
@@ -454,15 +451,16 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 			},
 		},
 		{
-			name:       "a new Network whose credentials name a project: the project is recorded before anything is made in it",
+			name:       "a new Network whose credentials name a project: the whole place is recorded before anything is made in it",
 			network:    newNetwork("192.168.0.0/16", "192.168.0.1"),
-			seed:       func(f *neutronfake.Neutron) { f.SetProject("project-a") },
+			seed:       func(f *neutronfake.Neutron) { f.SetProject("project-a"); f.SetRegion("region-1") },
 			wantErr:    "soon",
 			wantReady:  "False/Provisioning",
 			wantEvents: nil,
 			check: func(t *testing.T, f *fixture) {
-				if got := f.network("net").Status.ProjectID; got != "project-a" {
-					t.Errorf("status.projectID = %q, want project-a before any create", got)
+				want := samplecrdv1.Place{AuthURL: neutronfake.FakeAuthURL, Region: "region-1", Interface: "public", ProjectID: "project-a"}
+				if got := f.network("net").Status.Place; got == nil || *got != want {
+					t.Errorf("status.place = %+v, want %+v before any create", got, want)
 				}
 				if len(f.neutron.Networks()) != 0 {
 					t.Errorf("made before the project was recorded: %+v", f.neutron.Networks())
@@ -497,7 +495,7 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 				if reqs := f.neutron.Requests(); len(reqs) != 0 {
 					t.Errorf("asked of project B: %q", reqs)
 				}
-				if st := f.network("net").Status; st.ProjectID != "project-a" || st.NetworkID == "" {
+				if st := f.network("net").Status; st.Place == nil || st.Place.ProjectID != "project-a" || st.NetworkID == "" {
 					t.Errorf("status = %+v, want project-a's network recorded", st)
 				}
 			},
@@ -513,14 +511,128 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 	})
 }
 
+// inPlace records in a Network's status that its resources are in project
+// of region, of the fake's Keystone, as the ladder records it.
+func inPlace(project, region string) func(*samplecrdv1.Network) *samplecrdv1.Network {
+	return func(n *samplecrdv1.Network) *samplecrdv1.Network {
+		n.Status.ProjectID = project
+		n.Status.Place = &samplecrdv1.Place{AuthURL: neutronfake.FakeAuthURL, Region: region, Interface: "public", ProjectID: project}
+		return n
+	}
+}
+
+// TestCredentialsOfAnotherRegionChangeNothing: the same project, reached
+// in another region (a clouds.yaml's region_name changed), is another
+// Neutron, which holds nothing of the Network and answers 404 for its IDs.
+// A sync must not make a second network there, nor a delete count the 404
+// as done; both wait, naming both places. A Network made before places
+// were recorded gets its whole place recorded by its next pass, before
+// anything else.
+func TestCredentialsOfAnotherRegionChangeNothing(t *testing.T) {
+	inRegion1 := inPlace("project-a", "region-1")
+	nowRegion2 := func(f *neutronfake.Neutron) { f.SetRegion("region-2") }
+	seedRegion1 := func(f *neutronfake.Neutron) {
+		f.SetProject("project-a")
+		f.SetRegion("region-1")
+		inSync("192.168.0.0/16", "192.168.0.1")(f)
+	}
+	// movedToRegion2 seeds region 1, then moves the credentials to region
+	// 2, where the fixture's first list runs.
+	movedToRegion2 := func(f *neutronfake.Neutron) { seedRegion1(f); nowRegion2(f) }
+	namesBothRegions := func(t *testing.T, f *fixture) {
+		t.Helper()
+		msg := f.network("net").Status.Conditions[0].Message
+		if !strings.Contains(msg, `"region-1"`) || !strings.Contains(msg, `"region-2"`) {
+			t.Errorf("message %q does not name both regions", msg)
+		}
+	}
+	runPasses(t, []passCase{
+		{
+			name:       "a sync, region 2 listed: CredentialsUnavailable naming both places, and nothing asked of region 2",
+			network:    inRegion1(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+			seed:       movedToRegion2,
+			wantErr:    "backoff",
+			wantReady:  "False/CredentialsUnavailable",
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			check:      namesBothRegions,
+		},
+		{
+			name:       "a delete, region 2 listed: the 404 of region 2 is not a delete, and the finalizer stays",
+			network:    inRegion1(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))),
+			seed:       movedToRegion2,
+			wantErr:    "backoff",
+			wantReady:  "False/CredentialsUnavailable",
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			check: func(t *testing.T, f *fixture) {
+				if !hasFinalizer(f.network("net")) {
+					t.Error("finalizer released while the network is in a region the credentials no longer reach")
+				}
+				namesBothRegions(t, f)
+				f.neutron.SetRegion("region-1")
+				if len(f.neutron.Networks()) != 1 || len(f.neutron.Subnets()) != 1 {
+					t.Errorf("region 1's network or subnet is gone: %+v %+v", f.neutron.Networks(), f.neutron.Subnets())
+				}
+			},
+		},
+		{
+			name:       "a delete, region 1 listed before the switch: nothing sent, and the finalizer stays",
+			network:    inRegion1(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))),
+			seed:       seedRegion1,
+			afterList:  nowRegion2,
+			wantErr:    "backoff",
+			wantReady:  "False/CredentialsUnavailable",
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			check: func(t *testing.T, f *fixture) {
+				if !hasFinalizer(f.network("net")) || !f.inv.ListDue() {
+					t.Error("finalizer released, or no list of the new region asked for")
+				}
+				namesBothRegions(t, f)
+			},
+		},
+		{
+			name: "a Network made before places were recorded: its next pass records the whole place first",
+			network: func() *samplecrdv1.Network {
+				n := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
+				n.Status.ProjectID = "project-a"
+				return n
+			}(),
+			seed:      seedRegion1,
+			wantErr:   "soon",
+			wantReady: "False/Provisioning",
+			check: func(t *testing.T, f *fixture) {
+				want := samplecrdv1.Place{AuthURL: neutronfake.FakeAuthURL, Region: "region-1", Interface: "public", ProjectID: "project-a"}
+				if got := f.network("net").Status.Place; got == nil || *got != want {
+					t.Errorf("status.place = %+v, want %+v", got, want)
+				}
+			},
+		},
+		{
+			name: "a Network made before places were recorded, whose credentials now reach another project: nothing recorded, nothing made",
+			network: func() *samplecrdv1.Network {
+				n := newNetwork("192.168.0.0/16", "192.168.0.1")
+				n.Status.ProjectID = "project-b"
+				return n
+			}(),
+			seed:       func(f *neutronfake.Neutron) { f.SetProject("project-a") },
+			wantErr:    "backoff",
+			wantReady:  "False/CredentialsUnavailable",
+			wantEvents: []string{"Warning CredentialsUnavailable"},
+			check: func(t *testing.T, f *fixture) {
+				if p := f.network("net").Status.Place; p != nil {
+					t.Errorf("recorded %+v for a Network of another project", p)
+				}
+			},
+		},
+	})
+}
+
 // TestCredentialsSwappedThereAndBackWaitForAListOfTheirProject: the
 // credentials went to project B, Neutron was listed there, and they came
 // back to A. The inventory holds B's list, where A's network is not: a
 // delete must not take that for "gone", but wait for a list of A, and then
 // delete the network there.
 func TestCredentialsSwappedThereAndBackWaitForAListOfTheirProject(t *testing.T) {
-	n := deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
-	n.Status.ProjectID = "project-a"
+	n := inPlace("project-a", "")(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)))
 	f := newFixture(t, n, func(f *neutronfake.Neutron) {
 		f.SetProject("project-a")
 		inSync("192.168.0.0/16", "192.168.0.1")(f)

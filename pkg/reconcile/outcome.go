@@ -154,7 +154,7 @@ func classify(ph phase, err error) verdict {
 		invalid  *desired.InvalidSpecError
 		adoption *adoptionError
 		record   *adoptionRecord
-		project  *projectRecord
+		place    *placeRecord
 		external *externalNetworkError
 		refused  *policy.NotAllowedError
 	)
@@ -190,9 +190,9 @@ func classify(ph phase, err error) verdict {
 	case errors.As(err, &record):
 		// Not a failure: the first half of an adoption. No Warning.
 		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: record.Error(), requeue: AddRateLimited}
-	case errors.As(err, &project):
-		// Not a failure either: the project is written before a create.
-		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: project.Error(), requeue: AddRateLimited}
+	case errors.As(err, &place):
+		// Not a failure either: the place is written before a create.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: place.Error(), requeue: AddRateLimited}
 	case errors.As(err, &adoption):
 		return verdict{reason: adoption.reason, message: adoption.msg, requeue: AddAfter, after: rejectedRetryInterval}
 	case errors.As(err, &invalid):
@@ -315,6 +315,9 @@ type Observed struct {
 	NeutronStatus       string
 	// ProjectID is the project that holds the network.
 	ProjectID string
+	// Place is the Network's recorded place (neutron.Place); zero until
+	// it is recorded, and on a noauth Neutron.
+	Place neutron.Place
 	// Router is the subnet's router interface; nil while it has none.
 	Router *samplecrdv1.RouterStatus
 	// Adopted is what spec.adopt's network and subnet were called before
@@ -332,17 +335,29 @@ func observedOf(net neutron.Network, subnet neutron.Subnet) Observed {
 	return o
 }
 
+// recordedPlace is the place status records: status.place, or for a
+// Network made before places were recorded, a place that knows only
+// status.projectID, which neutron.CheckPlace compares that far.
+func recordedPlace(st samplecrdv1.NetworkStatus) neutron.Place {
+	if p := st.Place; p != nil {
+		return neutron.Place{AuthURL: p.AuthURL, Region: p.Region, Interface: p.Interface, ProjectID: p.ProjectID}
+	}
+	return neutron.Place{ProjectID: st.ProjectID}
+}
+
 // LastObserved is what status says now: kept by a pass that fails before
 // it knows better, so that a failure does not blank the IDs.
 func LastObserved(st samplecrdv1.NetworkStatus) Observed {
 	return Observed{NetworkID: st.NetworkID, SubnetID: st.SubnetID, CIDR: st.CIDR, Gateway: st.Gateway,
-		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Router: st.Router, Adopted: st.Adopted}
+		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Place: recordedPlace(st),
+		Router: st.Router, Adopted: st.Adopted}
 }
 
 // Equal reports whether st already says what o says.
 func (o Observed) Equal(st samplecrdv1.NetworkStatus) bool {
 	return o.NetworkID == st.NetworkID && o.SubnetID == st.SubnetID && o.CIDR == st.CIDR && o.Gateway == st.Gateway &&
 		slices.Equal(o.AllocationPools, st.AllocationPools) && o.MTU == st.MTU && o.NeutronStatus == st.NeutronStatus && o.ProjectID == st.ProjectID &&
+		o.Place == recordedPlace(st) &&
 		equality.Semantic.DeepEqual(o.Router, st.Router) && equality.Semantic.DeepEqual(o.Adopted, st.Adopted)
 }
 
@@ -368,6 +383,16 @@ func (o Observed) Apply(status *applyv1.NetworkStatusApplyConfiguration) {
 	}
 	if o.ProjectID != "" {
 		status.WithProjectID(o.ProjectID)
+	}
+	if p := o.Place; p.AuthURL != "" {
+		place := applyv1.Place().WithAuthURL(p.AuthURL).WithProjectID(p.ProjectID)
+		if p.Region != "" {
+			place.WithRegion(p.Region)
+		}
+		if p.Interface != "" {
+			place.WithInterface(p.Interface)
+		}
+		status.WithPlace(place)
 	}
 	if o.NeutronStatus != "" {
 		status.WithNeutronStatus(o.NeutronStatus)

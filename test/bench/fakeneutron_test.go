@@ -23,7 +23,7 @@ func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := neutron.NewGophercloud(sc, "")
+	client := neutron.NewGophercloud(sc, neutron.Place{})
 	const ours, n = "managed-by=network-controller,cluster=bench", 2500
 	var first neutron.Network
 	for i := range n {

@@ -34,7 +34,7 @@ func main() {
 	must(err)
 	service, err := neutron.NewNoAuthServiceClient(*endpoint, http.DefaultClient)
 	must(err)
-	client := neutron.NewGophercloud(service, "")
+	client := neutron.NewGophercloud(service, neutron.Place{})
 	mark, err := neutron.NewMark("controller-runtime-example", "00000000-0000-4000-8000-000000000000")
 	must(err)
 	must((&NetworkReconciler{Client: mgr.GetClient(), Neutron: client, Mark: mark}).SetupWithManager(mgr))

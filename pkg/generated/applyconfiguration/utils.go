@@ -50,6 +50,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.NetworkSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkStatus"):
 		return &samplecrdv1.NetworkStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Place"):
+		return &samplecrdv1.PlaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RouterReference"):
 		return &samplecrdv1.RouterReferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RouterStatus"):

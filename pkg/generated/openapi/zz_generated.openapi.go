@@ -42,6 +42,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkList":               schema_pkg_apis_samplecrd_v1_NetworkList(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkSpec":               schema_pkg_apis_samplecrd_v1_NetworkSpec(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkStatus":             schema_pkg_apis_samplecrd_v1_NetworkStatus(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Place":                     schema_pkg_apis_samplecrd_v1_Place(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterReference":           schema_pkg_apis_samplecrd_v1_RouterReference(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterStatus":              schema_pkg_apis_samplecrd_v1_RouterStatus(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicy":              schema_pkg_apis_samplecrd_v1_TenantPolicy(ref),
@@ -660,6 +661,12 @@ func schema_pkg_apis_samplecrd_v1_NetworkStatus(ref common.ReferenceCallback) co
 							Format:      "",
 						},
 					},
+					"place": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Place is where the Network's Neutron resources live: the Keystone, region, interface and project its credentials reached when it was recorded, before anything was made or adopted in Neutron. It never changes afterwards: credentials that come to reach another place are refused, and nothing is written anywhere, so a network is never made twice or left behind where nothing lists it. Absent on a Neutron without Keystone (noauth), where there is one place.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Place"),
+						},
+					},
 					"neutronStatus": {
 						SchemaProps: spec.SchemaProps{
 							Description: "NeutronStatus is the Neutron network's own status, e.g. ACTIVE or DOWN.",
@@ -683,7 +690,51 @@ func schema_pkg_apis_samplecrd_v1_NetworkStatus(ref common.ReferenceCallback) co
 			},
 		},
 		Dependencies: []string{
-			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AdoptedResources", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterStatus", v1.Condition{}.OpenAPIModelName()},
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AdoptedResources", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Place", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.RouterStatus", v1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_Place(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Place is where in OpenStack a Network's Neutron resources live. Two places are the same only when every field is.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"authURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AuthURL is the Keystone endpoint the credentials authenticate at.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"region": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Region is the region whose Neutron endpoint the catalog gave; empty when the cloud names none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"interface": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Interface is the catalog's interface (public, internal, admin) the endpoint was chosen by.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"projectID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProjectID is the project the credentials' token is scoped to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"authURL", "projectID"},
+			},
+		},
 	}
 }
 

@@ -76,6 +76,10 @@ type Neutron struct {
 	// made (projectOf, by ID); with a project set, reads see only its own.
 	project   string
 	projectOf map[string]string
+	// region is the region the credentials reach: another Neutron, so a
+	// resource is seen only in the region it was made in (regionOf).
+	region   string
+	regionOf map[string]string
 	// shared are the subnet pools shared with every project, by ID.
 	shared map[string]bool
 	// networkQuota, when not negative, is how many networks the project
@@ -98,7 +102,7 @@ var (
 func New() *Neutron {
 	return &Neutron{networks: map[string]neutron.Network{}, subnets: map[string]neutron.Subnet{}, ports: map[string][]neutron.Port{},
 		routers: map[string]neutron.Router{}, externals: map[string]neutron.Network{}, errs: map[string]error{}, late: map[string]bool{}, networkQuota: -1,
-		projectOf: map[string]string{}, shared: map[string]bool{}, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
+		projectOf: map[string]string{}, regionOf: map[string]string{}, shared: map[string]bool{}, clock: time.Unix(1e9, 0), pools: map[string]pool{}}
 }
 
 // AddNetwork stores a network as if something had made it before the test,
@@ -228,13 +232,22 @@ func (f *Neutron) newID(prefix string) string {
 	f.nextID++
 	id := fmt.Sprintf("%s-%d", prefix, f.nextID)
 	f.projectOf[id] = f.project
+	f.regionOf[id] = f.region
 	return id
+}
+
+// inRegion reports whether the resource id is in the region the
+// credentials reach: another region is another Neutron, which knows no ID
+// of this one's, for a read or a write.
+func (f *Neutron) inRegion(id string) bool {
+	_, known := f.regionOf[id]
+	return !known || f.regionOf[id] == f.region
 }
 
 // visible reports whether the credentials' project sees the resource id:
 // every one when no project is set (a noauth server's single project).
 func (f *Neutron) visible(id string) bool {
-	return f.project == "" || f.projectOf[id] == f.project
+	return f.inRegion(id) && (f.project == "" || f.projectOf[id] == f.project)
 }
 
 // In runs seed with the credentials in project, so that what it adds
@@ -417,11 +430,27 @@ func (f *Neutron) SetProject(project string) {
 	f.project = project
 }
 
-// Project implements neutron.Interface; it is no request.
-func (f *Neutron) Project(context.Context) (string, error) {
+// SetRegion makes the credentials reach region, as a clouds.yaml changed
+// to another region's does: another Neutron, in which nothing made in the
+// first is seen, and which the first does not see.
+func (f *Neutron) SetRegion(region string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.project, nil
+	f.region = region
+}
+
+// FakeAuthURL is the Keystone of the fake's places.
+const FakeAuthURL = "https://keystone.fake/v3"
+
+// Place implements neutron.Interface; it is no request. The fake has a
+// Keystone once a project is set.
+func (f *Neutron) Place(context.Context) (neutron.Place, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.project == "" && f.region == "" {
+		return neutron.Place{}, nil
+	}
+	return neutron.Place{AuthURL: FakeAuthURL, Region: f.region, Interface: "public", ProjectID: f.project}, nil
 }
 
 // Probe implements neutron.Interface.
@@ -589,7 +618,7 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 		return neutron.Subnet{}, err
 	}
 	s, ok := f.subnets[id]
-	if !ok {
+	if !ok || !f.inRegion(id) {
 		return neutron.Subnet{}, neutron.ErrorForResponse(UpdateSubnet, 404, "SubnetNotFound", fmt.Sprintf("Subnet %s could not be found.", id))
 	}
 	if u.Gateway != nil && *u.Gateway != s.GatewayIP {
@@ -634,7 +663,7 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 		return neutron.Network{}, err
 	}
 	n, ok := f.networks[id]
-	if !ok {
+	if !ok || !f.inRegion(id) {
 		return neutron.Network{}, neutron.ErrorForResponse(UpdateNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
 	}
 	if u.MTU != nil {
@@ -658,6 +687,9 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 	defer f.mu.Unlock()
 	if err := f.request(DeleteSubnet); err != nil {
 		return err
+	}
+	if !f.inRegion(id) {
+		return nil // another Neutron's 404, which the real client counts as deleted
 	}
 	if s, ok := f.subnets[id]; ok && len(f.ports[s.NetworkID]) > 0 {
 		return neutron.ErrorForResponse(DeleteSubnet, 409, "SubnetInUse", fmt.Sprintf(
@@ -684,6 +716,9 @@ func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 	defer f.mu.Unlock()
 	if err := f.request(DeleteNetwork); err != nil {
 		return err
+	}
+	if !f.inRegion(id) {
+		return nil // another Neutron's 404, which the real client counts as deleted
 	}
 	if len(f.ports[id]) > 0 {
 		return neutron.ErrorForResponse(DeleteNetwork, 409, "NetworkInUse", fmt.Sprintf(

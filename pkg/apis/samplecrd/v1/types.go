@@ -319,6 +319,16 @@ type NetworkStatus struct {
 	// +optional
 	ProjectID string `json:"projectID,omitempty"`
 
+	// Place is where the Network's Neutron resources live: the Keystone,
+	// region, interface and project its credentials reached when it was
+	// recorded, before anything was made or adopted in Neutron. It never
+	// changes afterwards: credentials that come to reach another place
+	// are refused, and nothing is written anywhere, so a network is never
+	// made twice or left behind where nothing lists it. Absent on a
+	// Neutron without Keystone (noauth), where there is one place.
+	// +optional
+	Place *Place `json:"place,omitempty"`
+
 	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
 	// DOWN.
 	// +optional
@@ -335,6 +345,23 @@ type NetworkStatus struct {
 	// releasing them (deletionPolicy: Orphan) puts them back.
 	// +optional
 	Adopted *AdoptedResources `json:"adopted,omitempty"`
+}
+
+// Place is where in OpenStack a Network's Neutron resources live. Two
+// places are the same only when every field is.
+type Place struct {
+	// AuthURL is the Keystone endpoint the credentials authenticate at.
+	AuthURL string `json:"authURL"`
+	// Region is the region whose Neutron endpoint the catalog gave; empty
+	// when the cloud names none.
+	// +optional
+	Region string `json:"region,omitempty"`
+	// Interface is the catalog's interface (public, internal, admin) the
+	// endpoint was chosen by.
+	// +optional
+	Interface string `json:"interface,omitempty"`
+	// ProjectID is the project the credentials' token is scoped to.
+	ProjectID string `json:"projectID"`
 }
 
 // RouterStatus is a router interface of the Network's subnet.
@@ -434,7 +461,7 @@ const (
 	// Secret the controller cannot use: it does not exist, the namespace
 	// has not granted the controller its read, or its clouds.yaml is
 	// malformed, lacks the cloud, or names another Keystone or a file; or
-	// the credentials now reach another project than status.projectID.
+	// the credentials now reach another place than status.place.
 	// Nothing was asked of Neutron; the message says which. Retried with
 	// capped backoff, so fixing the Secret or the grant is enough.
 	ReasonCredentialsUnavailable = "CredentialsUnavailable"

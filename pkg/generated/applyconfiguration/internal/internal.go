@@ -415,6 +415,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: observedGeneration
       type:
         scalar: numeric
+    - name: place
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.Place
     - name: projectID
       type:
         scalar: string
@@ -422,6 +425,23 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterStatus
     - name: subnetID
+      type:
+        scalar: string
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.Place
+  map:
+    fields:
+    - name: authURL
+      type:
+        scalar: string
+      default: ""
+    - name: interface
+      type:
+        scalar: string
+    - name: projectID
+      type:
+        scalar: string
+      default: ""
+    - name: region
       type:
         scalar: string
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.RouterReference

@@ -51,6 +51,14 @@ type NetworkStatusApplyConfiguration struct {
 	// ProjectID is the OpenStack project that holds the network and
 	// subnet: the controller's own, or that of spec.cloudCredentialsRef.
 	ProjectID *string `json:"projectID,omitempty"`
+	// Place is where the Network's Neutron resources live: the Keystone,
+	// region, interface and project its credentials reached when it was
+	// recorded, before anything was made or adopted in Neutron. It never
+	// changes afterwards: credentials that come to reach another place
+	// are refused, and nothing is written anywhere, so a network is never
+	// made twice or left behind where nothing lists it. Absent on a
+	// Neutron without Keystone (noauth), where there is one place.
+	Place *PlaceApplyConfiguration `json:"place,omitempty"`
 	// NeutronStatus is the Neutron network's own status, e.g. ACTIVE or
 	// DOWN.
 	NeutronStatus *string `json:"neutronStatus,omitempty"`
@@ -149,6 +157,14 @@ func (b *NetworkStatusApplyConfiguration) WithMTU(value int32) *NetworkStatusApp
 // If called multiple times, the ProjectID field is set to the value of the last call.
 func (b *NetworkStatusApplyConfiguration) WithProjectID(value string) *NetworkStatusApplyConfiguration {
 	b.ProjectID = &value
+	return b
+}
+
+// WithPlace sets the Place field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Place field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithPlace(value *PlaceApplyConfiguration) *NetworkStatusApplyConfiguration {
+	b.Place = value
 	return b
 }
 
