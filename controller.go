@@ -89,9 +89,6 @@ type Projects interface {
 	// For returns the Reconciler of network's project; a
 	// *neutron.CredentialsError when its credentials cannot be used.
 	For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error)
-	// Release is told that network's finalizer is gone, so that its
-	// credentials may be let go with the last Network naming them.
-	Release(ctx context.Context, network *samplecrdv1.Network)
 }
 
 // Controller keeps Neutron equal to the declared Networks. It is the
@@ -377,7 +374,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 			return failed(err)
 		}
 		klog.FromContext(ctx).V(2).Info("Released the finalizer")
-		c.projects.Release(ctx, network)
 		return result{}
 	}
 

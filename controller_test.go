@@ -59,7 +59,7 @@ type fakeReconciler struct {
 	refuse *reconcile.Outcome
 	// outcome answers Reconcile and Delete.
 	outcome reconcile.Outcome
-	// calls are the calls, as "Method", and fakeProjects' Release.
+	// calls are the calls, as "Method".
 	calls []string
 }
 
@@ -99,12 +99,6 @@ func (p *fakeProjects) For(_ context.Context, network *samplecrdv1.Network) (Rec
 		return nil, &neutron.CredentialsError{Reason: "spec.cloudCredentialsRef needs the controller to run with a cloud"}
 	}
 	return p.reconciler, nil
-}
-
-// Release is recorded among the reconciler's calls, where the order of a
-// deletion reads as one sequence.
-func (p *fakeProjects) Release(context.Context, *samplecrdv1.Network) {
-	p.reconciler.calls = append(p.reconciler.calls, "Release")
 }
 
 const testUID = types.UID("1c2d3e4f-0000-0000-0000-000000000001")
@@ -318,7 +312,7 @@ func TestSyncHandler(t *testing.T) {
 				return n
 			}(),
 			outcome:    reconcile.Outcome{Finalized: true},
-			wantCalls:  []string{"Delete", "Release"},
+			wantCalls:  []string{"Delete"},
 			wantWrites: []string{"apply networks"},
 			wantReady:  "True/Provisioned",
 		},
@@ -373,7 +367,7 @@ func TestSyncHandler(t *testing.T) {
 			name:       "a deleted Network finalized: its Events, then the finalizer goes, then its project is told",
 			network:    deleting(provisioned(newNetwork())),
 			outcome:    reconcile.Outcome{Finalized: true, Events: []reconcile.Event{{Type: corev1.EventTypeNormal, Reason: "Deleted"}}},
-			wantCalls:  []string{"Delete", "Release"},
+			wantCalls:  []string{"Delete"},
 			wantWrites: []string{"apply networks"},
 			wantEvents: []string{"Normal Deleted"},
 		},

@@ -1,7 +1,8 @@
 // Package projects resolves the OpenStack project each Network lives in,
 // behind the Network controller. The controller asks it one question per
-// sync, "which reconciler acts for this Network?" (Set.For), and tells it
-// one thing, "this Network's finalizer is gone" (Set.Release).
+// sync, "which reconciler acts for this Network?" (Set.For); what a
+// project holds is let go when the Network informer says its last Network
+// is gone, whichever way it went.
 //
 // Everything else a project needs runs here, beside the controller's
 // queue, not in it:
@@ -16,7 +17,9 @@
 //     garbage collector the resources whose Network is gone;
 //   - the garbage collector (pkg/collector), a controller of its own;
 //   - the credentials of a namespace (pkg/tenancy), let go with the last
-//     Network that names them.
+//     Network that names them: deleted through its finalizer, before it
+//     had one, with its finalizer removed by a person, or with its
+//     namespace.
 package projects
 
 import (
@@ -133,10 +136,11 @@ type Set struct {
 }
 
 // New returns the Set of the projects of networkInformer's Networks, from
-// registry. It adds to the informer an index by UID, and a handler that
-// hands every deleted Network to the garbage collector: should anything of
-// it remain in Neutron (its finalizer was removed by hand), that collects
-// it.
+// registry. It adds to the informer an index by UID, and a handler of
+// every deleted Network, which hands it to the garbage collector (should
+// anything of it remain in Neutron, its finalizer having been removed by
+// hand, that collects it) and lets go of its credentials if no other
+// Network names them.
 func New(networkInformer informers.NetworkInformer, registry Registry, opts Options) (*Set, error) {
 	informer := networkInformer.Informer()
 	if err := informer.AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
@@ -167,6 +171,7 @@ func New(networkInformer informers.NetworkInformer, registry Registry, opts Opti
 		}
 		if n, ok := obj.(*samplecrdv1.Network); ok {
 			s.collector.Enqueue(tenancy.KeyOf(n), n.UID)
+			s.release(n)
 		}
 	}}); err != nil {
 		return nil, fmt.Errorf("registering the garbage collector's handler: %w", err)
@@ -219,15 +224,26 @@ func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler
 // Own is the controller's own project.
 func (s *Set) Own() *Project { return s.registry.Own() }
 
-// Release lets go of the credentials of gone, a Network whose finalizer
-// was just removed, once no other Network of its namespace names them. A
-// Network made meanwhile that names them is not lost: its first sync
-// keeps them again before it makes anything.
-func (s *Set) Release(ctx context.Context, gone *samplecrdv1.Network) {
+// releaseTimeout bounds the release of one credential: a GET-free DELETE
+// of the kept copy.
+const releaseTimeout = 30 * time.Second
+
+// release lets go of the credentials of gone, a Network the informer no
+// longer holds, once no other Network of its namespace names them. It is
+// the informer's delete handler, so it runs for every way a Network goes
+// (its finalizer removed by the controller or by a person, deleted before
+// it had one, its namespace deleted), and after the informer's cache has
+// dropped gone: of two Networks that go together, the handler of the one
+// that goes last finds no other, whatever their order. A Network made
+// meanwhile that names the credentials is not lost: its first sync keeps
+// them again before it makes anything.
+func (s *Set) release(gone *samplecrdv1.Network) {
 	key := tenancy.KeyOf(gone)
 	if key == (tenancy.Key{}) {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
 	others, err := s.networks.Networks(gone.Namespace).List(labels.Everything())
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Listing Networks from the cache")

@@ -3,6 +3,7 @@ package projects
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +49,15 @@ func (r *sighting) SightOrphans(_ time.Time, missing []types.UID) []types.UID {
 // registry holds the own project, and records the keys released.
 type registry struct {
 	own      *Project
+	mu       sync.Mutex
 	released []tenancy.Key
+}
+
+// releasedKeys are the keys released so far.
+func (r *registry) releasedKeys() []tenancy.Key {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.released)
 }
 
 func (r *registry) Start(ctx context.Context, start tenancy.StartFunc[*Project]) {
@@ -58,6 +67,8 @@ func (r *registry) For(context.Context, *samplecrdv1.Network) (*Project, error) 
 func (r *registry) Get(key tenancy.Key) (*Project, bool)                        { return r.own, key == (tenancy.Key{}) }
 func (r *registry) Own() *Project                                               { return r.own }
 func (r *registry) Release(_ context.Context, key tenancy.Key) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.released = append(r.released, key)
 	return nil
 }
@@ -181,26 +192,72 @@ func TestADeletedNetworkIsHandedToTheGarbageCollector(t *testing.T) {
 }
 
 // TestCredentialsAreReleasedWithTheLastNetworkNamingThem: a namespace's
-// credentials are let go only once no other Network of the namespace
-// names them; the controller's own never are.
+// credentials are let go when the informer sees the last Network that
+// names them go, whichever way it went (through the controller's
+// finalizer, before it had one, its finalizer removed by a person, its
+// namespace deleted: the informer sees a delete each time); never while
+// another names them, and never the controller's own. Two Networks that
+// go together release them, whatever order their events come in (both
+// handlers may find the other gone: a release is idempotent).
 func TestCredentialsAreReleasedWithTheLastNetworkNamingThem(t *testing.T) {
-	first := network("first", "00000000-0000-4000-8000-000000000001", true)
-	second := network("second", "00000000-0000-4000-8000-000000000002", true)
-	plain := network("plain", "00000000-0000-4000-8000-000000000003", false)
-	f := newFixture(t, first, second, plain)
-	_, ctx := ktesting.NewTestContext(t)
+	cases := []struct {
+		name string
+		// deleted are deleted from the API server in this order.
+		deleted      []string
+		wantReleased bool
+	}{
+		{name: "the controller's own credentials are never released", deleted: []string{"plain"}},
+		{name: "one of two Networks naming them gone: kept", deleted: []string{"first"}},
+		{name: "both gone, one after the other: released", deleted: []string{"first", "second"}, wantReleased: true},
+		{name: "both gone, the other order: released", deleted: []string{"second", "first"}, wantReleased: true},
+		{name: "all three gone: released", deleted: []string{"plain", "second", "first"}, wantReleased: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go f.informer.RunWithContext(ctx)
+			for _, n := range []*samplecrdv1.Network{
+				network("first", "00000000-0000-4000-8000-000000000001", true),
+				network("second", "00000000-0000-4000-8000-000000000002", true),
+				network("plain", "00000000-0000-4000-8000-000000000003", false),
+			} {
+				if _, err := f.client.SamplecrdV1().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitForCached(ctx, t, f, 3)
+			for _, name := range tc.deleted {
+				if err := f.client.SamplecrdV1().Networks("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitForCached(ctx, t, f, 3-len(tc.deleted))
+			// The collector is handed every deleted Network by the same
+			// handler, after the release: once it holds them all, every
+			// release has run.
+			if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				return f.set.collector.Len() == len(tc.deleted), nil
+			}); err != nil {
+				t.Fatalf("the delete handler did not run for every deleted Network: %v", err)
+			}
+			released := f.registry.releasedKeys()
+			team := tenancy.Key{Namespace: "default", Secret: "cloud", Cloud: "team"}
+			if (len(released) > 0) != tc.wantReleased || slices.ContainsFunc(released, func(k tenancy.Key) bool { return k != team }) {
+				t.Errorf("released %v; want the team's credentials released: %v, and nothing else", released, tc.wantReleased)
+			}
+		})
+	}
+}
 
-	f.set.Release(ctx, plain)
-	f.set.Release(ctx, first)
-	if len(f.registry.released) != 0 {
-		t.Fatalf("released %v while the second Network names the credentials, or for the controller's own", f.registry.released)
-	}
-	if err := f.informer.GetIndexer().Delete(first); err != nil {
-		t.Fatal(err)
-	}
-	f.set.Release(ctx, second)
-	if want := []tenancy.Key{tenancy.KeyOf(second)}; !slices.Equal(f.registry.released, want) {
-		t.Errorf("released %v, want %v once the last Network naming them is gone", f.registry.released, want)
+// waitForCached waits until the informer's cache holds n Networks.
+func waitForCached(ctx context.Context, t *testing.T, f *fixture, n int) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(f.informer.GetStore().List()) == n, nil
+	}); err != nil {
+		t.Fatalf("the cache never held %d Networks: %v", n, err)
 	}
 }
 
