@@ -176,6 +176,11 @@ type NotAllowedError struct {
 	Reason string
 	// Message names the field, what it names, and the grant it needs.
 	Message string
+	// Router says that spec.router is what is not granted, and nothing
+	// else: a grant withdrawn from a Network attached to that router, or
+	// to a router of its own on that external network, means it detaches
+	// (pkg/projects' withdrawn), keeping its network and subnet.
+	Router bool
 }
 
 func (e *NotAllowedError) Error() string { return e.Message }
@@ -216,15 +221,28 @@ func (g Grants) Check(network *samplecrdv1.Network) error {
 	case spec.SubnetPool != "" && !g.SubnetPools.Has(spec.SubnetPool):
 		return refuse("spec.subnetPool %q is not granted to namespace %s: a TenantPolicy's spec.subnetPools grants it, by the same name or ID", spec.SubnetPool, ns)
 	}
-	if r := spec.Router; r != nil {
-		switch {
-		case r.ExternalNetwork != "" && !g.ExternalNetworks.Has(r.ExternalNetwork):
-			return refuseAs(samplecrdv1.ReasonExternalNetworkNotAllowed, "spec.router.externalNetwork %q is not granted to namespace %s: a TenantPolicy's spec.externalNetworks grants it, by the same name or ID (or the controller's deprecated --router-external-networks)", r.ExternalNetwork, ns)
-		case r.Name != "" && !g.Routers.Has(r.Name):
-			return refuse("spec.router.name %q is not granted to namespace %s: a TenantPolicy's spec.routers grants an existing router, by the same name or ID", r.Name, ns)
-		case r.ID != "" && !g.Routers.Has(r.ID):
-			return refuse("spec.router.id %q is not granted to namespace %s: a TenantPolicy's spec.routers grants an existing router, by the same name or ID", r.ID, ns)
-		}
+	if err := g.checkRouter(network); err != nil {
+		err.Message += "; nothing was asked of Neutron but to detach what the Network had on it (docs/tenancy.md)"
+		return err
+	}
+	return nil
+}
+
+// checkRouter returns the refusal of a spec.router that g does not grant.
+func (g Grants) checkRouter(network *samplecrdv1.Network) *NotAllowedError {
+	r, ns := network.Spec.Router, network.Namespace
+	refuse := func(reason, format string, args ...any) *NotAllowedError {
+		return &NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...), Router: true}
+	}
+	switch {
+	case r == nil:
+		return nil
+	case r.ExternalNetwork != "" && !g.ExternalNetworks.Has(r.ExternalNetwork):
+		return refuse(samplecrdv1.ReasonExternalNetworkNotAllowed, "spec.router.externalNetwork %q is not granted to namespace %s: a TenantPolicy's spec.externalNetworks grants it, by the same name or ID (or the controller's deprecated --router-external-networks)", r.ExternalNetwork, ns)
+	case r.Name != "" && !g.Routers.Has(r.Name):
+		return refuse(samplecrdv1.ReasonNotAllowed, "spec.router.name %q is not granted to namespace %s: a TenantPolicy's spec.routers grants an existing router, by the same name or ID", r.Name, ns)
+	case r.ID != "" && !g.Routers.Has(r.ID):
+		return refuse(samplecrdv1.ReasonNotAllowed, "spec.router.id %q is not granted to namespace %s: a TenantPolicy's spec.routers grants an existing router, by the same name or ID", r.ID, ns)
 	}
 	return nil
 }

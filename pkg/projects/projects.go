@@ -40,6 +40,7 @@ import (
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
+	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
@@ -205,18 +206,30 @@ func (s *Set) Start(ctx context.Context, enqueue func(obj any)) error {
 // For returns the reconciler of network's project: the controller's, or
 // its namespace's. The error is a *policy.NotAllowedError when network
 // names what its namespace is not granted, which is asked before anything
-// of its project; a *neutron.CredentialsError when the namespace's
+// of its project, unless the grant was withdrawn from a router the
+// Network is attached to: then the reconciler detaches it first
+// (withdrawn.go). A *neutron.CredentialsError when the namespace's
 // credentials cannot be used. A deletion is never refused by policy: what
 // a Network made, it may always remove.
 func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error) {
+	var refusal *policy.NotAllowedError
 	if network.DeletionTimestamp == nil {
-		if err := s.policy.Check(network); err != nil {
+		if err := s.policy.Check(network); err != nil && !errors.As(err, &refusal) {
 			return nil, err
+		}
+		if refusal != nil && network.Status.Router == nil {
+			return nil, refusal
 		}
 	}
 	p, err := s.registry.For(ctx, network)
 	if err != nil {
 		return nil, err
+	}
+	if refusal != nil {
+		if w := withdrawnFrom(p.Reconciler, network, refusal); w != nil {
+			return w, nil
+		}
+		return nil, refusal
 	}
 	return p.Reconciler, nil
 }

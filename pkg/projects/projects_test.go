@@ -288,3 +288,97 @@ func TestPolicyIsAskedBeforeTheProjectButNeverOfADeletion(t *testing.T) {
 		t.Errorf("For(a Network being deleted) = %v, %v; want its project's reconciler", r, err)
 	}
 }
+
+// recording is a Reconciler that records the spec.router of the Network
+// each pass was asked of, and answers Ready with what it was told.
+type recording struct {
+	Reconciler
+	routers []*samplecrdv1.RouterReference
+	out     reconcile.Outcome
+}
+
+func (r *recording) Preflight(n *samplecrdv1.Network) (reconcile.Outcome, bool) {
+	return reconcile.Outcome{}, true
+}
+
+func (r *recording) Reconcile(_ context.Context, n *samplecrdv1.Network) reconcile.Outcome {
+	r.routers = append(r.routers, n.Spec.Router)
+	return r.out
+}
+
+// routerRefused is a Policy that refuses spec.router, or everything when
+// all is set.
+type routerRefused struct{ all bool }
+
+func (p routerRefused) Check(n *samplecrdv1.Network) error {
+	return &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "not granted", Router: !p.all}
+}
+func (routerRefused) HasSynced() bool             { return true }
+func (routerRefused) OnChange(func(string)) error { return nil }
+
+// TestAWithdrawnRouterGrantDetaches: a grant holds for as long as it is
+// used. A Network attached to a router whose grant is withdrawn is synced
+// without its router (so its interface is detached, and its network and
+// subnet kept) and then reports the refusal; one attached to nothing is
+// refused before anything, as before; any other refusal refuses.
+func TestAWithdrawnRouterGrantDetaches(t *testing.T) {
+	attached := func() *samplecrdv1.Network {
+		n := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+		n.Spec.Router = &samplecrdv1.RouterReference{Name: "shared-router"}
+		n.Status.Router = &samplecrdv1.RouterStatus{ID: "router-1", InterfacePortID: "port-1"}
+		return n
+	}
+	notAttached := func() *samplecrdv1.Network { n := attached(); n.Status.Router = nil; return n }
+	cases := []struct {
+		name       string
+		network    *samplecrdv1.Network
+		policy     Policy
+		passOK     bool
+		wantPass   bool
+		wantReason string
+	}{
+		{name: "attached, the router's grant withdrawn: synced without its router, then NotAllowed",
+			network: attached(), policy: routerRefused{}, passOK: true, wantPass: true, wantReason: samplecrdv1.ReasonNotAllowed},
+		{name: "attached, the detach failed: the pass's own failure is reported",
+			network: attached(), policy: routerRefused{}, passOK: false, wantPass: true, wantReason: samplecrdv1.ReasonNeutronUnavailable},
+		{name: "attached to nothing: refused before any pass",
+			network: notAttached(), policy: routerRefused{}, wantReason: samplecrdv1.ReasonNotAllowed},
+		{name: "attached, but refused for something else: refused before any pass",
+			network: attached(), policy: routerRefused{all: true}, wantReason: samplecrdv1.ReasonNotAllowed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			rec := &recording{}
+			f.registry.own.Reconciler = rec
+			f.set.policy = tc.policy
+			rec.out = reconcile.Outcome{Condition: &metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionTrue, Reason: samplecrdv1.ReasonProvisioned}}
+			if !tc.passOK {
+				rec.out = reconcile.Outcome{Condition: &metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: samplecrdv1.ReasonNeutronUnavailable}}
+			}
+			_, ctx := ktesting.NewTestContext(t)
+			r, err := f.set.For(ctx, tc.network)
+			var out reconcile.Outcome
+			switch {
+			case err != nil:
+				out, _ = reconcile.ProjectRefused(tc.network, err)
+			case r == nil:
+				t.Fatal("no reconciler and no error")
+			default:
+				if _, ok := r.Preflight(tc.network); !ok {
+					t.Fatal("Preflight refused")
+				}
+				out = r.Reconcile(ctx, tc.network)
+			}
+			if tc.wantPass != (len(rec.routers) == 1) || (tc.wantPass && rec.routers[0] != nil) {
+				t.Errorf("passes asked with spec.router %v; want a pass without its router: %v", rec.routers, tc.wantPass)
+			}
+			if out.Condition == nil || out.Condition.Reason != tc.wantReason {
+				t.Errorf("condition %+v, want reason %s", out.Condition, tc.wantReason)
+			}
+			if tc.network.Spec.Router == nil {
+				t.Error("the Network in the cache lost its spec.router")
+			}
+		})
+	}
+}
