@@ -232,12 +232,14 @@ func classify(ph phase, err error) verdict {
 // ProjectRefused is the Outcome of a Network whose project may not or
 // cannot be used, and ok, when err says so: its namespace is not granted
 // what it names (a *policy.NotAllowedError), or its credentials
-// (spec.cloudCredentialsRef) cannot be used (a *neutron.CredentialsError).
-// Nothing was asked of Neutron. The same holds while it is being deleted,
-// so that its finalizer stays until the credentials can be used. Any other
-// error is not a refusal: ok is false, and the caller retries.
+// (spec.cloudCredentialsRef) cannot be used (a *neutron.CredentialsError),
+// or Keystone refused them (an *neutron.AuthError, asked when credentials
+// are first used, to learn their place). Nothing was asked of Neutron. The
+// same holds while it is being deleted, so that its finalizer stays until
+// the credentials can be used. Any other error is not a refusal: ok is
+// false, and the caller retries.
 func ProjectRefused(network *samplecrdv1.Network, err error) (_ Outcome, ok bool) {
-	if !policy.IsNotAllowed(err) && !neutron.IsCredentialsError(err) {
+	if !policy.IsNotAllowed(err) && !neutron.IsCredentialsError(err) && !neutron.IsAuthError(err) {
 		return Outcome{}, false
 	}
 	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil), true

@@ -13,6 +13,7 @@
 package tenancy
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -138,10 +139,13 @@ func (r *Registry[T]) Get(key Key) (T, bool) {
 // For returns what is kept for network's project, building it the first
 // time. An error is a *neutron.CredentialsError when the credentials
 // cannot be used, anything else when the Secret could not be read at all
-// (the API server away). A Network being deleted keeps the credential it
-// was made with even if its Secret (or the grant to read it) changed for
-// the worse or went away meanwhile, so that it can still be deleted: the
-// one built before, or, after a restart or once let go, the Keeper's copy.
+// (the API server away) or the cloud could not say where it is (Keystone
+// away, or refusing the credentials). A Network being deleted keeps the
+// credential it was made with even if its Secret (or the grant to read it)
+// changed for the worse or went away meanwhile, so that it can still be
+// deleted: the one built before, or, after a restart or once let go, the
+// Keeper's copy. A credential that now reaches another place than the
+// Keeper's copy is refused (bound), and a deleting Network gets the copy.
 // Any other Network's credential is kept by the Keeper before it is
 // returned, so before anything is made with it.
 func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T, error) {
@@ -154,38 +158,117 @@ func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T,
 		return zero, &neutron.CredentialsError{Reason: "spec.cloudCredentialsRef needs the controller to run with a cloud (--os-cloud), not --neutron-endpoint"}
 	}
 	now := r.opts.Clock.Now()
-	if value, err, fresh := r.cached(key, now, network.DeletionTimestamp != nil); fresh {
+	deleting := network.DeletionTimestamp != nil
+	if value, err, fresh := r.cached(key, now, deleting); fresh {
 		return value, err
 	}
-	deleting := network.DeletionTimestamp != nil
 	data, err := r.read(ctx, key)
 	if err != nil && !neutron.IsCredentialsError(err) {
 		return zero, err
 	}
 	// readErr is the Secret's refusal when the kept copy stands in for
 	// it: only deleting Networks may use that copy.
-	var readErr error
+	var (
+		readErr error
+		rd      aReading
+	)
 	if err != nil && deleting && !r.built(key) {
-		kept, ok, keptErr := r.kept(ctx, key)
-		if keptErr != nil {
-			return zero, keptErr
+		if rd, readErr, err = r.standIn(ctx, key, err); err != nil {
+			return zero, err
 		}
-		if ok {
-			data, err, readErr = kept, nil, err
+	} else if err == nil {
+		rd, err = r.reading(ctx, key, data)
+		if rd.moved && deleting {
+			if rd, readErr, err = r.standIn(ctx, key, err); err != nil {
+				return zero, err
+			}
 		}
 	}
-	var cloud *neutron.Cloud
-	if err == nil {
-		cloud, err = neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
-	}
-	value, err := r.update(key, sha256.Sum256(data), cloud, err, now, deleting)
+	value, err := r.update(key, rd.digest, rd.client, cmp.Or(err, rd.err), now, deleting)
 	if readErr != nil && err == nil {
 		r.refuseLive(key, readErr)
 	}
 	if err != nil || deleting {
 		return value, err
 	}
-	return value, r.keep(ctx, key, data)
+	return value, r.keep(ctx, key, data, rd.place)
+}
+
+// standIn is the reading of the Keeper's copy of key's credential, which
+// stands in for a Secret refused with why for a Network being deleted: the
+// copy reaches the place it was kept for, by construction, so it is not
+// asked again. readErr is why when the copy stands in; with no copy kept,
+// the reading is why's, and err only says that the copy could not be read.
+func (r *Registry[T]) standIn(ctx context.Context, key Key, why error) (rd aReading, readErr, err error) {
+	data, place, ok, err := r.kept(ctx, key)
+	switch {
+	case err != nil:
+		return aReading{}, nil, err
+	case !ok:
+		return aReading{err: why}, nil, nil
+	}
+	rd = aReading{digest: sha256.Sum256(data), place: place}
+	if r.builtFrom(key, rd.digest) {
+		return rd, why, nil
+	}
+	cloud, err := neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
+	if err != nil {
+		return aReading{err: err}, nil, nil
+	}
+	rd.client = r.opts.Connect(cloud)
+	return rd, why, nil
+}
+
+// aReading is a credential's clouds.yaml as read: its digest and, when it
+// is new, a client on it and the place the client reaches; or why it
+// cannot be used.
+type aReading struct {
+	digest [sha256.Size]byte
+	client neutron.Interface
+	place  neutron.Place
+	// moved says the place is not the kept copy's.
+	moved bool
+	err   error
+}
+
+// reading parses data, key's clouds.yaml as read, and binds it: a
+// credential not yet built is connected, to learn the place it reaches,
+// which must be the one its kept copy reaches. One the value was built
+// from is neither parsed nor connected again.
+func (r *Registry[T]) reading(ctx context.Context, key Key, data []byte) (aReading, error) {
+	rd := aReading{digest: sha256.Sum256(data)}
+	if r.builtFrom(key, rd.digest) {
+		return rd, nil
+	}
+	cloud, err := neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
+	if err != nil {
+		return rd, err
+	}
+	rd.client = r.opts.Connect(cloud)
+	if r.opts.Keeper == nil {
+		return rd, nil
+	}
+	if rd.place, err = rd.client.Place(ctx); err != nil {
+		return rd, fmt.Errorf("learning where %s reaches: %w", key, err)
+	}
+	_, kept, ok, err := r.opts.Keeper.Kept(ctx, key)
+	switch {
+	case err != nil:
+		return rd, err
+	case ok && !kept.IsZero() && kept != rd.place:
+		rd.moved = true
+		return rd, movedError(key, kept, rd.place)
+	}
+	return rd, nil
+}
+
+// builtFrom reports whether key's value was built from a clouds.yaml of
+// digest.
+func (r *Registry[T]) builtFrom(key Key, digest [sha256.Size]byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tenants[key]
+	return ok && t.built && t.digest == digest
 }
 
 // refuseLive records err as key's reading, which Networks that are not
@@ -207,16 +290,16 @@ func (r *Registry[T]) built(key Key) bool {
 }
 
 // kept reads the Keeper's copy of key's credential.
-func (r *Registry[T]) kept(ctx context.Context, key Key) ([]byte, bool, error) {
+func (r *Registry[T]) kept(ctx context.Context, key Key) ([]byte, neutron.Place, bool, error) {
 	if r.opts.Keeper == nil {
-		return nil, false, nil
+		return nil, neutron.Place{}, false, nil
 	}
 	return r.opts.Keeper.Kept(ctx, key)
 }
 
 // keep has the Keeper keep data, the credential key's value was just
-// built from, unless it already does.
-func (r *Registry[T]) keep(ctx context.Context, key Key, data []byte) error {
+// built from, which reaches place, unless it already does.
+func (r *Registry[T]) keep(ctx context.Context, key Key, data []byte, place neutron.Place) error {
 	if r.opts.Keeper == nil {
 		return nil
 	}
@@ -228,7 +311,7 @@ func (r *Registry[T]) keep(ctx context.Context, key Key, data []byte) error {
 	if done {
 		return nil
 	}
-	if err := r.opts.Keeper.Keep(ctx, key, data); err != nil {
+	if err := r.opts.Keeper.Keep(ctx, key, data, place); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -295,11 +378,11 @@ func (r *Registry[T]) read(ctx context.Context, key Key) ([]byte, error) {
 	return data, nil
 }
 
-// update records a reading of key: the cloud it gave, or why it cannot be
-// used. A cloud that differs from the one the value was built from
+// update records a reading of key: the client on the cloud it gave (nil
+// when it is the one the value was built from), or why it cannot be used. A cloud that differs from the one the value was built from
 // replaces it (its loop stopped, a new one started); the same one only
 // renews the reading.
-func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, cloud *neutron.Cloud, err error, now time.Time, deleting bool) (T, error) {
+func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, client neutron.Interface, err error, now time.Time, deleting bool) (T, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
@@ -333,7 +416,7 @@ func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, cloud *neutron.C
 	r.makeRoom(key)
 	ctx, stop := context.WithCancel(r.ctx)
 	old, wasBuilt := t.value, t.built
-	t.value, t.built, t.digest, t.kept, t.stop = r.opts.Build(key, r.opts.Connect(cloud)), true, digest, false, stop
+	t.value, t.built, t.digest, t.kept, t.stop = r.opts.Build(key, client), true, digest, false, stop
 	if wasBuilt && r.opts.Inherit != nil {
 		r.opts.Inherit(old, t.value)
 	}

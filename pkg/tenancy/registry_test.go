@@ -3,6 +3,7 @@ package tenancy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,7 +44,21 @@ type fixture struct {
 	kube  *fake.Clientset
 	clock *testingclock.FakeClock
 	built []*project
+	// place is where every credential connected from now on reaches (a
+	// Keystone answers with the project of the credentials it is given).
+	place neutron.Place
 }
+
+// placed is a Neutron client that knows only its place.
+type placed struct {
+	neutron.Interface
+	place neutron.Place
+}
+
+func (p placed) Place(context.Context) (neutron.Place, error) { return p.place, nil }
+
+// projectA is where the fixture's credentials reach unless told otherwise.
+var projectA = neutron.Place{AuthURL: keystone, Interface: "public", ProjectID: "project-a"}
 
 func newFixture(t *testing.T, max int, secrets ...*corev1.Secret) *fixture {
 	t.Helper()
@@ -51,12 +66,12 @@ func newFixture(t *testing.T, max int, secrets ...*corev1.Secret) *fixture {
 	for i, s := range secrets {
 		objs[i] = s
 	}
-	f := &fixture{kube: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Now())}
+	f := &fixture{kube: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Now()), place: projectA}
 	own := &project{}
 	f.Registry = New(own, Options[*project]{
 		Secrets: f.kube.CoreV1(),
 		Own:     ownCloud(t),
-		Connect: func(*neutron.Cloud) neutron.Interface { return nil },
+		Connect: func(*neutron.Cloud) neutron.Interface { return placed{place: f.place} },
 		Build: func(key Key, _ neutron.Interface) *project {
 			p := &project{key: key}
 			f.built = append(f.built, p)
@@ -342,6 +357,102 @@ func TestADeletingNetworkFindsItsCredentialAfterARestart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCredentialsMovedElsewhereKeepTheirCopy: a Secret edited to
+// credentials of another place (project or region) is refused, naming
+// both places, and overwrites nothing: the copy kept for deletions still
+// holds the first credential, so that a Network made with it can be
+// deleted after its namespace is gone, even after a restart. A password
+// rotated in the same place updates the copy.
+func TestCredentialsMovedElsewhereKeepTheirCopy(t *testing.T) {
+	key := Key{"team-a", "cloud", "team"}
+	withPassword := func(password string) *corev1.Secret {
+		s := secret("team-a", "cloud", keystone)
+		s.Data[samplecrdv1.CloudsYAMLKey] = []byte(strings.Replace(string(s.Data[samplecrdv1.CloudsYAMLKey]), "password: p", "password: "+password, 1))
+		return s
+	}
+	keptData := func(f *fixture) string {
+		t.Helper()
+		kept, err := f.kube.CoreV1().Secrets(controllerNamespace).Get(t.Context(), KeptName(key), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(kept.Data[samplecrdv1.CloudsYAMLKey])
+	}
+	for _, tc := range []struct {
+		name  string
+		place neutron.Place
+		moved bool
+	}{
+		{"another project", neutron.Place{AuthURL: keystone, Interface: "public", ProjectID: "project-b"}, true},
+		{"another region of the same project", neutron.Place{AuthURL: keystone, Region: "region-2", Interface: "public", ProjectID: "project-a"}, true},
+		{"the same place, a rotated password", projectA, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, 10, withPassword("first"))
+			made, err := f.For(t.Context(), network("team-a", "cloud"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.kube.CoreV1().Secrets("team-a").Update(t.Context(), withPassword("second"), metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			f.place = tc.place
+			f.clock.Step(10 * time.Second)
+			_, err = f.For(t.Context(), network("team-a", "cloud"))
+			if !tc.moved {
+				if err != nil || !strings.Contains(keptData(f), "password: second") {
+					t.Fatalf("a rotated password: %v, kept %q; want it used and kept", err, keptData(f))
+				}
+				return
+			}
+			if !neutron.IsCredentialsError(err) || !strings.Contains(err.Error(), "project-a") || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.place.ProjectID)) {
+				t.Errorf("a live Network: %v, want a CredentialsError naming both places", err)
+			}
+			if !strings.Contains(keptData(f), "password: first") {
+				t.Errorf("the kept copy was overwritten: %q", keptData(f))
+			}
+			if p, err := f.For(t.Context(), deleting(network("team-a", "cloud"))); err != nil || p != made {
+				t.Errorf("a deleting Network: %v, %v; want the project it was made in", p, err)
+			}
+			// A restart, the namespace's Secret still the moved one: a
+			// deleting Network gets the kept copy, a live one the refusal.
+			after := newFixture(t, 10)
+			after.kube, after.place = f.kube, tc.place
+			after.Registry.opts.Secrets, after.Registry.opts.Keeper = f.kube.CoreV1(), SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace}
+			p, err := after.For(t.Context(), deleting(network("team-a", "cloud")))
+			if err != nil || p == nil || !strings.Contains(keptData(after), "password: first") {
+				t.Fatalf("a deleting Network after a restart: %+v, %v; want its project from the kept copy", p, err)
+			}
+			if _, err := after.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) {
+				t.Errorf("a live Network after a restart: %v, want the refusal", err)
+			}
+		})
+	}
+}
+
+// TestCredentialsKeystoneRefusesAreNotKept: a credential whose place
+// cannot be learnt (Keystone refuses it) is neither built nor copied.
+func TestCredentialsKeystoneRefusesAreNotKept(t *testing.T) {
+	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
+	f.Registry.opts.Connect = func(*neutron.Cloud) neutron.Interface { return refused{} }
+	if _, err := f.For(t.Context(), network("team-a", "cloud")); !neutron.IsAuthError(err) {
+		t.Fatalf("For = %v, want Keystone's refusal", err)
+	}
+	if _, err := f.kube.CoreV1().Secrets(controllerNamespace).Get(t.Context(), KeptName(Key{"team-a", "cloud", "team"}), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a copy of credentials Keystone refused was kept: %v", err)
+	}
+	if len(f.built) != 0 {
+		t.Errorf("built %d projects", len(f.built))
+	}
+}
+
+// refused is a client whose credentials Keystone refuses.
+type refused struct{ neutron.Interface }
+
+func (refused) Place(context.Context) (neutron.Place, error) {
+	return neutron.Place{}, &neutron.AuthError{Op: "authenticating", Err: errors.New("401")}
 }
 
 func TestReleaseForgetsTheKeptCopy(t *testing.T) {
