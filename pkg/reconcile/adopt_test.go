@@ -422,3 +422,33 @@ func TestAdoptionMismatchNamesFieldsOnlyOfWhatTheNamespaceMaySee(t *testing.T) {
 		})
 	}
 }
+
+// TestAdoptionWithoutTheSubnetSaysNoMoreOfAnUnnamedNetwork: a spec whose
+// cidr the network has no subnet of is told so only of a network a
+// policy names; of another the message is the same as for any
+// difference, so that naming one range after another does not find the
+// network's.
+func TestAdoptionWithoutTheSubnetSaysNoMoreOfAnUnnamedNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		options func(*Options)
+		want    string
+	}{
+		{name: "unnamed", want: "differs from the spec"},
+		{name: "named by the policy", options: naming(seededNet), want: "has no subnet of 10.0.0.0/24"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := defaultOptions()
+			if tc.options != nil {
+				tc.options(&opts)
+			}
+			f := newFixtureWith(t, opts, nil, []*samplecrdv1.Network{adopting(newNetwork("10.0.0.0/24", "10.0.0.1"), seededNet)},
+				func(f *neutronfake.Neutron) { handmade(f, "handmade", "by hand") })
+			f.sync("net")
+			cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+			if cond == nil || cond.Reason != samplecrdv1.ReasonAdoptionMismatch || !strings.Contains(cond.Message, tc.want) {
+				t.Errorf("Ready = %+v, want AdoptionMismatch saying %q", cond, tc.want)
+			}
+		})
+	}
+}
