@@ -356,16 +356,15 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 		return nil, err
 	}
 	dryRuns := map[tenancy.Key]*plan.DryRun{}
+	clusterFactory := informers.NewSharedInformerFactory(networkClient, 0)
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+	grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), opts.policyDefaults())
 	registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
-		own: neutronClient, ownCloud: ownCloud, reach: &neutron.Reachability{}, tracer: tracenoop.NewTracerProvider(),
+		own: neutronClient, ownCloud: ownCloud, reach: &neutron.Reachability{}, tracer: tracenoop.NewTracerProvider(), adoption: grants,
 		wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
 			dryRuns[key] = plan.NewDryRun(client)
 			return dryRuns[key]
 		}})
-	clusterFactory := informers.NewSharedInformerFactory(networkClient, 0)
-	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
-		policy.Defaults{AdoptionNamespaces: opts.adoptionNamespaces, ExternalNetworks: opts.externalNetworks})
 	// The projects' informer of Networks is never started: a plan asks
 	// them For, which reads none.
 	set, err := projects.New(informers.NewSharedInformerFactory(networkClient, 0).Samplecrd().V1().Networks(), registry,
@@ -529,14 +528,13 @@ func run(ctx context.Context, opts options) error {
 		// them: both are watched cluster-wide, whatever --namespace says.
 		clusterFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
 		kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, opts.resyncPeriod)
-		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
-			policy.Defaults{AdoptionNamespaces: opts.adoptionNamespaces, ExternalNetworks: opts.externalNetworks})
+		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), opts.policyDefaults())
 		// The garbage collector is a controller of its own, with Events
 		// of its own, as kube-controller-manager's controllers each have.
 		gcEvents := events.NewBroadcaster(ctx, kubeClient, opts.eventLimit, metrics.EventsDropped.Inc)
 		defer gcEvents.Shutdown()
 		registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
-			own: neutronClient, ownCloud: ownCloud, reach: reach, fence: fence, tracer: tp,
+			own: neutronClient, ownCloud: ownCloud, reach: reach, fence: fence, tracer: tp, adoption: grants,
 			// Copies for deletions, in the controller's own namespace.
 			keeper: tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace}})
 		set, err := projects.New(networks, registry,
@@ -615,6 +613,15 @@ type registryParts struct {
 	wrap func(tenancy.Key, neutron.Interface) neutron.Interface
 	// tracer traces the requests of each namespace's Neutron client.
 	tracer trace.TracerProvider
+	// adoption says which networks the TenantPolicies name for adoption.
+	adoption reconcile.AdoptionGrants
+}
+
+// policyDefaults are what the flags grant before any TenantPolicy, and
+// the controller's namespace, whose Secrets no Network may name.
+func (o options) policyDefaults() policy.Defaults {
+	return policy.Defaults{AdoptionNamespaces: o.adoptionNamespaces, ExternalNetworks: o.externalNetworks,
+		ControllerNamespace: o.leaderElection.ResourceNamespace}
 }
 
 // newRegistry returns the registry of what the controller keeps per
@@ -647,6 +654,7 @@ func newRegistry(opts options, parts registryParts) *tenancy.Registry[*projects.
 			CollectOrphans:    opts.orphanCollection,
 			OrphanGracePeriod: opts.orphanGracePeriod,
 			MaxOrphansPerList: opts.maxOrphansPerList,
+			Adoption:          parts.adoption,
 		})}
 	}
 	return tenancy.New(newProject(tenancy.Key{}, parts.own), tenancy.Options[*projects.Project]{

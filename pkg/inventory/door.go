@@ -233,7 +233,8 @@ func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutro
 }
 
 // PortsOf reads the ports on a network (with a description, only those
-// with exactly it): what blocks its deletion.
+// with exactly it): what blocks its deletion, and, before an adoption,
+// whether another project has ports on it.
 func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string) ([]neutron.Port, error) {
 	if err := inv.breaker.allow(); err != nil {
 		return nil, err

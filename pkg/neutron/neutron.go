@@ -87,6 +87,10 @@ type Port struct {
 	DeviceID    string
 	// Addresses are the port's fixed IPs.
 	Addresses []string
+	// ProjectID is the project that holds the port: a VM's, which may
+	// not be the network's (a shared network, or an administrator's
+	// port); empty for some of Neutron's own (a router's gateway).
+	ProjectID string
 }
 
 // Router is the part of a Neutron router the controller reads.
@@ -242,8 +246,9 @@ type Interface interface {
 	DeleteNetwork(ctx context.Context, id string) error
 	// PortsOf lists the ports of a network, or with a description only
 	// those whose description is exactly that (Neutron filters): read to
-	// say what blocks a delete, and to find the router interfaces the
-	// controller made.
+	// say what blocks a delete, to find the router interfaces the
+	// controller made, and to refuse adopting a network another project
+	// has ports on. The network's owner sees every port on it.
 	PortsOf(ctx context.Context, networkID, description string) ([]Port, error)
 	// Routers (routers.go): finding a router, interfaces on it, and
 	// routers of a Network's own.
@@ -599,7 +604,8 @@ func toPools(ps []AllocationPool) []subnets.AllocationPool {
 }
 
 func portFrom(p ports.Port) Port {
-	out := Port{ID: p.ID, NetworkID: p.NetworkID, Name: p.Name, Description: p.Description, DeviceOwner: p.DeviceOwner, DeviceID: p.DeviceID}
+	out := Port{ID: p.ID, NetworkID: p.NetworkID, Name: p.Name, Description: p.Description, DeviceOwner: p.DeviceOwner, DeviceID: p.DeviceID,
+		ProjectID: cmp.Or(p.ProjectID, p.TenantID)}
 	for _, ip := range p.FixedIPs {
 		out.Addresses = append(out.Addresses, ip.IPAddress)
 	}

@@ -103,12 +103,39 @@ func (m Mark) ClusterUID() types.UID { return m.clusterUID }
 // in place on purpose (deletionPolicy: Orphan): not the mark, so never
 // recognised as anyone's again, and saying to a person where it came from.
 func (m Mark) Released(owner Owner) string {
-	s := "released by network-controller (" + strings.TrimPrefix(m.description, markPrefix) +
+	s := releasedPrefix + strings.TrimPrefix(m.description, markPrefix) +
 		") when Network " + owner.Key() + " was deleted"
 	if len(s) > MaxNameLength {
 		s = s[:MaxNameLength-len(truncatedSuffix)] + truncatedSuffix
 	}
 	return s
+}
+
+// releasedPrefix begins the description of every resource a controller
+// released, whichever cluster's.
+const releasedPrefix = "released by network-controller ("
+
+// IsReleased reports whether description says some cluster's controller
+// released the resource (Released): a network handed out by a Network's
+// deletion with deletionPolicy Orphan, which its namespace's workloads may
+// still use.
+func IsReleased(description string) bool { return strings.HasPrefix(description, releasedPrefix) }
+
+// ReleasedFrom returns the namespace of the Network whose deletion released
+// a resource of description, when this mark's cluster released it; ok is
+// false for any other description (another cluster's release, a person's
+// text). The namespace is never cut: Released cuts only the Network's
+// name, after it.
+func (m Mark) ReleasedFrom(description string) (namespace string, ok bool) {
+	rest, ok := strings.CutPrefix(description, releasedPrefix+strings.TrimPrefix(m.description, markPrefix)+") when Network ")
+	if !ok {
+		return "", false
+	}
+	ns, _, ok := strings.Cut(rest, "/")
+	if !ok || len(validation.IsDNS1123Label(ns)) > 0 {
+		return "", false
+	}
+	return ns, true
 }
 
 // ResourceName is the name of owner's Neutron network and subnet:

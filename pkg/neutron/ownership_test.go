@@ -160,3 +160,31 @@ func TestOwnerOfTouchesOnlyWhatIsProvablyOurs(t *testing.T) {
 		})
 	}
 }
+
+// TestReleasedFromNamesOnlyThisClustersReleasingNamespace: the namespace of
+// a release is read back only from this cluster's own release mark, whole
+// even where the Network's name was cut; anything else is no proof.
+func TestReleasedFromNamesOnlyThisClustersReleasingNamespace(t *testing.T) {
+	m, other := mark(t, "east"), mark(t, "west")
+	long := neutron.Owner{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("x", 253), UID: uid}
+	for _, tc := range []struct {
+		name, description, wantNamespace string
+		wantReleased                     bool
+	}{
+		{"this cluster's release", m.Released(neutron.Owner{Namespace: "team-a", Name: "net", UID: uid}), "team-a", true},
+		{"a release whose Network name was cut", m.Released(long), long.Namespace, true},
+		{"another cluster's release", other.Released(neutron.Owner{Namespace: "team-a", Name: "net", UID: uid}), "", true},
+		{"the mark itself", m.Description(), "", false},
+		{"a person's text", "made by hand", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns, ok := m.ReleasedFrom(tc.description)
+			if ns != tc.wantNamespace || ok != (tc.wantNamespace != "") {
+				t.Errorf("ReleasedFrom = %q, %v; want %q", ns, ok, tc.wantNamespace)
+			}
+			if got := neutron.IsReleased(tc.description); got != tc.wantReleased {
+				t.Errorf("IsReleased = %v, want %v", got, tc.wantReleased)
+			}
+		})
+	}
+}

@@ -39,6 +39,9 @@ import (
 type Defaults struct {
 	AdoptionNamespaces []string
 	ExternalNetworks   []string
+	// ControllerNamespace is the controller's own namespace ("" when not
+	// known), whose Secrets are the controller's: see Check.
+	ControllerNamespace string
 }
 
 // Policy answers from the informers' caches of TenantPolicies and
@@ -114,6 +117,10 @@ type Grants struct {
 	// policies write them.
 	Routers, ExternalNetworks, SubnetPools sets.Set[string]
 	Adoption                               bool
+	// AdoptNetworks are the networks, by ID, granted for adoption one by
+	// one (adoptNetworks): only these are adopted when another namespace
+	// released them (pkg/reconcile/adopt.go).
+	AdoptNetworks sets.Set[string]
 }
 
 // GrantsFor adds up what the defaults and every policy that selects
@@ -122,7 +129,7 @@ type Grants struct {
 func (p *Policy) GrantsFor(namespace string) (Grants, error) {
 	g := Grants{
 		Credentials: samplecrdv1.CredentialsAny,
-		Routers:     sets.New[string](), SubnetPools: sets.New[string](),
+		Routers:     sets.New[string](), SubnetPools: sets.New[string](), AdoptNetworks: sets.New[string](),
 		ExternalNetworks: sets.New(p.defaults.ExternalNetworks...),
 		Adoption:         slices.Contains(p.defaults.AdoptionNamespaces, "*") || slices.Contains(p.defaults.AdoptionNamespaces, namespace),
 	}
@@ -157,6 +164,7 @@ func (g *Grants) add(spec samplecrdv1.TenantPolicySpec) {
 	g.Routers.Insert(spec.Routers...)
 	g.ExternalNetworks.Insert(spec.ExternalNetworks...)
 	g.SubnetPools.Insert(spec.SubnetPools...)
+	g.AdoptNetworks.Insert(spec.AdoptNetworks...)
 	g.Adoption = g.Adoption || spec.Adoption
 	switch c := spec.Credentials; {
 	case c == "" || c == samplecrdv1.CredentialsAny || c == g.Credentials:
@@ -193,12 +201,36 @@ func IsNotAllowed(err error) bool {
 
 // Check returns a *NotAllowedError when network names what its namespace
 // is not granted, any other error when the caches cannot say.
+//
+// A Network in the controller's own namespace may name no credentials,
+// whatever a policy grants: every Secret there is the controller's, its
+// cloud's and the copies it keeps of each namespace's credentials
+// (pkg/tenancy/keeper.go), and naming one would make that namespace's
+// Networks in another namespace's project, or in the controller's with a
+// credential nobody granted. The controller's cloud is theirs anyway.
 func (p *Policy) Check(network *samplecrdv1.Network) error {
+	if ns := network.Namespace; ns != "" && ns == p.defaults.ControllerNamespace && network.Spec.CloudCredentialsRef != nil {
+		return &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+			"spec.cloudCredentialsRef is not allowed in namespace %s, the controller's own: its Secrets are the controller's "+
+				"(its cloud, and the kept copies of every namespace's credentials); a Network here uses the controller's cloud; "+
+				"nothing was asked of Neutron (docs/tenancy.md)", ns)}
+	}
 	g, err := p.GrantsFor(network.Namespace)
 	if err != nil {
 		return err
 	}
 	return g.Check(network)
+}
+
+// NamesForAdoption reports whether a TenantPolicy that selects namespace
+// names the Neutron network id in its adoptNetworks: adoption: true, and
+// the defaults, name none.
+func (p *Policy) NamesForAdoption(namespace, id string) (bool, error) {
+	g, err := p.GrantsFor(namespace)
+	if err != nil {
+		return false, err
+	}
+	return g.AdoptNetworks.Has(id), nil
 }
 
 // Check returns a *NotAllowedError naming the first thing network names
@@ -216,8 +248,8 @@ func (g Grants) Check(network *samplecrdv1.Network) error {
 		return refuse("a TenantPolicy requires the Networks of namespace %s to name credentials of their own (spec.cloudCredentialsRef)", ns)
 	case g.Credentials == samplecrdv1.CredentialsController && spec.CloudCredentialsRef != nil:
 		return refuse("a TenantPolicy requires the Networks of namespace %s to use the controller's cloud: spec.cloudCredentialsRef is not allowed", ns)
-	case spec.Adopt != nil && !g.Adoption:
-		return refuseAs(samplecrdv1.ReasonAdoptionRefused, "adoption (spec.adopt) is not allowed in namespace %s: a TenantPolicy with adoption: true grants it (or the controller's deprecated --adoption-namespaces)", ns)
+	case spec.Adopt != nil && !g.Adoption && !g.AdoptNetworks.Has(spec.Adopt.NetworkID):
+		return refuseAs(samplecrdv1.ReasonAdoptionRefused, "adoption (spec.adopt) is not allowed in namespace %s: a TenantPolicy with adoption: true grants it, or one whose adoptNetworks names the network (or the controller's deprecated --adoption-namespaces)", ns)
 	case spec.SubnetPool != "" && !g.SubnetPools.Has(spec.SubnetPool):
 		return refuse("spec.subnetPool %q is not granted to namespace %s: a TenantPolicy's spec.subnetPools grants it, by the same name or ID", spec.SubnetPool, ns)
 	}

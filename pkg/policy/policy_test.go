@@ -171,6 +171,45 @@ func TestWhatANetworkMayNameOutsideItself(t *testing.T) {
 			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
 			refused:  "disagree",
 		},
+		"adoptNetworks grants adoption of the networks it names": {
+			policies: []*samplecrdv1.TenantPolicy{forTeam("b", samplecrdv1.TenantPolicySpec{AdoptNetworks: []string{"net-x"}})},
+			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "net-x"} }),
+		},
+		"adoptNetworks grants no other network": {
+			policies: []*samplecrdv1.TenantPolicy{forTeam("b", samplecrdv1.TenantPolicySpec{AdoptNetworks: []string{"net-x"}})},
+			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "net-y"} }),
+			refused:  "adoption (spec.adopt) is not allowed in namespace team-b",
+		},
+		// The controller's namespace holds its cloud's Secret and the kept
+		// copies of every namespace's credentials (pkg/tenancy/keeper.go).
+		"in the controller's namespace, a kept copy of another namespace's credentials is refused": {
+			defaults: Defaults{ControllerNamespace: "team-a"},
+			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
+				s.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "network-controller-credentials-0123456789abcdef0123", CloudName: "team"}
+			}),
+			refused: "spec.cloudCredentialsRef is not allowed in namespace team-a, the controller's own",
+		},
+		"in the controller's namespace, the controller's cloud Secret is refused": {
+			defaults: Defaults{ControllerNamespace: "team-a"},
+			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
+				s.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "network-controller-cloud", CloudName: "openstack"}
+			}),
+			refused: "spec.cloudCredentialsRef is not allowed in namespace team-a, the controller's own",
+		},
+		"in the controller's namespace, even a policy's Any grants no Secret": {
+			defaults: Defaults{ControllerNamespace: "team-a"},
+			policies: []*samplecrdv1.TenantPolicy{forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsAny})},
+			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			refused:  "the controller's own",
+		},
+		"in the controller's namespace, the controller's cloud itself": {
+			defaults: Defaults{ControllerNamespace: "team-a"},
+			network:  network("team-a", func(*samplecrdv1.NetworkSpec) {}),
+		},
+		"another namespace names credentials as before": {
+			defaults: Defaults{ControllerNamespace: "team-a"},
+			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+		},
 		"a namespace not in the cache gets the defaults alone": {
 			policies: []*samplecrdv1.TenantPolicy{everyNamespace},
 			network:  network("team-c", func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" }),
@@ -189,6 +228,27 @@ func TestWhatANetworkMayNameOutsideItself(t *testing.T) {
 				t.Fatalf("refusal %q does not say %q and that nothing was asked of Neutron", err, tc.refused)
 			}
 		})
+	}
+}
+
+// TestNamesForAdoption: only a network a policy that selects the namespace
+// names by ID; adoption: true names none.
+func TestNamesForAdoption(t *testing.T) {
+	p := newPolicy(t, Defaults{AdoptionNamespaces: []string{"*"}},
+		forTeam("a", samplecrdv1.TenantPolicySpec{Adoption: true, AdoptNetworks: []string{"net-x"}}),
+		forTeam("b", samplecrdv1.TenantPolicySpec{Adoption: true}))
+	for _, tc := range []struct {
+		namespace, id string
+		want          bool
+	}{
+		{"team-a", "net-x", true},
+		{"team-a", "net-y", false},
+		{"team-b", "net-x", false},
+		{"team-c", "net-x", false},
+	} {
+		if got, err := p.NamesForAdoption(tc.namespace, tc.id); err != nil || got != tc.want {
+			t.Errorf("NamesForAdoption(%s, %s) = %v, %v; want %v", tc.namespace, tc.id, got, err, tc.want)
+		}
 	}
 }
 

@@ -28,13 +28,29 @@ import (
 //   - the network exists in the Network's project (a network of another
 //     project is "does not exist", as a missing one), and neither another cluster's controller nor
 //     another Network of this cluster owns it or its subnet;
+//   - it is neither shared nor external (router:external): every project
+//     uses those, and whoever adopted one could change its subnet's DNS
+//     servers and routes for all of them, or delete it; no policy grants
+//     them;
+//   - no port on it is another project's (a port of no project is
+//     Neutron's own);
+//   - a network that a Network of another namespace, or another
+//     cluster's, released (deletionPolicy Orphan: its description is the
+//     release mark) may still be in that namespace's use: it is adopted
+//     only where a TenantPolicy names its ID (adoptNetworks). A namespace
+//     re-adopts what it released itself, as this cluster's release mark
+//     records the releasing namespace;
 //   - the subnet of spec.cidr exists and already matches the spec in every
 //     field (a spec that would change it on adoption is a mistake until
-//     the user says otherwise): the differing fields are named, nothing is
-//     changed.
+//     the user says otherwise): nothing is changed.
 //
 // A refusal names fields, never values: whoever may write a Network in an
-// allowed namespace must not learn another's network by naming its ID.
+// allowed namespace must not learn another's network by naming its ID. A
+// mismatch names the differing fields only of a network the namespace may
+// already know (a policy names its ID, or the namespace released it);
+// otherwise it says only that it differs, and that `network-controller
+// import`, run by someone who may read the project, prints the spec that
+// matches: a field at a time, the names would tell its settings.
 //
 // Then it records the network's and subnet's own names and descriptions in
 // status (so that releasing them puts them back): the pass ends there, and
@@ -58,8 +74,22 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 	if err != nil {
 		return neutron.Network{}, err
 	}
+	switch {
+	case net.Shared:
+		return neutron.Network{}, adoptionRefused("Neutron network %s is shared with every project; it is not adopted", id)
+	case net.External:
+		return neutron.Network{}, adoptionRefused("Neutron network %s is an external network (router:external); it is not adopted", id)
+	}
 	if other := p.otherOwner(owner, net.Name, net.Description); other != "" {
 		return neutron.Network{}, adoptionRefused("Neutron network %s belongs to %s; it is not adopted", id, other)
+	}
+	// seen: the namespace may already know what the network holds.
+	seen, err := p.adoptable(id, net.Description)
+	if err != nil {
+		return neutron.Network{}, err
+	}
+	if err := p.noForeignPorts(ctx, net); err != nil {
+		return neutron.Network{}, err
 	}
 	subs, err := p.inv.SubnetsOf(ctx, id)
 	if err != nil {
@@ -67,6 +97,9 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 	}
 	i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return desired.SameCIDR(s.CIDR, want.CIDR.String()) })
 	if i < 0 {
+		if !seen {
+			return neutron.Network{}, mismatchUnseen(id)
+		}
 		return neutron.Network{}, &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
 			"Neutron network %s has no subnet of %s; nothing was changed", id, want.CIDR)}
 	}
@@ -75,6 +108,9 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 		return neutron.Network{}, adoptionRefused("Neutron subnet %s belongs to %s; it is not adopted", subnet.ID, other)
 	}
 	if diffs := adoptionDiff(want, specMTU(network), net, subnet); len(diffs) > 0 {
+		if !seen {
+			return neutron.Network{}, mismatchUnseen(id)
+		}
 		return neutron.Network{}, &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
 			"Neutron subnet %s differs from the spec in %s; nothing was changed: make the spec say what Neutron holds, or change Neutron",
 			subnet.ID, strings.Join(diffs, ", "))}
@@ -92,6 +128,57 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 	klog.FromContext(ctx).Info("Adopted Neutron network", "networkID", id, "subnetID", subnet.ID)
 	p.eventf(corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s with subnet %s (%s)", id, subnet.ID, subnet.CIDR)
 	return adopted, nil
+}
+
+// adoptable refuses a network another namespace, or another cluster,
+// released (deletionPolicy Orphan) unless a TenantPolicy that selects the
+// Network's namespace names its ID: its workloads may still use it, and
+// the release is no grant to anyone else. It reports whether the
+// namespace may already know what the network holds (seen): the policy
+// named it, or the namespace itself released it, as this cluster's
+// release mark proves. Only then does a mismatch name fields.
+func (p *pass) adoptable(id, description string) (seen bool, err error) {
+	named := false
+	if p.opts.Adoption != nil {
+		if named, err = p.opts.Adoption.NamesForAdoption(p.network.Namespace, id); err != nil {
+			return false, fmt.Errorf("reading the adoption grants of namespace %s: %w", p.network.Namespace, err)
+		}
+	}
+	if named {
+		return true, nil
+	}
+	if ns, ok := p.mark.ReleasedFrom(description); ok && ns == p.network.Namespace {
+		return true, nil
+	}
+	if neutron.IsReleased(description) {
+		return false, adoptionRefused("Neutron network %s was released by the deletion of a Network of another namespace or cluster, whose workloads may still use it; "+
+			"it is adopted only where a TenantPolicy names its ID in adoptNetworks", id)
+	}
+	return false, nil
+}
+
+// noForeignPorts refuses a network that another project has ports on (a
+// VM of another project, an administrator's port): marking it would hand
+// this Network the subnets others' workloads use. A port of no project is
+// Neutron's own.
+func (p *pass) noForeignPorts(ctx context.Context, net neutron.Network) error {
+	ports, err := p.inv.PortsOf(ctx, net.ID, "")
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(ports, func(port neutron.Port) bool { return port.ProjectID != "" && port.ProjectID != net.ProjectID }) {
+		return adoptionRefused("Neutron network %s has ports of another project; it is not adopted", net.ID)
+	}
+	return nil
+}
+
+// mismatchUnseen is the mismatch of a network the namespace may not know:
+// no fields, which would let whoever names its ID learn its settings one
+// field at a time.
+func mismatchUnseen(id string) error {
+	return &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
+		"Neutron network %s, or its subnet of spec.cidr, differs from the spec; nothing was changed: "+
+			"`network-controller import`, run by someone who may read the project, prints the Network that matches it (docs/import.md)", id)}
 }
 
 // recordAdoption returns the record of what net and subnet are called

@@ -31,8 +31,8 @@ func TestAdoptionRecordsThenMarks(t *testing.T) {
 		t.Fatalf("the second pass: requeue %v (%v), want Forget", out.Requeue, out.Err)
 	}
 	if got := f.neutron.Requests(); !slices.Equal(got, []string{
-		neutronfake.GetNetwork, neutronfake.SubnetsOf, // the first pass: read, record
-		neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork,
+		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, // the first pass: read, record
+		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork,
 	}) {
 		t.Errorf("Neutron requests = %q", got)
 	}
@@ -126,7 +126,7 @@ func TestAdoption(t *testing.T) {
 				f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
 			},
 			wantErr:     "soon",
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf},
 			wantReady:   "False/Provisioning",
 			check: func(t *testing.T, f *fixture) {
 				want := &samplecrdv1.AdoptedResources{NetworkID: seededNet, NetworkName: "handmade", NetworkDescription: "made by a person",
@@ -213,7 +213,7 @@ func TestAdoption(t *testing.T) {
 				f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
 			},
 			wantErr:     "retry-after",
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf},
 			wantReady:   "False/AdoptionMismatch",
 			// Fields, never Neutron's values: the network is not the
 			// author's to read before it is adopted.
@@ -262,4 +262,192 @@ func TestAdoption(t *testing.T) {
 			wantEvents:  []string{"Warning AdoptionRefused"},
 		},
 	})
+}
+
+// namesForAdoption is a TenantPolicy that names networks, by ID, for
+// namespace's adoption.
+type namesForAdoption map[string][]string
+
+func (n namesForAdoption) NamesForAdoption(namespace, id string) (bool, error) {
+	return slices.Contains(n[namespace], id), nil
+}
+
+// naming sets the Reconciler's adoption grants to the IDs named for the
+// fixture's namespace.
+func naming(ids ...string) func(*Options) {
+	return func(o *Options) { o.Adoption = namesForAdoption{"default": ids} }
+}
+
+// handmade seeds a network of description with a subnet of the spec's
+// 192.168.0.0/16, and returns the network's ID.
+func handmade(f *neutronfake.Neutron, name, description string) string {
+	id := f.AddNetwork(name, description)
+	f.AddSubnet(id, name, description, "192.168.0.0/16", "192.168.0.1")
+	return id
+}
+
+// teamB is a Network of another namespace, whose deletion released what
+// it had.
+var teamB = neutron.Owner{Namespace: "team-b", Name: "old", UID: otherUID}
+
+// refusedUntouched checks that the adoption wrote nothing to Neutron, and
+// that its message says why without naming what the network holds.
+func refusedUntouched(why string) func(t *testing.T, f *fixture) {
+	return func(t *testing.T, f *fixture) {
+		t.Helper()
+		msg := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady).Message
+		if !strings.Contains(msg, why) {
+			t.Errorf("message %q does not say %q", msg, why)
+		}
+		for _, r := range f.neutron.Requests() {
+			if r == neutronfake.UpdateNetwork || r == neutronfake.UpdateSubnet {
+				t.Errorf("Neutron request %s on a refused adoption", r)
+			}
+		}
+		if f.network("net").Status.Adopted != nil {
+			t.Errorf("status.adopted = %+v on a refused adoption", f.network("net").Status.Adopted)
+		}
+	}
+}
+
+// recorded checks that the first pass of an adoption recorded the names.
+func recorded(t *testing.T, f *fixture) {
+	t.Helper()
+	if a := f.network("net").Status.Adopted; a == nil || a.NetworkID != seededNet {
+		t.Errorf("status.adopted = %+v, want the record of %s", a, seededNet)
+	}
+}
+
+// TestAdoptionTakesOnlyWhatIsGranted is what adoption never takes, however
+// the namespace is granted adoption: a network every project uses (shared,
+// or external), one with another project's ports, and one that another
+// namespace released, unless a TenantPolicy names it by ID.
+func TestAdoptionTakesOnlyWhatIsGranted(t *testing.T) {
+	refused := func(name string, seed func(*neutronfake.Neutron), options func(*Options), want []string, why string) passCase {
+		return passCase{name: name, network: adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), seed: seed, options: options,
+			wantErr: "retry-after", wantNeutron: want, wantReady: "False/AdoptionRefused", wantEvents: []string{"Warning AdoptionRefused"},
+			check: refusedUntouched(why)}
+	}
+	taken := func(name string, seed func(*neutronfake.Neutron), options func(*Options)) passCase {
+		return passCase{name: name, network: adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), seed: seed, options: options,
+			wantErr: "soon", wantNeutron: []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf},
+			wantReady: "False/Provisioning", check: recorded}
+	}
+	released := func(m neutron.Mark, o neutron.Owner) func(*neutronfake.Neutron) {
+		return func(f *neutronfake.Neutron) { handmade(f, m.ResourceName(o), m.Released(o)) }
+	}
+	runPasses(t, []passCase{
+		refused("a shared network is refused, even when a policy names it",
+			func(f *neutronfake.Neutron) { f.ShareNetwork(handmade(f, "platform", "")) }, naming(seededNet),
+			[]string{neutronfake.GetNetwork}, "shared"),
+		refused("an external network (router:external) is refused, even when a policy names it",
+			func(f *neutronfake.Neutron) { f.MakeExternal(handmade(f, "public", "")) }, naming(seededNet),
+			[]string{neutronfake.GetNetwork}, "external"),
+		refused("a network with a port of another project is refused",
+			func(f *neutronfake.Neutron) {
+				id := handmade(f, "handmade", "")
+				f.PutPort(neutron.Port{NetworkID: id, DeviceOwner: "compute:nova", ProjectID: "project-b"})
+			}, naming(seededNet),
+			[]string{neutronfake.GetNetwork, neutronfake.PortsOf}, "another project"),
+		func() passCase {
+			c := taken("a network with ports of its own project only is taken",
+				func(f *neutronfake.Neutron) {
+					f.SetProject("project-a")
+					id := handmade(f, "handmade", "")
+					f.PutPort(neutron.Port{NetworkID: id, DeviceOwner: "compute:nova", ProjectID: "project-a"})
+					f.PutPort(neutron.Port{NetworkID: id, DeviceOwner: "network:router_gateway"}) // Neutron's own: no project
+				}, nil)
+			c.network.Status.ProjectID = "project-a" // recorded by the pass before
+			return c
+		}(),
+		refused("a network another namespace released is refused when no policy names it",
+			released(ours, teamB), nil, []string{neutronfake.GetNetwork}, "released"),
+		refused("a network another namespace released is refused when the policy names another",
+			released(ours, teamB), naming("net-404"), []string{neutronfake.GetNetwork}, "released"),
+		refused("a network another cluster released is refused when no policy names it",
+			released(otherCluster, owner), nil, []string{neutronfake.GetNetwork}, "released"),
+		taken("a network another namespace released is taken when a policy names its ID", released(ours, teamB), naming(seededNet)),
+		taken("a network the namespace itself released is taken, as before", released(ours, neutron.Owner{Namespace: "default", Name: "old", UID: otherUID}), nil),
+		taken("a hand-made network is taken, as before", func(f *neutronfake.Neutron) { handmade(f, "handmade", "by hand") }, nil),
+	})
+}
+
+// TestAdoptionMismatchNamesFieldsOnlyOfWhatTheNamespaceMaySee: a mismatch
+// names the differing fields only of a network a policy named by ID or
+// the namespace itself released; of any other it says only that it
+// differs, and where the matching spec comes from, so that nobody learns a
+// network's settings a field at a time by naming its ID.
+func TestAdoptionMismatchNamesFieldsOnlyOfWhatTheNamespaceMaySee(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		description string
+		options     func(*Options)
+		wantFields  bool
+	}{
+		{name: "a hand-made network the policy does not name", description: "by hand"},
+		{name: "a hand-made network the policy names by ID", description: "by hand", options: naming(seededNet), wantFields: true},
+		{name: "a network the namespace itself released", description: ours.Released(neutron.Owner{Namespace: "default", Name: "old", UID: otherUID}), wantFields: true},
+		{name: "a network another namespace released, named by the policy", description: ours.Released(teamB), options: naming(seededNet), wantFields: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := defaultOptions()
+			if tc.options != nil {
+				tc.options(&opts)
+			}
+			// The spec's gateway and DNS servers differ from Neutron's.
+			n := withSpec(adopting(newNetwork("192.168.0.0/16", "192.168.0.254"), seededNet), func(s *samplecrdv1.NetworkSpec) {
+				s.DNSNameservers = []string{"192.168.0.53"}
+			})
+			f := newFixtureWith(t, opts, nil, []*samplecrdv1.Network{n}, func(f *neutronfake.Neutron) { handmade(f, "handmade", tc.description) })
+			if out := f.sync("net"); out.Requeue != AddAfter {
+				t.Fatalf("requeue = %v (%v), want AddAfter", out.Requeue, out.Err)
+			}
+			cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+			if cond == nil || cond.Reason != samplecrdv1.ReasonAdoptionMismatch {
+				t.Fatalf("Ready = %+v, want AdoptionMismatch", cond)
+			}
+			named := strings.Contains(cond.Message, "gateway") || strings.Contains(cond.Message, "dnsNameservers")
+			if named != tc.wantFields {
+				t.Errorf("message %q names fields: %v, want %v", cond.Message, named, tc.wantFields)
+			}
+			if !tc.wantFields && !strings.Contains(cond.Message, "network-controller import") {
+				t.Errorf("message %q does not point to network-controller import", cond.Message)
+			}
+			for _, v := range []string{"192.168.0.1", "192.168.0.53"} {
+				if strings.Contains(cond.Message, v) {
+					t.Errorf("message %q has a value, %s", cond.Message, v)
+				}
+			}
+		})
+	}
+}
+
+// TestAdoptionWithoutTheSubnetSaysNoMoreOfAnUnnamedNetwork: a spec whose
+// cidr the network has no subnet of is told so only of a network a
+// policy names; of another the message is the same as for any
+// difference, so that naming one range after another does not find the
+// network's.
+func TestAdoptionWithoutTheSubnetSaysNoMoreOfAnUnnamedNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		options func(*Options)
+		want    string
+	}{
+		{name: "unnamed", want: "differs from the spec"},
+		{name: "named by the policy", options: naming(seededNet), want: "has no subnet of 10.0.0.0/24"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := defaultOptions()
+			if tc.options != nil {
+				tc.options(&opts)
+			}
+			f := newFixtureWith(t, opts, nil, []*samplecrdv1.Network{adopting(newNetwork("10.0.0.0/24", "10.0.0.1"), seededNet)},
+				func(f *neutronfake.Neutron) { handmade(f, "handmade", "by hand") })
+			f.sync("net")
+			cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+			if cond == nil || cond.Reason != samplecrdv1.ReasonAdoptionMismatch || !strings.Contains(cond.Message, tc.want) {
+				t.Errorf("Ready = %+v, want AdoptionMismatch saying %q", cond, tc.want)
+			}
+		})
+	}
 }

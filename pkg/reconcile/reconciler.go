@@ -40,6 +40,18 @@ type Options struct {
 	OrphanGracePeriod time.Duration
 	// MaxOrphansPerList caps the orphans collected per list of Neutron.
 	MaxOrphansPerList int
+	// Adoption says which networks an administrator named, by ID, for a
+	// namespace to adopt (pkg/policy); nil names none. Only a named
+	// network may be adopted when another namespace released it, and only
+	// a named one (or one the namespace itself released) has the fields in
+	// which it differs from the spec named (adopt.go).
+	Adoption AdoptionGrants
+}
+
+// AdoptionGrants says whether a TenantPolicy that selects a namespace
+// names a Neutron network, by ID, for its Networks to adopt.
+type AdoptionGrants interface {
+	NamesForAdoption(namespace, networkID string) (bool, error)
 }
 
 // Reconciler makes Neutron match Networks, one pass at a time.

@@ -994,6 +994,25 @@ func schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref common.ReferenceCallback)
 							Format:      "",
 						},
 					},
+					"adoptNetworks": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AdoptNetworks are Neutron networks, by ID, that the namespaces' Networks may adopt (spec.adopt.networkID), each granted as adoption grants any: only a network named here is adopted when a Network of another namespace (or cluster) released it with deletionPolicy Orphan, and only of a network named here (or one the namespace released itself) does a mismatch name the fields that differ. A shared or external network is never adopted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"namespaceSelector"},
 			},

@@ -123,6 +123,17 @@ func (f *Neutron) ShareNetwork(id string) {
 	f.networks[id] = n
 }
 
+// MakeExternal makes network id an external network (router:external),
+// as an administrator would; FindExternalNetwork does not find it, which
+// only AddExternalNetwork's are.
+func (f *Neutron) MakeExternal(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.networks[id]
+	n.External = true
+	f.networks[id] = n
+}
+
 // AddSubnet stores a subnet as if something had made it before the test,
 // and returns its ID. It does not check for overlaps.
 func (f *Neutron) AddSubnet(networkID, name, description, cidr, gateway string) string {

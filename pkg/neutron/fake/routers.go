@@ -78,7 +78,7 @@ func (f *Neutron) CreatePort(_ context.Context, req neutron.PortRequest) (neutro
 		}
 	}
 	p := neutron.Port{ID: f.newID("port"), NetworkID: req.NetworkID, Name: req.Name, Description: req.Description,
-		DeviceOwner: neutron.RouterInterfaceOwner, Addresses: []string{req.Address}}
+		DeviceOwner: neutron.RouterInterfaceOwner, Addresses: []string{req.Address}, ProjectID: f.project}
 	f.ports[req.NetworkID] = append(f.ports[req.NetworkID], p)
 	return p, f.answer(CreatePort)
 }

@@ -80,6 +80,17 @@ type TenantPolicySpec struct {
 	// existing Neutron network of their own project (spec.adopt).
 	// +optional
 	Adoption bool `json:"adoption,omitempty"`
+
+	// AdoptNetworks are Neutron networks, by ID, that the namespaces'
+	// Networks may adopt (spec.adopt.networkID), each granted as
+	// adoption grants any: only a network named here is adopted when a
+	// Network of another namespace (or cluster) released it with
+	// deletionPolicy Orphan, and only of a network named here (or one the
+	// namespace released itself) does a mismatch name the fields that
+	// differ. A shared or external network is never adopted.
+	// +optional
+	// +listType=set
+	AdoptNetworks []string `json:"adoptNetworks,omitempty"`
 }
 
 // CredentialsPolicy is which credentials a namespace's Networks may use.

@@ -419,6 +419,11 @@ func (in *TenantPolicySpec) DeepCopyInto(out *TenantPolicySpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.AdoptNetworks != nil {
+		in, out := &in.AdoptNetworks, &out.AdoptNetworks
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 

@@ -493,6 +493,12 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicySpec
   map:
     fields:
+    - name: adoptNetworks
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
     - name: adoption
       type:
         scalar: boolean

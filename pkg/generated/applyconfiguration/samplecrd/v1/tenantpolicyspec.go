@@ -58,6 +58,14 @@ type TenantPolicySpecApplyConfiguration struct {
 	// Adoption, when true, lets the namespaces' Networks adopt an
 	// existing Neutron network of their own project (spec.adopt).
 	Adoption *bool `json:"adoption,omitempty"`
+	// AdoptNetworks are Neutron networks, by ID, that the namespaces'
+	// Networks may adopt (spec.adopt.networkID), each granted as
+	// adoption grants any: only a network named here is adopted when a
+	// Network of another namespace (or cluster) released it with
+	// deletionPolicy Orphan, and only of a network named here (or one the
+	// namespace released itself) does a mismatch name the fields that
+	// differ. A shared or external network is never adopted.
+	AdoptNetworks []string `json:"adoptNetworks,omitempty"`
 }
 
 // TenantPolicySpecApplyConfiguration constructs a declarative configuration of the TenantPolicySpec type for use with
@@ -117,5 +125,15 @@ func (b *TenantPolicySpecApplyConfiguration) WithSubnetPools(values ...string) *
 // If called multiple times, the Adoption field is set to the value of the last call.
 func (b *TenantPolicySpecApplyConfiguration) WithAdoption(value bool) *TenantPolicySpecApplyConfiguration {
 	b.Adoption = &value
+	return b
+}
+
+// WithAdoptNetworks adds the given value to the AdoptNetworks field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AdoptNetworks field.
+func (b *TenantPolicySpecApplyConfiguration) WithAdoptNetworks(values ...string) *TenantPolicySpecApplyConfiguration {
+	for i := range values {
+		b.AdoptNetworks = append(b.AdoptNetworks, values[i])
+	}
 	return b
 }
