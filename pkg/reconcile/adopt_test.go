@@ -357,7 +357,7 @@ func TestAdoptionTakesOnlyWhatIsGranted(t *testing.T) {
 					f.PutPort(neutron.Port{NetworkID: id, DeviceOwner: "compute:nova", ProjectID: "project-a"})
 					f.PutPort(neutron.Port{NetworkID: id, DeviceOwner: "network:router_gateway"}) // Neutron's own: no project
 				}, nil)
-			c.network.Status.ProjectID = "project-a" // recorded by the pass before
+			c.network = inPlace("project-a", "")(c.network) // recorded by the pass before
 			return c
 		}(),
 		refused("a network another namespace released is refused when no policy names it",
