@@ -119,9 +119,10 @@ func TestImportPrintsOnlyNetworks(t *testing.T) {
 	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	prefix := "hostile-" + ns[len(ns)-6:] + "-"
-	// Neutron keeps names of up to 255 characters, newlines included.
+	// Neutron keeps names of up to 255 characters, newlines included;
+	// the last # makes a comment of what a raw print would add after it.
 	hostile := prefix + "app\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: pwned}\n" +
-		"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: User, name: mallory}]\n"
+		"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: User, name: mallory}]\n#"
 	makeNetwork := func(cidr string) string {
 		t.Helper()
 		n, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{Name: hostile, Description: hostile}).Extract()
