@@ -258,7 +258,7 @@ func importNetworks(args []string) int {
 	opts.cloudReload, opts.maxRetryDelay = time.Hour, 2*time.Minute
 	client, _, _, err := newNeutronClient(opts, &neutron.Reachability{}, tracenoop.NewTracerProvider())
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "network-controller import: %v\n", err)
+		fmt.Fprintf(os.Stderr, "network-controller import: %s\n", reconcile.Printable(err.Error())) // Neutron's answer: one line
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -268,7 +268,7 @@ func importNetworks(args []string) int {
 		err = importer.Write(os.Stdout, os.Stderr, candidates)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "network-controller import: %v\n", err)
+		fmt.Fprintf(os.Stderr, "network-controller import: %s\n", reconcile.Printable(err.Error())) // Neutron's answer: one line
 		return 1
 	}
 	return 0
@@ -310,7 +310,7 @@ func planNetworks(args []string) int {
 		err = write(os.Stdout, results)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "network-controller plan: %v\n", err)
+		fmt.Fprintf(os.Stderr, "network-controller plan: %s\n", reconcile.Printable(err.Error())) // Neutron's or a manifest's words: one line
 		return 2
 	}
 	for _, r := range results {

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +68,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		if name == "" {
 			name = pod.GenerateName + "…"
 		}
-		fmt.Fprintf(stdout, "%s: %s (%s): %s\n", name, d.Result, d.Reason, d.Message)
+		fmt.Fprintf(stdout, "%s: %s (%s): %s\n", quoteIfNeeded(name), d.Result, d.Reason, quoteIfNeeded(d.Message))
 		if patch != nil {
 			fmt.Fprintf(stdout, "  patch: %s\n", patch)
 		}
@@ -81,4 +84,14 @@ func readInput(file string) ([]byte, error) {
 		return io.ReadAll(os.Stdin)
 	}
 	return os.ReadFile(file)
+}
+
+// quoteIfNeeded is s as it is, or, when it holds what a line cannot (a
+// newline, a control character: the Pod's name and the annotations a
+// message quotes are the file's), strconv.Quote's: one line per Pod.
+func quoteIfNeeded(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
+		return s
+	}
+	return strconv.Quote(s)
 }

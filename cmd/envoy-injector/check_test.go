@@ -51,3 +51,29 @@ spec: {containers: [{name: web, image: nginx}]}
 		t.Errorf("decisions:\n%s\nwant:\n%s\n(output:\n%s)", strings.Join(decisions, "\n"), strings.Join(want, "\n"), stdout.String())
 	}
 }
+
+// TestCheckWritesOneLinePerPod: a Pod whose name and annotations hold
+// newlines (the file is anyone's) is one line of check's output; the
+// message quotes what it holds.
+func TestCheckWritesOneLinePerPod(t *testing.T) {
+	const pods = `apiVersion: v1
+kind: Pod
+metadata: {generateName: "forger\nweb: injected (Injected)\n", annotations: {initializer.kubernetes.io/envoy: "true", sidecar.samplecrd.k8s.io/cpu-limit: "1\nweb: injected (Injected): fine\u2028"}}
+spec: {containers: [{name: web, image: nginx}]}
+`
+	file := filepath.Join(t.TempDir(), "pods.yaml")
+	if err := os.WriteFile(file, []byte(pods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	check([]string{"-f", file, "--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml")}, &stdout, &stderr)
+	var decisions []string
+	for line := range strings.Lines(stdout.String()) {
+		if !strings.HasPrefix(line, " ") {
+			decisions = append(decisions, line)
+		}
+	}
+	if len(decisions) != 1 || strings.ContainsAny(stdout.String(), "\r\u2028") {
+		t.Errorf("%d lines of decisions for one Pod, want 1:\n%s", len(decisions), stdout.String())
+	}
+}

@@ -9,6 +9,7 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,7 +17,10 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -108,7 +112,7 @@ func adoptable(n neutron.Network, subs []neutron.Subnet) (samplecrdv1.NetworkSpe
 	spec := specOf(n, subs[0])
 	want, err := desired.SubnetOf(spec, spec.CIDR)
 	if err != nil {
-		return samplecrdv1.NetworkSpec{}, "its subnet cannot be said as a spec: " + err.Error()
+		return samplecrdv1.NetworkSpec{}, fmt.Sprintf("its subnet cannot be said as a spec: %q", err.Error())
 	}
 	if _, diffs := want.Update(subs[0]); len(diffs) > 0 {
 		return samplecrdv1.NetworkSpec{}, "its subnet cannot be said as a spec: it would differ in " + strings.Join(diffs, ", ")
@@ -158,6 +162,7 @@ var notInName = regexp.MustCompile(`[^a-z0-9.-]+`)
 func kubernetesName(n neutron.Network, taken map[string]bool) string {
 	name := strings.Trim(notInName.ReplaceAllString(strings.ToLower(n.Name), "-"), "-.")
 	short, _, _ := strings.Cut(n.ID, "-")
+	short = strings.Trim(notInName.ReplaceAllString(strings.ToLower(short), "-"), "-.")
 	switch {
 	case name == "":
 		name = "network-" + short
@@ -171,38 +176,59 @@ func kubernetesName(n neutron.Network, taken map[string]bool) string {
 
 // Write prints the manifests of cs as YAML documents that kubectl apply -f
 // takes as they are, and why each other network is skipped to skipped.
+//
+// What Neutron holds is data, and its names allow newlines: every
+// document is the serializer's (sigs.k8s.io/yaml), each separator is
+// written here, and the comment above a manifest names only the Neutron
+// ID, when it is a UUID. The Neutron name is left out of the manifests:
+// the Network's name is made of it, and adoption records it in
+// status.adopted. On skipped, Neutron's words are quoted (%q).
 func Write(manifests, skipped io.Writer, cs []Candidate) error {
 	first := true
 	for _, c := range cs {
 		if c.Network == nil {
-			fmt.Fprintf(skipped, "skipped Neutron network %s (%s): %s\n", c.NetworkID, c.Name, c.Skipped)
+			if _, err := fmt.Fprintf(skipped, "skipped Neutron network %q (%q): %s\n", c.NetworkID, c.Name, c.Skipped); err != nil {
+				return err
+			}
 			continue
 		}
-		data, err := yaml.Marshal(c.Network)
+		data, err := marshal(c.Network)
 		if err != nil {
-			return err
+			return fmt.Errorf("Neutron network %q: %w", c.NetworkID, err)
 		}
+		var b bytes.Buffer
 		if !first {
-			fmt.Fprintln(manifests, "---")
+			b.WriteString("---\n")
 		}
 		first = false
-		fmt.Fprintf(manifests, "# Neutron network %s (%s)\n", c.NetworkID, c.Name)
-		if _, err := manifests.Write(stripEmpty(data)); err != nil {
+		if isUUID(c.NetworkID) {
+			b.WriteString("# Neutron network " + c.NetworkID + "\n")
+		}
+		b.Write(data)
+		if _, err := manifests.Write(b.Bytes()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// stripEmpty drops what the typed object marshals but a manifest does
-// not say: a null creationTimestamp, an empty status.
-func stripEmpty(data []byte) []byte {
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "creationTimestamp: null" || line == "status: {}" {
-			continue
-		}
-		out = append(out, line)
+// marshal is n as YAML, without what the typed object marshals but a
+// manifest does not say (a null creationTimestamp, an empty status):
+// those are removed from the object, never from the text.
+func marshal(n *samplecrdv1.Network) ([]byte, error) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(n)
+	if err != nil {
+		return nil, err
 	}
-	return []byte(strings.Join(out, "\n"))
+	unstructured.RemoveNestedField(obj, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(obj, "status")
+	return yaml.Marshal(obj)
+}
+
+// isUUID accepts only the canonical form Neutron gives IDs in (36
+// characters, lowercase, hyphenated): nothing else is printed in a
+// comment, where YAML does not quote.
+func isUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
 }

@@ -14,6 +14,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // ReadNetworks reads the Networks of a YAML or JSON stream of manifests
@@ -32,7 +33,7 @@ func ReadNetworks(r io.Reader) (networks []*samplecrdv1.Network, others []string
 		case n.Kind == "" && n.APIVersion == "" && n.Name == "":
 			// An empty document, between two "---".
 		case n.APIVersion != samplecrdv1.SchemeGroupVersion.String() || n.Kind != "Network":
-			others = append(others, fmt.Sprintf("%s %s (%s)", n.Kind, n.Name, n.APIVersion))
+			others = append(others, reconcile.Printable(fmt.Sprintf("%s %s (%s)", n.Kind, n.Name, n.APIVersion))) // a line of stderr
 		default:
 			networks = append(networks, &n)
 		}

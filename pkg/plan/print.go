@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // WriteJSON writes results as one JSON array, for a pipeline (a GitOps
-// pull request's check) to read.
+// pull request's check) to read. encoding/json escapes control characters
+// and Unicode's line separators in every string.
 func WriteJSON(w io.Writer, results []Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -16,36 +19,46 @@ func WriteJSON(w io.Writer, results []Result) error {
 }
 
 // WriteText writes results for a person: each Network, the requests a
-// sync would send in order, and the condition it would then report.
+// sync would send in order, and the condition it would then report. What
+// the manifests and Neutron say (names, IDs, Neutron's refusals, the
+// warnings that quote them) is written Printable, one line each: a name
+// cannot forge a line of the plan.
 func WriteText(w io.Writer, results []Result) error {
 	var b strings.Builder
+	line := func(format string, args ...string) {
+		printable := make([]any, len(args))
+		for i, a := range args {
+			printable[i] = reconcile.Printable(a)
+		}
+		fmt.Fprintf(&b, format+"\n", printable...)
+	}
 	for _, r := range results {
 		state := "new"
 		if r.Exists {
 			state = "exists"
 		}
-		fmt.Fprintf(&b, "Network %s (%s):\n", r.Network, state)
+		line("Network %s (%s):", r.Network, state)
 		if len(r.Requests) == 0 && r.Unknown == "" && !r.Refused {
-			b.WriteString("  no Neutron request: Neutron matches the spec\n")
+			line("  no Neutron request: Neutron matches the spec")
 		}
 		for _, req := range r.Requests {
-			fmt.Fprintf(&b, "  %s\n", describe(req))
+			line("  %s", describe(req))
 		}
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "  warning: %s\n", w)
+			line("  warning: %s", w)
 		}
 		if r.Unknown != "" {
-			fmt.Fprintf(&b, "  then stops: %s\n", r.Unknown)
+			line("  then stops: %s", r.Unknown)
 		}
 		if c := r.Condition; c != nil {
 			verdict := "then"
 			if r.Refused {
 				verdict = "refused"
 			}
-			fmt.Fprintf(&b, "  %s: Ready=%s %s: %s\n", verdict, c.Status, c.Reason, c.Message)
+			line("  %s: Ready=%s %s: %s", verdict, string(c.Status), c.Reason, c.Message)
 		}
 		if r.Error != "" {
-			fmt.Fprintf(&b, "  refused, with no condition to report: %s\n", r.Error)
+			line("  refused, with no condition to report: %s", r.Error)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -51,7 +51,7 @@ func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool
 func (p *pass) waitForInventory(h inventory.Health) Outcome {
 	if isReady(p.network) {
 		// The error says why, for the log (and a plan), not the status.
-		return Outcome{Observed: LastObserved(p.network.Status), Requeue: AddRateLimited, Err: errors.Join(inventory.ErrNotSynced, h.ListErr)}
+		return Outcome{Observed: LastObserved(p.network.Status), Requeue: AddRateLimited, Err: printableErr(errors.Join(inventory.ErrNotSynced, h.ListErr))}
 	}
 	if h.ListErr == nil {
 		// Waiting for the project's first list, which queues the

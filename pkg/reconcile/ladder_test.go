@@ -283,7 +283,7 @@ func TestLadder(t *testing.T) {
 			wantEvents:  []string{"Warning NeutronUnavailable"},
 		},
 		{
-			name:    "a range that overlaps another tool's subnet, where Neutron refuses overlapping IPs: CIDRConflict with Neutron's words, retried only later",
+			name:    "a range that overlaps another tool's subnet, where Neutron refuses overlapping IPs: CIDRConflict in the controller's words, retried only later",
 			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
 			seed: func(f *neutronfake.Neutron) {
 				f.RefuseOverlappingIPs()

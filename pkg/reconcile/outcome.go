@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -222,7 +224,12 @@ func classify(ph phase, err error) verdict {
 		// Someone may yet make the router: capped backoff finds it.
 		return verdict{reason: samplecrdv1.ReasonRouterNotFound, message: "spec.router: " + rejected.Message, requeue: AddRateLimited}
 	case isRejected && rejected.Overlap():
-		return verdict{reason: samplecrdv1.ReasonCIDRConflict, message: "Neutron refused: " + rejected.Message, requeue: AddAfter, after: rejectedRetryInterval}
+		// Neutron's words are left out: on a router they name the other
+		// subnet, ID and range, which may be another namespace's. The
+		// message says what the Network's author can do; the request it
+		// names finds the rest in neutron-server's log, an
+		// administrator's to read (docs/conditions.md).
+		return verdict{reason: samplecrdv1.ReasonCIDRConflict, message: overlapMessage(rejected), requeue: AddAfter, after: rejectedRetryInterval}
 	case isRejected:
 		return verdict{reason: samplecrdv1.ReasonNeutronRejected, message: "Neutron refused: " + rejected.Message, requeue: AddAfter, after: rejectedRetryInterval}
 	}
@@ -248,7 +255,7 @@ func ProjectRefused(network *samplecrdv1.Network, err error) (_ Outcome, ok bool
 // outcome turns the verdict on err into the Outcome of a failed pass.
 // A verdict without a reason writes no condition.
 func (v verdict) outcome(err error, obs Observed, events []Event) Outcome {
-	out := Outcome{Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: err}
+	out := Outcome{Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: printableErr(err)}
 	if v.quiet {
 		// A step of a pass, not a failure: no Warning, no error.
 		out.Err = nil
@@ -276,26 +283,100 @@ func notReady(reason, message string) metav1.Condition {
 	return metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: BoundMessage(message)}
 }
 
+// overlapMessage is the condition of a range Neutron refused as
+// overlapping another subnet, in the controller's words, never Neutron's:
+// what the Network's author needs, and nothing of the other subnet.
+func overlapMessage(rejected *neutron.RejectedError) string {
+	// neutron-server's refusal of a router interface is "Bad router
+	// request: Cidr ... of subnet ... overlaps with cidr ... of subnet
+	// ..."; of a subnet, "Requested subnet with cidr: ... for network:
+	// ... overlaps with another subnet".
+	if strings.Contains(strings.ToLower(rejected.Message), "router") {
+		return "Neutron refused to attach the subnet to spec.router: its range (spec.cidr) overlaps a subnet already on that router, which may be another Network's. Choose another range (a new Network) or another router"
+	}
+	return "Neutron refused the subnet: its range (spec.cidr) overlaps another subnet of the network, or, where the cloud refuses overlapping ranges, of the project, which may be another Network's. Choose another range (a new Network)"
+}
+
 // MaxMessageLength bounds every condition and Event message the controller
 // writes (docs/conditions.md). Neutron's answers, a list of ports, an error
 // with a response body: none of it may grow a status past what the API
 // server accepts, or an Event past what a person reads.
 const MaxMessageLength = 1024
 
-// BoundMessage cuts msg to MaxMessageLength, saying how much was left out.
+// BoundMessage is msg as every condition and Event message is written:
+// Printable, then cut to MaxMessageLength, saying how much was left out.
 func BoundMessage(msg string) string { return boundTo(msg, MaxMessageLength) }
 
-// boundTo cuts msg to max bytes, saying how much was left out.
+// boundTo is msg Printable and cut to max bytes, saying how much was left
+// out. It is the one door of messages: Neutron's words (a refusal, a
+// name, a port's device_owner) reach a condition, an Event or the log
+// through it.
 func boundTo(msg string, max int) string {
+	msg = Printable(msg)
 	if len(msg) <= max {
 		return msg
 	}
-	// The note takes at most 40 bytes; the cut backs off to a rune start.
+	// The note takes at most 40 bytes; the cut backs off to a rune start,
+	// and to before a backslash close by, so as not to cut an escape
+	// (at most 6 bytes: \u2028) in two.
 	cut := max - 40
 	for cut > 0 && !utf8.RuneStart(msg[cut]) {
 		cut--
 	}
+	near := cut - min(cut, 5)
+	if i := strings.LastIndexByte(msg[near:cut], '\\'); i >= 0 {
+		cut = near + i
+	}
 	return fmt.Sprintf("%s… and %d more characters", msg[:cut], len(msg)-cut)
+}
+
+// Printable is s with what could forge a line, or hide or reorder text,
+// where a message is read (a log line, kubectl describe, a terminal)
+// escaped as Go escapes it in a quoted string: control characters
+// (newline, carriage return, escape...), Unicode's line and paragraph
+// separators, bidirectional controls, and bytes that are not UTF-8. The
+// rest, quotes and backslashes included, is left as it is, so that a
+// message reads as written.
+func Printable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case unprintable(r):
+			q := strconv.QuoteRuneToASCII(r) // '\n', '\u2028': without the quotes
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[:size])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// unprintable reports whether r is one that Printable escapes.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control)
+}
+
+// printableError is an error whose text is Printable, for the log keys
+// the controller writes it under; errors.Is and As see the error it
+// wraps.
+type printableError struct{ err error }
+
+func (e printableError) Error() string { return Printable(e.err.Error()) }
+func (e printableError) Unwrap() error { return e.err }
+
+// printableErr is err as printableError; nil stays nil.
+func printableErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return printableError{err}
 }
 
 // boundList joins at most maxListed items, then says how many more there

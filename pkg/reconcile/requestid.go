@@ -24,7 +24,8 @@ func namingRequest(message, id string) string {
 	if id == "" {
 		return BoundMessage(message)
 	}
-	suffix := " (Neutron request " + id + ")"
+	// The ID is Neutron's (a response header): Printable too.
+	suffix := " (Neutron request " + Printable(id) + ")"
 	return boundTo(message, MaxMessageLength-len(suffix)) + suffix
 }
 

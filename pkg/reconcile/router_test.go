@@ -237,6 +237,33 @@ func TestRouter(t *testing.T) {
 			},
 		},
 		{
+			// Neutron's refusal names the other subnet, ID and range,
+			// which may be another namespace's (issue 40, finding 13b).
+			name:    "a range that overlaps a subnet already on the router: CIDRConflict in the controller's words, naming nothing of the other subnet",
+			network: withRouter(provisionedNet(), "edge"),
+			seed: func(f *neutronfake.Neutron) {
+				routed(f)
+				theirs := f.AddNetwork("team-b/web", "")
+				f.AddSubnet(theirs, "team-b/web", "", "192.168.128.0/24", "192.168.128.1")
+				f.PutPort(neutron.Port{NetworkID: theirs, DeviceOwner: neutron.RouterInterfaceOwner, DeviceID: edgeRouter, Addresses: []string{"192.168.128.1"}})
+			},
+			wantErr:     "retry-after",
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.FindRouter, neutronfake.CreatePort, neutronfake.AddRouterInterface},
+			wantReady:   "False/CIDRConflict",
+			wantEvents:  []string{"Warning CIDRConflict"},
+			check: func(t *testing.T, f *fixture) {
+				msg := f.network("net").Status.Conditions[0].Message
+				for _, other := range []string{"net-5", "subnet-6", "192.168.128", "team-b"} {
+					if strings.Contains(msg, other) {
+						t.Errorf("the condition names %q of another's subnet: %q", other, msg)
+					}
+				}
+				if !strings.Contains(msg, "spec.router") || !strings.Contains(msg, "another range") {
+					t.Errorf("the condition %q does not say what to change", msg)
+				}
+			},
+		},
+		{
 			name:        "a gateway another tool's interface holds: Neutron's refusal, in its own words",
 			network:     withRouter(provisionedNet(), "edge"),
 			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(foreignPort(otherRouter, "192.168.0.1")) },

@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -103,5 +106,83 @@ func TestImportBringsAProjectUnderManagement(t *testing.T) {
 		if s := neutronSubnet(ctx, t, m.subnetID); s.Name != prefix+name+"-subnet" {
 			t.Errorf("released subnet %s is named %q, want its own name back", m.subnetID, s.Name)
 		}
+	}
+}
+
+// TestImportPrintsOnlyNetworks is issue 40's finding 2 against the real
+// Neutron: a network whose name holds newlines and a document (a binding
+// of cluster-admin) is imported, and what import prints, read by a YAML
+// decoder and by kubectl apply --dry-run=server, is one Network per
+// importable network and nothing else; its stderr has one line per
+// skipped network, whatever its name.
+func TestImportPrintsOnlyNetworks(t *testing.T) {
+	ctx := framework.TestContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	prefix := "hostile-" + ns[len(ns)-6:] + "-"
+	// Neutron keeps names of up to 255 characters, newlines included;
+	// the last # makes a comment of what a raw print would add after it.
+	hostile := prefix + "app\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: pwned}\n" +
+		"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: User, name: mallory}]\n#"
+	makeNetwork := func(cidr string) string {
+		t.Helper()
+		n, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{Name: hostile, Description: hostile}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+		if n.Name != hostile {
+			t.Fatalf("Neutron keeps the name as %q, want %q", n.Name, hostile)
+		}
+		if cidr != "" {
+			s, err := subnets.Create(ctx, stack.Neutron.Client, subnets.CreateOpts{NetworkID: n.ID, IPVersion: 4, CIDR: cidr, Name: hostile}).Extract()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = subnets.Delete(context.Background(), stack.Neutron.Client, s.ID).ExtractErr() })
+		}
+		return n.ID
+	}
+	importable := makeNetwork("10.125.0.0/24")
+	skippedID := makeNetwork("") // no subnet: skipped
+
+	// path.Match's * stops at a slash: the second pattern takes the
+	// name's apiVersion.
+	cmd := exec.CommandContext(ctx, controllerBinary, "import", "--neutron-endpoint="+stack.Neutron.Endpoint, "--name="+prefix+"*", "--name="+prefix+"*/*")
+	var manifests, skipped bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &manifests, &skipped
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("network-controller import: %v\n%s", err, skipped.String())
+	}
+	if lines := strings.Split(strings.TrimSuffix(skipped.String(), "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], skippedID) {
+		t.Errorf("stderr has %d lines, want the one of the network without a subnet, %s:\n%s", len(lines), skippedID, skipped.String())
+	}
+
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests.Bytes()), 4096)
+	var docs []samplecrdv1.Network
+	for {
+		var n samplecrdv1.Network
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("import's output does not parse: %v\n%s", err, manifests.String())
+		}
+		docs = append(docs, n)
+	}
+	if len(docs) != 1 || docs[0].Kind != "Network" || docs[0].Spec.Adopt == nil || docs[0].Spec.Adopt.NetworkID != importable {
+		t.Fatalf("import printed %d documents, want one Network that adopts %s:\n%s", len(docs), importable, manifests.String())
+	}
+
+	apply := exec.CommandContext(ctx, "kubectl", "--kubeconfig", stack.ControlPlane.AdminKubeconfig, "-n", ns,
+		"apply", "--dry-run=server", "-o", "name", "-f", "-")
+	apply.Stdin = bytes.NewReader(manifests.Bytes())
+	var applied, applyErr bytes.Buffer
+	apply.Stdout, apply.Stderr = &applied, &applyErr
+	if err := apply.Run(); err != nil {
+		t.Fatalf("kubectl apply --dry-run=server of import's output: %v\n%s\n%s", err, applied.String(), applyErr.String())
+	}
+	if got, want := strings.TrimSpace(applied.String()), "network.samplecrd.k8s.io/"+docs[0].Name; got != want {
+		t.Errorf("kubectl apply --dry-run=server would apply:\n%s\nwant only %s", got, want)
 	}
 }

@@ -3,7 +3,8 @@
 // exact description, and, once SetProject names the credentials' project,
 // every read sees only that project's resources (and shared pools), as the
 // real client's project_id filters make an admin credential see them, a subnet that overlaps another of its network
-// is refused with Neutron's 400 (of any network after RefuseOverlappingIPs), a missing resource is a 404 (an error for updates and
+// is refused with Neutron's 400 (of any network after RefuseOverlappingIPs), as is a router interface whose
+// subnet overlaps one already on the router (in Neutron's words, which name the other subnet), a missing resource is a 404 (an error for updates and
 // creates on it, success for deletes), and a request can be made to
 // complete in Neutron after its caller gave up. It records every request
 // and fails the ones a test tells it to.

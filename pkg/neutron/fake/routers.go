@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -137,9 +138,41 @@ func (f *Neutron) AddRouterInterface(_ context.Context, routerID, portID string)
 		return neutron.ErrorForResponse(AddRouterInterface, 409, "PortInUse",
 			fmt.Sprintf("Unable to complete operation on port %s for network %s. Port already has an attached device %s.", portID, p.NetworkID, p.DeviceID))
 	}
+	if err := f.routerOverlap(routerID, p); err != nil {
+		return err
+	}
 	p.DeviceID = routerID
 	f.putPort(p)
 	return f.answer(AddRouterInterface)
+}
+
+// routerOverlap refuses, as neutron-server 21 does (l3_db's
+// _check_for_dup_router_subnets), a port whose network has a subnet that
+// overlaps a subnet already on the router. Neutron's message names both
+// subnets, IDs and ranges: the other one too, whoever's it is.
+func (f *Neutron) routerOverlap(routerID string, p neutron.Port) error {
+	subnets := sortedValues(f.subnets)
+	for _, ps := range f.ports {
+		for _, on := range ps {
+			if on.DeviceID != routerID || on.ID == p.ID {
+				continue
+			}
+			for _, mine := range subnets {
+				for _, theirs := range subnets {
+					if mine.NetworkID != p.NetworkID || theirs.NetworkID != on.NetworkID {
+						continue
+					}
+					a, errA := netip.ParsePrefix(mine.CIDR)
+					b, errB := netip.ParsePrefix(theirs.CIDR)
+					if errA == nil && errB == nil && a.Overlaps(b) {
+						return neutron.ErrorForResponse(AddRouterInterface, 400, "BadRequest", fmt.Sprintf(
+							"Bad router request: Cidr %s of subnet %s overlaps with cidr %s of subnet %s.", mine.CIDR, mine.ID, theirs.CIDR, theirs.ID))
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // RemoveRouterInterface detaches a port from its router and deletes it;
