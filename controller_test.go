@@ -503,20 +503,6 @@ func TestProcessNextWorkItemRequeues(t *testing.T) {
 	}
 }
 
-// TestBackoffIsCapped: a Network that keeps failing (over quota, blocked
-// by ports) is retried at least every MaxRetryDelay, not every 1000s as
-// client-go's default limiter would after enough failures.
-func TestBackoffIsCapped(t *testing.T) {
-	limiter := rateLimiter(5 * time.Second)
-	var last time.Duration
-	for range 30 {
-		last = limiter.When(netKey)
-	}
-	if last != 5*time.Second {
-		t.Errorf("delay after 30 failures = %v, want the cap 5s", last)
-	}
-}
-
 // TestReadyKeepsItsTransitionTimeUntilItFlips checks that a status write
 // that does not change Ready's status keeps lastTransitionTime.
 func TestReadyKeepsItsTransitionTimeUntilItFlips(t *testing.T) {
