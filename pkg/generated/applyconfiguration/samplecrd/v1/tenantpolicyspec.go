@@ -58,6 +58,12 @@ type TenantPolicySpecApplyConfiguration struct {
 	// Adoption, when true, lets the namespaces' Networks adopt an
 	// existing Neutron network of their own project (spec.adopt).
 	Adoption *bool `json:"adoption,omitempty"`
+	// MaxNetworks caps how many Networks each selected namespace may
+	// have at work: the oldest MaxNetworks (by creation, then name) are
+	// reconciled, and a newer one is refused (NotAllowed) until an older
+	// one is gone. Unset, no cap; 0 refuses every new Network. Where
+	// policies differ, the smallest cap holds. Deletion is never refused.
+	MaxNetworks *int32 `json:"maxNetworks,omitempty"`
 }
 
 // TenantPolicySpecApplyConfiguration constructs a declarative configuration of the TenantPolicySpec type for use with
@@ -117,5 +123,13 @@ func (b *TenantPolicySpecApplyConfiguration) WithSubnetPools(values ...string) *
 // If called multiple times, the Adoption field is set to the value of the last call.
 func (b *TenantPolicySpecApplyConfiguration) WithAdoption(value bool) *TenantPolicySpecApplyConfiguration {
 	b.Adoption = &value
+	return b
+}
+
+// WithMaxNetworks sets the MaxNetworks field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxNetworks field is set to the value of the last call.
+func (b *TenantPolicySpecApplyConfiguration) WithMaxNetworks(value int32) *TenantPolicySpecApplyConfiguration {
+	b.MaxNetworks = &value
 	return b
 }
