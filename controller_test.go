@@ -126,7 +126,7 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 		t.Fatal(err)
 	}
 	grants := policy.NewFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
-		corelisters.NewNamespaceLister(namespaces), policy.Defaults{})
+		corelisters.NewNamespaceLister(namespaces), factory.Samplecrd().V1().Networks().Lister(), policy.Defaults{})
 	f.kube = k8sfake.NewClientset()
 	configMaps := kubeinformers.NewSharedInformerFactory(f.kube, 0).Core().V1().ConfigMaps()
 	c, err := NewController(ctx, f.kube, f.client, factory.Samplecrd().V1().Networks(), configMaps,

@@ -364,7 +364,9 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 		}})
 	clusterFactory := informers.NewSharedInformerFactory(networkClient, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+	// The Networks a namespace's cap counts are those already stored.
 	grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
+		clusterFactory.Samplecrd().V1().Networks(),
 		policy.Defaults{AdoptionNamespaces: opts.adoptionNamespaces, ExternalNetworks: opts.externalNetworks})
 	// The projects' informer of Networks is never started: a plan asks
 	// them For, which reads none.
@@ -529,7 +531,9 @@ func run(ctx context.Context, opts options) error {
 		// them: both are watched cluster-wide, whatever --namespace says.
 		clusterFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
 		kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, opts.resyncPeriod)
-		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
+		// A namespace's cap (maxNetworks) counts the Networks the
+		// controller serves.
+		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), networks,
 			policy.Defaults{AdoptionNamespaces: opts.adoptionNamespaces, ExternalNetworks: opts.externalNetworks})
 		// The garbage collector is a controller of its own, with Events
 		// of its own, as kube-controller-manager's controllers each have.
