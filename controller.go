@@ -186,8 +186,9 @@ func NewController(
 		return nil, fmt.Errorf("registering event handlers: %w", err)
 	}
 	// The owned objects: a ConfigMap a Network controls that changes or
-	// goes queues that Network, which repairs it. The informer sees every
-	// ConfigMap, and keeps only the names and owners of the others.
+	// goes queues that Network, which repairs it. The informer sees only
+	// the ConfigMaps the controller marked (main.go), and keeps the data
+	// of those a Network controls.
 	if err := configMapInformer.Informer().SetTransform(configmap.StripForCache); err != nil {
 		return nil, fmt.Errorf("setting the ConfigMap informer transform: %w", err)
 	}

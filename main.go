@@ -57,6 +57,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/configmap"
 	"github.com/samplecrd/network-controller/pkg/events"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
@@ -524,9 +525,10 @@ func run(ctx context.Context, opts options) error {
 			informers.WithNamespace(opts.namespace))
 		networks := informerFactory.Samplecrd().V1().Networks()
 		// The ConfigMaps Networks publish into are watched where Networks
-		// are.
+		// are, and only those with the controller's mark: a tenant's
+		// ConfigMaps are not even sent (pkg/configmap).
 		ownedFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
-			kubeinformers.WithNamespace(opts.namespace))
+			kubeinformers.WithNamespace(opts.namespace), kubeinformers.WithTweakListOptions(configmap.SelectMarked))
 		// TenantPolicies are cluster-scoped, and namespaces' labels select
 		// them: both are watched cluster-wide, whatever --namespace says.
 		clusterFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
