@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +29,7 @@ import (
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/configmap"
 	"github.com/samplecrd/network-controller/pkg/events"
+	"github.com/samplecrd/network-controller/pkg/fairqueue"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	networkscheme "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
@@ -149,8 +149,12 @@ func NewController(
 		configMaps: configmap.Publisher{Client: kubeclientset.CoreV1(), Lister: configMapInformer.Lister(),
 			FieldManager: controllerAgentName, Recorder: recorder},
 		projects: projects,
+		// Retries back off per key, as client-go's default limiter does,
+		// capped at MaxRetryDelay so that a Network waiting on a quota or on
+		// ports notices soon; the 10/s bucket is each namespace's own, so
+		// one namespace's failures delay only its own retries.
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			rateLimiter(opts.MaxRetryDelay),
+			fairqueue.NewRateLimiter(opts.MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
 		recorder: recorder,
@@ -179,8 +183,9 @@ func NewController(
 		return nil, fmt.Errorf("registering event handlers: %w", err)
 	}
 	// The owned objects: a ConfigMap a Network controls that changes or
-	// goes queues that Network, which repairs it. The informer sees every
-	// ConfigMap, and keeps only the names and owners of the others.
+	// goes queues that Network, which repairs it. The informer sees only
+	// the ConfigMaps the controller marked (main.go), and keeps the data
+	// of those a Network controls.
 	if err := configMapInformer.Informer().SetTransform(configmap.StripForCache); err != nil {
 		return nil, fmt.Errorf("setting the ConfigMap informer transform: %w", err)
 	}
@@ -260,17 +265,6 @@ func needsSync(old, new *samplecrdv1.Network) bool {
 func (c *Controller) runWorker(ctx context.Context) {
 	for c.processNextWorkItem(ctx) {
 	}
-}
-
-// rateLimiter is client-go's default controller rate limiter — per-key
-// exponential backoff from 5ms, and an overall 10 qps bucket — with the
-// backoff capped at maxDelay instead of 1000s, so that a Network waiting
-// on a quota or on ports is retried often enough to notice they changed.
-func rateLimiter(maxDelay time.Duration) workqueue.TypedRateLimiter[cache.ObjectName] {
-	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, maxDelay),
-		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-	)
 }
 
 // processNextWorkItem syncs one key from the queue and puts it back as the

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/configmap"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
@@ -120,7 +122,7 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 		t.Fatal(err)
 	}
 	grants := policy.NewFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
-		corelisters.NewNamespaceLister(namespaces), policy.Defaults{})
+		corelisters.NewNamespaceLister(namespaces), factory.Samplecrd().V1().Networks().Lister(), policy.Defaults{})
 	f.kube = k8sfake.NewClientset()
 	configMaps := kubeinformers.NewSharedInformerFactory(f.kube, 0).Core().V1().ConfigMaps()
 	c, err := NewController(ctx, f.kube, f.client, factory.Samplecrd().V1().Networks(), configMaps,
@@ -141,10 +143,14 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	return f
 }
 
-// addConfigMap puts cm in the API server and in the informer's cache.
+// addConfigMap puts cm in the API server, and in the informer's cache if
+// it has the controller's mark, which the informer selects on.
 func (f *fixture) addConfigMap(cm *corev1.ConfigMap) {
 	if err := f.kube.Tracker().Add(cm); err != nil {
 		f.t.Fatal(err)
+	}
+	if !configmap.Selector().Matches(labels.Set(cm.Labels)) {
+		return
 	}
 	if err := f.configMaps.Add(cm); err != nil {
 		f.t.Fatal(err)
@@ -497,20 +503,6 @@ func TestProcessNextWorkItemRequeues(t *testing.T) {
 	}
 }
 
-// TestBackoffIsCapped: a Network that keeps failing (over quota, blocked
-// by ports) is retried at least every MaxRetryDelay, not every 1000s as
-// client-go's default limiter would after enough failures.
-func TestBackoffIsCapped(t *testing.T) {
-	limiter := rateLimiter(5 * time.Second)
-	var last time.Duration
-	for range 30 {
-		last = limiter.When(netKey)
-	}
-	if last != 5*time.Second {
-		t.Errorf("delay after 30 failures = %v, want the cap 5s", last)
-	}
-}
-
 // TestReadyKeepsItsTransitionTimeUntilItFlips checks that a status write
 // that does not change Ready's status keeps lastTransitionTime.
 func TestReadyKeepsItsTransitionTimeUntilItFlips(t *testing.T) {
@@ -650,7 +642,15 @@ func configMap(name string, owner *samplecrdv1.Network, data map[string]string) 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("cm-" + name), ResourceVersion: "1"}, Data: data}
 	if owner != nil {
 		cm.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, samplecrdv1.SchemeGroupVersion.WithKind("Network"))}
+		cm.Labels = map[string]string{configmap.ManagedByLabel: configmap.ManagedBy}
 	}
+	return cm
+}
+
+// unmarked is cm without the controller's mark: a tenant's ConfigMap
+// that names a Network as its controller, or one whose mark was removed.
+func unmarked(cm *corev1.ConfigMap) *corev1.ConfigMap {
+	cm.Labels = nil
 	return cm
 }
 
@@ -719,6 +719,14 @@ func TestTheOwnedConfigMap(t *testing.T) {
 			wantErr:    true,
 		},
 		{
+			name:       "controlled by the Network, without the mark (a tenant's, or the mark removed; not in the cache): repaired, the mark put back",
+			network:    n,
+			existing:   []*corev1.ConfigMap{unmarked(configMap("net-info", n, map[string]string{"theirs": "yes"}))},
+			outcome:    ready(),
+			wantWrites: []string{"update configmaps/net-info"},
+			wantData:   map[string]map[string]string{"net-info": published},
+		},
+		{
 			name:    "controlled by another Network of that name (another UID): left as it is",
 			network: n,
 			existing: []*corev1.ConfigMap{configMap("net-info", func() *samplecrdv1.Network {
@@ -777,6 +785,8 @@ func TestTheOwnedConfigMap(t *testing.T) {
 					t.Errorf("ConfigMap %s holds %v, want %v", name, cm.Data, want)
 				case want != nil && name == "net-info" && len(tt.existing) == 0 && !metav1.IsControlledBy(cm, tt.network):
 					t.Errorf("ConfigMap %s is not controlled by the Network: %+v", name, cm.OwnerReferences)
+				case want != nil && metav1.IsControlledBy(cm, tt.network) && !configmap.Selector().Matches(labels.Set(cm.Labels)):
+					t.Errorf("ConfigMap %s has labels %v: the controller's informer does not see it", name, cm.Labels)
 				}
 			}
 			if got := f.events(); !slices.Equal(got, tt.wantEvents) {

@@ -57,6 +57,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/configmap"
 	"github.com/samplecrd/network-controller/pkg/events"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
@@ -358,7 +359,8 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 	dryRuns := map[tenancy.Key]*plan.DryRun{}
 	clusterFactory := informers.NewSharedInformerFactory(networkClient, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), opts.policyDefaults())
+	grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
+		clusterFactory.Samplecrd().V1().Networks(), opts.policyDefaults())
 	registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
 		own: neutronClient, ownCloud: ownCloud, reach: &neutron.Reachability{}, tracer: tracenoop.NewTracerProvider(), adoption: grants,
 		wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
@@ -521,14 +523,15 @@ func run(ctx context.Context, opts options) error {
 			informers.WithNamespace(opts.namespace))
 		networks := informerFactory.Samplecrd().V1().Networks()
 		// The ConfigMaps Networks publish into are watched where Networks
-		// are.
+		// are, and only those with the controller's mark: a tenant's
+		// ConfigMaps are not even sent (pkg/configmap).
 		ownedFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
-			kubeinformers.WithNamespace(opts.namespace))
+			kubeinformers.WithNamespace(opts.namespace), kubeinformers.WithTweakListOptions(configmap.SelectMarked))
 		// TenantPolicies are cluster-scoped, and namespaces' labels select
 		// them: both are watched cluster-wide, whatever --namespace says.
 		clusterFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
 		kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, opts.resyncPeriod)
-		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), opts.policyDefaults())
+		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), networks, opts.policyDefaults())
 		// The garbage collector is a controller of its own, with Events
 		// of its own, as kube-controller-manager's controllers each have.
 		gcEvents := events.NewBroadcaster(ctx, kubeClient, opts.eventLimit, metrics.EventsDropped.Inc)

@@ -25,6 +25,35 @@ import (
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
+// The controller's mark on every ConfigMap it writes: ManagedByLabel
+// set to ManagedBy. The ConfigMap informer lists and watches only what
+// has it (SelectMarked), so that the ConfigMaps a tenant writes, even one
+// whose ownerReference names a Network, are not sent to the controller.
+const (
+	// ManagedByLabel is the recommended label of the tool that manages
+	// an object.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedBy is its value on what the controller writes.
+	ManagedBy = "network-controller"
+)
+
+// Selector selects the ConfigMaps with the controller's mark.
+func Selector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy})
+}
+
+// SelectMarked narrows an informer's list and watch to the ConfigMaps
+// with the controller's mark, on the API server's side (an informer
+// factory's WithTweakListOptions).
+func SelectMarked(opts *metav1.ListOptions) {
+	opts.LabelSelector = Selector().String()
+}
+
+// marked reports whether obj has the controller's mark.
+func marked(obj metav1.Object) bool {
+	return obj.GetLabels()[ManagedByLabel] == ManagedBy
+}
+
 // For returns the ConfigMap network publishes, with what obs says Neutron
 // holds; nil when network names none, or when it has no subnet yet to
 // publish. Its ownerReference makes network its controller: the API
@@ -50,7 +79,7 @@ func For(network *samplecrdv1.Network, obs reconcile.Observed) *corev1.ConfigMap
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      ref.Name,
 			Namespace: network.Namespace,
-			Labels:    map[string]string{"app.kubernetes.io/managed-by": "network-controller"},
+			Labels:    map[string]string{ManagedByLabel: ManagedBy},
 			OwnerReferences: []metav1.OwnerReference{
 				*metav1.NewControllerRef(network, samplecrdv1.SchemeGroupVersion.WithKind("Network")),
 			},
@@ -60,9 +89,10 @@ func For(network *samplecrdv1.Network, obs reconcile.Observed) *corev1.ConfigMap
 }
 
 // UpToDate reports whether existing, a ConfigMap network controls,
-// already holds what want says: the same data, and nothing else.
+// already holds what want says: the same data, and nothing else, with
+// the controller's mark.
 func UpToDate(existing, want *corev1.ConfigMap) bool {
-	return equality.Semantic.DeepEqual(existing.Data, want.Data) && len(existing.BinaryData) == 0
+	return equality.Semantic.DeepEqual(existing.Data, want.Data) && len(existing.BinaryData) == 0 && marked(existing)
 }
 
 // Stale returns the ConfigMaps among all that network controls and no
@@ -88,17 +118,22 @@ func ControllerName(obj metav1.Object) (string, bool) {
 	return ref.Name, true
 }
 
-// StripForCache is the ConfigMap informer's transform. The informer sees
-// every ConfigMap of the namespaces it watches, and the controller reads
-// only the names and owners of those it does not control: their data is
-// dropped before they are stored, and every ConfigMap's managedFields.
+// StripForCache is the ConfigMap informer's transform: every ConfigMap's
+// managedFields are dropped before it is stored, and the data of any
+// that the controller did not write for the Network that controls it
+// (its mark and a Network's controller reference, both). A tenant can
+// write a ConfigMap whose ownerReference names a Network; were its data
+// kept, a tenant could grow the controller's memory at will, and nothing
+// would prune a ConfigMap whose Network policy refuses. The informer's
+// selector (SelectMarked) already keeps unmarked ConfigMaps from being
+// sent at all; this is the cache's own guarantee, whatever lists it.
 func StripForCache(obj any) (any, error) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return obj, nil
 	}
 	cm.ManagedFields = nil
-	if _, ours := ControllerName(cm); !ours {
+	if _, ours := ControllerName(cm); !ours || !marked(cm) {
 		cm.Data, cm.BinaryData = nil, nil
 	}
 	return cm, nil
@@ -129,6 +164,11 @@ type Publisher struct {
 // the update instead of being overwritten; and never written when it
 // exists and network does not control it. A ConfigMap network controls
 // under a name it no longer gives is deleted, with a UID precondition.
+//
+// The cache holds only the ConfigMaps with the controller's mark: one
+// of the name that is not in it is read from the API server (a GET by
+// name) before it is created, so that someone else's is still refused,
+// and one network controls whose mark was removed is repaired.
 func (p Publisher) Sync(ctx context.Context, network *samplecrdv1.Network, obs reconcile.Observed) error {
 	configMaps := p.Client.ConfigMaps(network.Namespace)
 	want := For(network, obs)
@@ -146,6 +186,9 @@ func (p Publisher) Sync(ctx context.Context, network *samplecrdv1.Network, obs r
 		return nil
 	}
 	existing, err := p.Lister.ConfigMaps(network.Namespace).Get(want.Name)
+	if apierrors.IsNotFound(err) {
+		existing, err = configMaps.Get(ctx, want.Name, metav1.GetOptions{})
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = configMaps.Create(ctx, want, metav1.CreateOptions{FieldManager: p.FieldManager})
@@ -157,6 +200,10 @@ func (p Publisher) Sync(ctx context.Context, network *samplecrdv1.Network, obs r
 	case !UpToDate(existing, want):
 		repaired := existing.DeepCopy()
 		repaired.Data, repaired.BinaryData = want.Data, nil
+		if repaired.Labels == nil {
+			repaired.Labels = map[string]string{}
+		}
+		repaired.Labels[ManagedByLabel] = ManagedBy
 		_, err = configMaps.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: p.FieldManager})
 	}
 	if err != nil {

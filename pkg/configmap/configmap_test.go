@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
@@ -13,8 +14,8 @@ import (
 var network = &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "ns", UID: "1c2d3e4f-0000-4000-8000-000000000001"},
 	Spec: samplecrdv1.NetworkSpec{WriteConfigMapToRef: &samplecrdv1.ConfigMapReference{Name: "net-info"}}}
 
-func configMap(owner *metav1.OwnerReference) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+func configMap(owner *metav1.OwnerReference, labels map[string]string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: labels, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
 		Data: map[string]string{"k": "v"}, BinaryData: map[string][]byte{"b": {1}}}
 	if owner != nil {
 		cm.OwnerReferences = []metav1.OwnerReference{*owner}
@@ -24,24 +25,35 @@ func configMap(owner *metav1.OwnerReference) *corev1.ConfigMap {
 
 // TestTheCacheKeepsTheDataOfTheNetworksConfigMapsOnly: the informer's
 // transform drops every ConfigMap's managedFields, and the data of those
-// no Network controls, which the controller never reads.
+// the controller did not write for a Network that controls them, which
+// it never reads. A tenant can write a ConfigMap whose ownerReference
+// names a Network: without the controller's mark, its data is not kept
+// (and the informer's selector does not even list it).
 func TestTheCacheKeepsTheDataOfTheNetworksConfigMapsOnly(t *testing.T) {
 	controlling := metav1.NewControllerRef(network, samplecrdv1.SchemeGroupVersion.WithKind("Network"))
 	notControlling := *controlling
 	notControlling.Controller = nil
 	deployment := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "u", Controller: controlling.Controller}
+	marked := map[string]string{ManagedByLabel: ManagedBy}
 	for _, tc := range []struct {
 		name     string
 		owner    *metav1.OwnerReference
+		labels   map[string]string
 		keepData bool
 	}{
-		{"controlled by a Network: kept", controlling, true},
-		{"owned by a Network, not controlled: dropped", &notControlling, false},
-		{"controlled by something else: dropped", &deployment, false},
-		{"no owner: dropped", nil, false},
+		{"written by the controller for a Network that controls it: kept", controlling, marked, true},
+		{"controlled by a Network, not marked (a tenant's): dropped", controlling, nil, false},
+		{"controlled by a Network, marked by another manager: dropped", controlling, map[string]string{ManagedByLabel: "helm"}, false},
+		{"marked, owned by a Network, not controlled: dropped", &notControlling, marked, false},
+		{"marked, controlled by something else: dropped", &deployment, marked, false},
+		{"marked, no owner: dropped", nil, marked, false},
+		{"no owner: dropped", nil, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, err := StripForCache(configMap(tc.owner))
+			if got := Selector().Matches(k8slabels.Set(tc.labels)); got != (tc.labels[ManagedByLabel] == ManagedBy) {
+				t.Errorf("the informer's selector lists it: %v", got)
+			}
+			obj, err := StripForCache(configMap(tc.owner, tc.labels))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,6 +75,9 @@ func TestWhatIsPublished(t *testing.T) {
 	cm := For(network, obs)
 	if cm == nil || cm.Name != "net-info" || cm.Namespace != "ns" || len(cm.Data) != 6 || cm.Data["MTU"] != "1442" {
 		t.Fatalf("For = %+v", cm)
+	}
+	if !Selector().Matches(k8slabels.Set(cm.Labels)) {
+		t.Errorf("labels %v: the informer's selector does not list what the controller writes", cm.Labels)
 	}
 	if !metav1.IsControlledBy(cm, network) || !*cm.OwnerReferences[0].BlockOwnerDeletion {
 		t.Errorf("owner references %+v: want the Network as the controller, blocking its deletion", cm.OwnerReferences)

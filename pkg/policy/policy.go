@@ -23,10 +23,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
@@ -45,39 +47,45 @@ type Defaults struct {
 }
 
 // Policy answers from the informers' caches of TenantPolicies and
-// Namespaces.
+// Namespaces, and of Networks for a namespace's cap (maxNetworks).
 type Policy struct {
 	policies   listers.TenantPolicyLister
 	namespaces corelisters.NamespaceLister
+	networks   listers.NetworkLister
 	defaults   Defaults
 	// informers are nil in a Policy made by NewFromListers.
-	policyInformer, namespaceInformer cache.SharedIndexInformer
+	policyInformer, namespaceInformer, networkInformer cache.SharedIndexInformer
 }
 
 // New returns a Policy over the informers' caches, with the flags'
-// defaults.
-func New(policies informers.TenantPolicyInformer, namespaces coreinformers.NamespaceInformer, defaults Defaults) *Policy {
-	p := NewFromListers(policies.Lister(), namespaces.Lister(), defaults)
-	p.policyInformer, p.namespaceInformer = policies.Informer(), namespaces.Informer()
+// defaults. networks are the Networks the controller serves, which a
+// namespace's cap counts.
+func New(policies informers.TenantPolicyInformer, namespaces coreinformers.NamespaceInformer, networks informers.NetworkInformer, defaults Defaults) *Policy {
+	p := NewFromListers(policies.Lister(), namespaces.Lister(), networks.Lister(), defaults)
+	p.policyInformer, p.namespaceInformer, p.networkInformer = policies.Informer(), namespaces.Informer(), networks.Informer()
 	return p
 }
 
 // NewFromListers returns a Policy over listers that need no sync.
-func NewFromListers(policies listers.TenantPolicyLister, namespaces corelisters.NamespaceLister, defaults Defaults) *Policy {
-	return &Policy{policies: policies, namespaces: namespaces, defaults: defaults}
+func NewFromListers(policies listers.TenantPolicyLister, namespaces corelisters.NamespaceLister, networks listers.NetworkLister, defaults Defaults) *Policy {
+	return &Policy{policies: policies, namespaces: namespaces, networks: networks, defaults: defaults}
 }
 
-// HasSynced reports whether both caches have synced: before that, a
-// namespace's grants cannot be known.
+// HasSynced reports whether the caches have synced: before that, a
+// namespace's grants, and how many Networks it has at work, cannot be
+// known.
 func (p *Policy) HasSynced() bool {
-	return p.policyInformer == nil || (p.policyInformer.HasSynced() && p.namespaceInformer.HasSynced())
+	return p.policyInformer == nil ||
+		(p.policyInformer.HasSynced() && p.namespaceInformer.HasSynced() && p.networkInformer.HasSynced())
 }
 
 // OnChange has changed called with a namespace whose grants may have
 // changed (its labels did), or with "" when every namespace's may have (a
 // TenantPolicy was made, changed or deleted): the controller queues their
 // Networks again, so that a grant takes effect, and is withdrawn, without
-// waiting for the resync.
+// waiting for the resync. A Network deleted in a namespace with a cap
+// (maxNetworks) calls it with the namespace too: a Network the cap
+// refused may be made now.
 func (p *Policy) OnChange(changed func(namespace string)) error {
 	if p.policyInformer == nil {
 		return nil
@@ -103,6 +111,20 @@ func (p *Policy) OnChange(changed func(namespace string)) error {
 	}); err != nil {
 		return fmt.Errorf("registering the Namespace handler: %w", err)
 	}
+	if _, err := p.networkInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			name, err := cache.DeletionHandlingObjectToName(obj)
+			if err != nil {
+				utilruntime.HandleError(err)
+				return
+			}
+			if g, err := p.GrantsFor(name.Namespace); err != nil || g.MaxNetworks != nil {
+				changed(name.Namespace)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("registering the Network handler: %w", err)
+	}
 	return nil
 }
 
@@ -121,6 +143,9 @@ type Grants struct {
 	// one (adoptNetworks): only these are adopted when another namespace
 	// released them (pkg/reconcile/adopt.go).
 	AdoptNetworks sets.Set[string]
+	// MaxNetworks is the smallest cap on the namespace's Networks at
+	// work of the policies that select it; nil when none caps it.
+	MaxNetworks *int32
 }
 
 // GrantsFor adds up what the defaults and every policy that selects
@@ -166,6 +191,9 @@ func (g *Grants) add(spec samplecrdv1.TenantPolicySpec) {
 	g.SubnetPools.Insert(spec.SubnetPools...)
 	g.AdoptNetworks.Insert(spec.AdoptNetworks...)
 	g.Adoption = g.Adoption || spec.Adoption
+	if c := spec.MaxNetworks; c != nil && (g.MaxNetworks == nil || *c < *g.MaxNetworks) {
+		g.MaxNetworks = ptr.To(*c)
+	}
 	switch c := spec.Credentials; {
 	case c == "" || c == samplecrdv1.CredentialsAny || c == g.Credentials:
 	case g.Credentials == samplecrdv1.CredentialsAny:
@@ -200,7 +228,9 @@ func IsNotAllowed(err error) bool {
 }
 
 // Check returns a *NotAllowedError when network names what its namespace
-// is not granted, any other error when the caches cannot say.
+// is not granted, or would take it past its cap (maxNetworks), any other
+// error when the caches cannot say. A Network being deleted is never
+// refused.
 //
 // A Network in the controller's own namespace may name no credentials,
 // whatever a policy grants: every Secret there is the controller's, its
@@ -209,6 +239,9 @@ func IsNotAllowed(err error) bool {
 // Networks in another namespace's project, or in the controller's with a
 // credential nobody granted. The controller's cloud is theirs anyway.
 func (p *Policy) Check(network *samplecrdv1.Network) error {
+	if network.DeletionTimestamp != nil {
+		return nil
+	}
 	if ns := network.Namespace; ns != "" && ns == p.defaults.ControllerNamespace && network.Spec.CloudCredentialsRef != nil {
 		return &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
 			"spec.cloudCredentialsRef is not allowed in namespace %s, the controller's own: its Secrets are the controller's "+
@@ -219,7 +252,13 @@ func (p *Policy) Check(network *samplecrdv1.Network) error {
 	if err != nil {
 		return err
 	}
-	return g.Check(network)
+	if err := g.Check(network); err != nil {
+		return err
+	}
+	if g.MaxNetworks != nil {
+		return p.checkCap(network, *g.MaxNetworks)
+	}
+	return nil
 }
 
 // NamesForAdoption reports whether a TenantPolicy that selects namespace

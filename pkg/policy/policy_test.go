@@ -24,6 +24,18 @@ import (
 // (labelled team=a), team-b (team=b) and the policies.
 func newPolicy(t *testing.T, defaults Defaults, policies ...*samplecrdv1.TenantPolicy) *Policy {
 	t.Helper()
+	return newPolicyWith(t, defaults, nil, policies...)
+}
+
+// newPolicyWith is newPolicy with the Networks in the cache.
+func newPolicyWith(t *testing.T, defaults Defaults, networks []*samplecrdv1.Network, policies ...*samplecrdv1.TenantPolicy) *Policy {
+	t.Helper()
+	netIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, n := range networks {
+		if err := netIndexer.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
 	nsIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for _, ns := range []*corev1.Namespace{namespace("team-a", "a"), namespace("team-b", "b")} {
 		if err := nsIndexer.Add(ns); err != nil {
@@ -36,7 +48,7 @@ func newPolicy(t *testing.T, defaults Defaults, policies ...*samplecrdv1.TenantP
 			t.Fatal(err)
 		}
 	}
-	return NewFromListers(listers.NewTenantPolicyLister(tpIndexer), corelisters.NewNamespaceLister(nsIndexer), defaults)
+	return NewFromListers(listers.NewTenantPolicyLister(tpIndexer), corelisters.NewNamespaceLister(nsIndexer), listers.NewNetworkLister(netIndexer), defaults)
 }
 
 func namespace(name, team string) *corev1.Namespace {
@@ -267,7 +279,7 @@ func TestAGrantTakesEffectAtOnce(t *testing.T) {
 	networks := fake.NewClientset()
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	factory := externalversions.NewSharedInformerFactory(networks, 0)
-	p := New(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), Defaults{})
+	p := New(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
 	changed := make(chan string, 10)
 	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
 		t.Fatal(err)

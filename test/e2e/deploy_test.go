@@ -98,7 +98,6 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: deployNamespace, Name: "someone-elses-lease"},
 		{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"},
 		{Verb: "list", Resource: "pods"},
-		{Verb: "get", Resource: "configmaps", Namespace: ns, Name: "any"},
 		{Verb: "patch", Resource: "configmaps", Namespace: ns, Name: "any"},
 		{Verb: "get", Resource: "namespaces", Name: "default"},
 		{Verb: "update", Resource: "namespaces", Name: "default"},

@@ -1013,6 +1013,13 @@ func schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref common.ReferenceCallback)
 							},
 						},
 					},
+					"maxNetworks": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxNetworks caps how many Networks each selected namespace may have at work: the oldest MaxNetworks (by creation, then name) are reconciled, and a newer one is refused (NotAllowed) until an older one is gone. Unset, no cap; 0 refuses every new Network. Where policies differ, the smallest cap holds. Deletion is never refused.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 				},
 				Required: []string{"namespaceSelector"},
 			},

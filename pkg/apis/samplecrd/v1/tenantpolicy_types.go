@@ -91,6 +91,14 @@ type TenantPolicySpec struct {
 	// +optional
 	// +listType=set
 	AdoptNetworks []string `json:"adoptNetworks,omitempty"`
+	// MaxNetworks caps how many Networks each selected namespace may
+	// have at work: the oldest MaxNetworks (by creation, then name) are
+	// reconciled, and a newer one is refused (NotAllowed) until an older
+	// one is gone. Unset, no cap; 0 refuses every new Network. Where
+	// policies differ, the smallest cap holds. Deletion is never refused.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxNetworks *int32 `json:"maxNetworks,omitempty"`
 }
 
 // CredentialsPolicy is which credentials a namespace's Networks may use.

@@ -424,6 +424,11 @@ func (in *TenantPolicySpec) DeepCopyInto(out *TenantPolicySpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.MaxNetworks != nil {
+		in, out := &in.MaxNetworks, &out.MaxNetworks
+		*out = new(int32)
+		**out = **in
+	}
 	return
 }
 

@@ -511,6 +511,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+    - name: maxNetworks
+      type:
+        scalar: numeric
     - name: namespaceSelector
       type:
         namedType: LabelSelector.v1.meta.apis.pkg.apimachinery.k8s.io

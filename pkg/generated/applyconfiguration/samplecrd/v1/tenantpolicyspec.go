@@ -66,6 +66,12 @@ type TenantPolicySpecApplyConfiguration struct {
 	// namespace released itself) does a mismatch name the fields that
 	// differ. A shared or external network is never adopted.
 	AdoptNetworks []string `json:"adoptNetworks,omitempty"`
+	// MaxNetworks caps how many Networks each selected namespace may
+	// have at work: the oldest MaxNetworks (by creation, then name) are
+	// reconciled, and a newer one is refused (NotAllowed) until an older
+	// one is gone. Unset, no cap; 0 refuses every new Network. Where
+	// policies differ, the smallest cap holds. Deletion is never refused.
+	MaxNetworks *int32 `json:"maxNetworks,omitempty"`
 }
 
 // TenantPolicySpecApplyConfiguration constructs a declarative configuration of the TenantPolicySpec type for use with
@@ -135,5 +141,13 @@ func (b *TenantPolicySpecApplyConfiguration) WithAdoptNetworks(values ...string)
 	for i := range values {
 		b.AdoptNetworks = append(b.AdoptNetworks, values[i])
 	}
+	return b
+}
+
+// WithMaxNetworks sets the MaxNetworks field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxNetworks field is set to the value of the last call.
+func (b *TenantPolicySpecApplyConfiguration) WithMaxNetworks(value int32) *TenantPolicySpecApplyConfiguration {
+	b.MaxNetworks = &value
 	return b
 }

@@ -1,0 +1,71 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+)
+
+// checkCap returns a *NotAllowedError when network would take its
+// namespace past limit Networks at work.
+//
+// A Network is at work once the controller has put its finalizer on it
+// or made something in Neutron for it (status.networkID): that is what
+// uses the project's quota. The namespace's Networks rank by creation,
+// then name, so the answer does not depend on the order in which they
+// are synced: the limit oldest of those at work keep working, and a newer
+// one, at work already (the cap was lowered) or not yet, is refused until
+// an older one is gone. A Network older than those at work but never made
+// (refused before for another reason) ranks by its age all the same once
+// it may be made: the cap is on the count, and the oldest win.
+//
+// A Network being deleted is never asked about (Check returns before),
+// but it still holds its place until its finalizer is gone, as its
+// Neutron resources still count against the quota.
+func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
+	networks, err := p.networks.Networks(network.Namespace).List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing the Networks of namespace %s from the cache: %w", network.Namespace, err)
+	}
+	older := 0
+	for _, n := range networks {
+		if n.Name != network.Name && atWork(n) && ranksBefore(n, network) {
+			older++
+		}
+	}
+	if older < int(limit) {
+		return nil
+	}
+	return &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+		"namespace %s already has %d Networks at work, made before this one, and a TenantPolicy caps it at maxNetworks: %d; this Network is made when an older one is deleted; nothing was asked of Neutron (docs/tenancy.md)",
+		network.Namespace, older, limit)}
+}
+
+// atWork reports whether the controller has taken n on: its finalizer is
+// on, or it has a Neutron network.
+func atWork(n *samplecrdv1.Network) bool {
+	return slices.Contains(n.Finalizers, samplecrdv1.NetworkFinalizer) || n.Status.NetworkID != ""
+}
+
+// ranksBefore reports whether a was made before b, the name deciding
+// within one second (the resolution of creationTimestamp). A Network not
+// stored yet (a plan's) ranks after every stored one.
+func ranksBefore(a, b *samplecrdv1.Network) bool {
+	ta, tb := created(a), created(b)
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return a.Name < b.Name
+}
+
+// created is n's creation time, the far future for a Network not stored.
+func created(n *samplecrdv1.Network) time.Time {
+	if n.CreationTimestamp.IsZero() {
+		return time.Unix(1<<62, 0)
+	}
+	return n.CreationTimestamp.Time
+}
