@@ -53,6 +53,9 @@ func TestReviewCostCoversWhatAReviewHolds(t *testing.T) {
 	} {
 		for _, size := range []int{0, 64 << 10, MaxRequestBytes * 9 / 10} {
 			t.Run(fmt.Sprintf("%s, %d bytes", tc.name, size), func(t *testing.T) {
+				if testing.Short() && size > 1<<20 {
+					t.Skip("a review of megabytes takes seconds")
+				}
 				body := reviewOf(t, tc.pod(size))
 				if int64(len(body)) > MaxRequestBytes {
 					t.Fatalf("a review of %d bytes, over MaxRequestBytes", len(body))

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -121,9 +121,12 @@ func LimitConcurrency(h http.Handler, l Limits) http.Handler {
 // budget is the bytes all requests together may hold: a semaphore of
 // bytes, and the count of those held, for the gauge.
 type budget struct {
-	sem    *semaphore.Weighted
-	wait   time.Duration
-	held   atomic.Int64
+	sem  *semaphore.Weighted
+	wait time.Duration
+	// mu orders the reports: with an atomic count, two changes could be
+	// reported in the other order, and the gauge left at a stale value.
+	mu     sync.Mutex
+	held   int64
 	report func(int64)
 }
 
@@ -154,9 +157,11 @@ func (b *budget) release(n int64) {
 }
 
 func (b *budget) reportHeld(delta int64) {
-	v := b.held.Add(delta)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held += delta
 	if b.report != nil {
-		b.report(v)
+		b.report(b.held)
 	}
 }
 
