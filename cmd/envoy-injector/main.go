@@ -68,7 +68,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics only to callers the API server authenticates (TokenReview) and authorizes to get it (SubjectAccessReview); needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
-	fs.StringVar(&o.memoryBudget, "memory-budget", defaultMemoryBudget, "Most memory (a quantity) all admission requests together hold at once: their bodies as they arrive and what answering them costs; a request that finds it spent waits up to a second, then gets 503 (counted as overloaded). At least 100Mi, what the largest review (3 MiB) costs. The container's memory limit must be this plus about 64Mi for the program itself (the chart computes it).")
+	fs.StringVar(&o.memoryBudget, "memory-budget", defaultMemoryBudget, "Most memory (a quantity) all admission requests together hold at once: their connections, their bodies as they arrive and what answering them costs; a request that finds it spent waits up to a second, then gets 503 (counted as overloaded). At least 100Mi, what the largest review (3 MiB) costs. The container's memory limit must be this plus about 96Mi for the program itself, and GOMEMLIMIT 48Mi below the limit (the chart computes both).")
 }
 
 func main() {
@@ -119,8 +119,8 @@ func main() {
 
 // defaultMemoryBudget leaves room for the largest review (about 99 MiB,
 // injector.ReviewCost) and, beside it, the small reviews the API server
-// sends for common Pods; with the program's own 64 MiB, the chart's
-// memory limit is 192Mi.
+// sends for common Pods; with the program's own 96 MiB, the chart's
+// memory limit is 224Mi.
 const defaultMemoryBudget = "128Mi"
 
 // budget is --memory-budget in bytes: at least what one review of
@@ -183,9 +183,10 @@ func run(ctx context.Context, o options) error {
 	metrics.MemoryBudget.Set(float64(budget))
 	m.Handle("/mutate", serving.LimitConcurrency(webhook, serving.Limits{
 		Slots: o.maxConcurrent, MaxBody: injector.MaxRequestBytes, Budget: budget, Cost: injector.ReviewCost,
-		Wait:     time.Second,
-		OnRefuse: func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) },
-		Held:     func(n int64) { metrics.HeldBytes.Set(float64(n)) },
+		PerRequest: serving.RequestOverhead,
+		Wait:       time.Second,
+		OnRefuse:   func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) },
+		Held:       func(n int64) { metrics.HeldBytes.Set(float64(n)) },
 	}))
 	var auth *serving.DelegatedAuth
 	if o.metricsSecure {

@@ -25,6 +25,9 @@ type Limits struct {
 	// must be at least MaxBody+Cost(MaxBody), or the largest body could
 	// never be served.
 	Budget int64
+	// PerRequest is reserved for every request before its body: what its
+	// connection holds besides the body (RequestOverhead).
+	PerRequest int64
 	// Cost is how many bytes, besides the body itself, serving a body of n
 	// bytes may allocate (decoding it, answering); nil is none.
 	Cost func(n int64) int64
@@ -37,6 +40,12 @@ type Limits struct {
 	// every change: the program's gauge.
 	Held func(bytes int64)
 }
+
+// RequestOverhead is what a request's connection holds besides its body,
+// measured with 200 stalled TLS clients (test/e2e's
+// TestStalledClientsStayWithinTheBudget): about 90 KiB of TLS records and
+// HTTP buffers, its goroutine, and what its handshake left.
+const RequestOverhead = 96 << 10
 
 // chunk is how many bytes of a body are reserved, and read, at a time: a
 // client that stops sending holds at most one chunk more than it sent.
@@ -53,7 +62,7 @@ var errNoBudget = errors.New("no memory for this request within the wait")
 // (until the server's ReadTimeout), never one of the slots the API
 // server's own requests need. Each chunk of the body is reserved from the
 // budget before it is read into memory, so a client holds only bytes it
-// has sent (a chunk at most more), and never more than the budget lets
+// has sent (a chunk at most more, and l.PerRequest for its connection), and never more than the budget lets
 // all clients together hold: one that finds the budget spent waits up to
 // l.Wait, then gets 503 and its connection is closed. Bytes are not
 // reserved by Content-Length up front, which would let clients that
@@ -79,6 +88,10 @@ func LimitConcurrency(h http.Handler, l Limits) http.Handler {
 		}
 		var held int64
 		defer func() { b.release(held) }()
+		if err := b.acquire(r.Context(), l.PerRequest, &held); err != nil {
+			refuse(w, l.OnRefuse)
+			return
+		}
 		body, n, err := b.readBody(r.Context(), http.MaxBytesReader(w, r.Body, l.MaxBody), r.ContentLength, l.MaxBody, &held)
 		if err != nil {
 			switch _, tooLarge := errors.AsType[*http.MaxBytesError](err); {

@@ -223,7 +223,7 @@ func TestBytesAreGivenBackOnEveryPath(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var g gauge
-			h := LimitConcurrency(tc.handler, Limits{Slots: 1, MaxBody: 1 << 20, Budget: budget, Cost: tc.cost, Wait: 10 * time.Millisecond, Held: g.set})
+			h := LimitConcurrency(tc.handler, Limits{Slots: 1, MaxBody: 1 << 20, Budget: budget, PerRequest: 100, Cost: tc.cost, Wait: 10 * time.Millisecond, Held: g.set})
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			conn, err := net.Dial("tcp", srv.Listener.Addr().String())

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,12 +87,14 @@ func TestTheSidecarPassesTheRestrictedLevel(t *testing.T) {
 }
 
 // TestStalledClientsStayWithinTheBudget: 200 clients each open a TLS
-// connection to the webhook, announce a body of 3 MiB, send 512 KiB of it
+// connection to the webhook, announce a body of 3 MiB, send 384 KiB of it
 // and stall. The webhook holds what they sent, and no more: its
-// envoy_injector_held_bytes reaches their bytes and stays within its
-// budget, its peak RSS within the budget and the program's own 64 MiB
-// (the chart's memory limit); and the API server's reviews are answered
-// meanwhile. When they go away, every byte is given back.
+// envoy_injector_held_bytes reaches their bytes, and the API server's
+// reviews are answered meanwhile. 100 more that would send 200 MiB beyond
+// the budget are refused once it is spent; what is held stays within the
+// budget, and the peak RSS within the chart's memory limit (the budget
+// and the program's own 96 MiB, with GOMEMLIMIT as the Deployment sets
+// it). When they all go away, every byte is given back.
 func TestStalledClientsStayWithinTheBudget(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	f := newInjectorFixture(ctx, t, podTemplate)
@@ -99,7 +102,7 @@ func TestStalledClientsStayWithinTheBudget(t *testing.T) {
 	if budget <= 0 {
 		t.Fatalf("envoy_injector_memory_budget_bytes = %v", budget)
 	}
-	const clients, sent = 200, 512 << 10
+	const clients, sent = 200, 384 << 10
 	part := strings.Repeat(" ", sent)
 	var conns []*tls.Conn
 	t.Cleanup(func() {
@@ -135,6 +138,38 @@ func TestStalledClientsStayWithinTheBudget(t *testing.T) {
 			t.Errorf("Pod %d was admitted without the sidecar: %v", i, p.Annotations)
 		}
 	}
+
+	// 100 more clients, at once, each announce 3 MiB and try to send 2
+	// MiB: 200 MiB more than the budget has left. Those that find it spent
+	// are refused (503, their connections closed) rather than held.
+	overloaded := f.admissions(ctx, t, map[string]string{"result": injector.ResultOverloaded})
+	const more, tried = 100, 2 << 20
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for range more {
+		wg.Go(func() {
+			dialer := &tls.Dialer{Config: webhookTLS(f)}
+			c, err := dialer.DialContext(ctx, "tcp", f.addr)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c.(*tls.Conn))
+			mu.Unlock()
+			// The kernel's buffers may take what the webhook does not
+			// read, or its refusal cut the write short: either is fine.
+			_ = c.SetWriteDeadline(time.Now().Add(15 * time.Second))
+			_, _ = fmt.Fprintf(c, "POST /mutate HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+				f.addr, injector.MaxRequestBytes, strings.Repeat(" ", tried))
+		})
+	}
+	wg.Wait()
+	framework.Eventually(ctx, t, 20*time.Second, func(ctx context.Context) (bool, string, error) {
+		refused := f.admissions(ctx, t, map[string]string{"result": injector.ResultOverloaded}) - overloaded
+		return refused > 0, fmt.Sprintf("none of %d clients that would hold 200 MiB more than the budget was refused as overloaded", more), nil
+	})
 	if held := f.metric(ctx, t, "envoy_injector_held_bytes", nil); held > budget {
 		t.Errorf("envoy_injector_held_bytes = %v, over the budget of %v", held, budget)
 	}
@@ -142,8 +177,8 @@ func TestStalledClientsStayWithinTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit := int64(budget) + 64<<20; peak > limit {
-		t.Errorf("the webhook's peak RSS was %d MiB, over the budget and its own 64 MiB (%d MiB)", peak>>20, limit>>20)
+	if limit := int64(budget) + 96<<20; peak > limit {
+		t.Errorf("the webhook's peak RSS was %d MiB, over the budget and its own 96 MiB (%d MiB)", peak>>20, limit>>20)
 	} else {
 		t.Logf("the webhook's peak RSS: %d MiB (budget %d MiB)", peak>>20, int64(budget)>>20)
 	}

@@ -320,6 +320,8 @@ func startInjector(ctx context.Context, t *testing.T, ns string) (addr string, c
 			"--tls-cert-file=" + certs.CertFile, "--tls-private-key-file=" + certs.KeyFile, "--configmap-namespace=" + ns, "-v=2"},
 		Dir:     dir,
 		LogPath: filepath.Join(stack.Dir, ns+"-injector.log"),
+		// As the Deployment runs it (artifacts/injector/deployment.yaml).
+		Env: append(os.Environ(), "GOMEMLIMIT=176MiB"),
 	}
 	if err := webhook.Start(); err != nil {
 		t.Fatal(err)

@@ -27,3 +27,10 @@ requests (--memory-budget) and the program's own baseline, in Mi. */}}
 {{- end -}}
 {{ add .Values.memory.budgetMi .Values.memory.baselineMi }}Mi
 {{- end }}
+
+{{/* goMemLimit is GOMEMLIMIT: the memory limit less the 48 MiB the program
+holds outside the Go heap (its mapped code, the runtime's own), which the Go
+runtime does not count against GOMEMLIMIT. */}}
+{{- define "envoy-injector.goMemLimit" -}}
+{{ sub (add .Values.memory.budgetMi .Values.memory.baselineMi) 48 }}MiB
+{{- end }}
