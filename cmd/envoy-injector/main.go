@@ -29,6 +29,7 @@ import (
 
 	_ "k8s.io/component-base/logs/json/register"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -52,6 +53,7 @@ type options struct {
 	configMapNamespace    string
 	configMapName         string
 	maxConcurrent         int
+	memoryBudget          string
 	metricsSecure         bool
 }
 
@@ -66,6 +68,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics only to callers the API server authenticates (TokenReview) and authorizes to get it (SubjectAccessReview); needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
+	fs.StringVar(&o.memoryBudget, "memory-budget", defaultMemoryBudget, "Most memory (a quantity) all admission requests together hold at once: their connections, their bodies as they arrive and what answering them costs; a request that finds it spent waits up to a second, then gets 503 (counted as overloaded). At least 100Mi, what the largest review (3 MiB) costs. The container's memory limit must be this plus about 96Mi for the program itself, and GOMEMLIMIT 48Mi below the limit (the chart computes both).")
 }
 
 func main() {
@@ -96,6 +99,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "envoy-injector: --max-concurrent-reviews must be at least 1")
 		os.Exit(2)
 	}
+	if _, err := o.budget(); err != nil {
+		fmt.Fprintf(os.Stderr, "envoy-injector: %v\n", err)
+		os.Exit(2)
+	}
 	if o.certFile == "" || o.keyFile == "" {
 		fmt.Fprintln(os.Stderr, "envoy-injector: --tls-cert-file and --tls-private-key-file are required: the API server calls webhooks over HTTPS only")
 		os.Exit(2)
@@ -108,6 +115,26 @@ func main() {
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
+}
+
+// defaultMemoryBudget leaves room for the largest review (about 99 MiB,
+// injector.ReviewCost) and, beside it, the small reviews the API server
+// sends for common Pods; with the program's own 96 MiB, the chart's
+// memory limit is 224Mi.
+const defaultMemoryBudget = "128Mi"
+
+// budget is --memory-budget in bytes: at least what one review of
+// injector.MaxRequestBytes holds, or the largest could never be answered.
+func (o *options) budget() (int64, error) {
+	q, err := resource.ParseQuantity(o.memoryBudget)
+	if err != nil {
+		return 0, fmt.Errorf("--memory-budget: %w", err)
+	}
+	least := int64(injector.MaxRequestBytes) + injector.ReviewCost(injector.MaxRequestBytes)
+	if q.Value() < least {
+		return 0, fmt.Errorf("--memory-budget=%s is below %d bytes, what answering the largest review (%d bytes) holds", o.memoryBudget, least, injector.MaxRequestBytes)
+	}
+	return q.Value(), nil
 }
 
 func run(ctx context.Context, o options) error {
@@ -149,8 +176,18 @@ func run(ctx context.Context, o options) error {
 		}
 		return source.Template()
 	}, Observe: metrics.ObserveAdmission}
-	m.Handle("/mutate", serving.LimitConcurrency(webhook, o.maxConcurrent, injector.MaxRequestBytes, time.Second,
-		func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) }))
+	budget, err := o.budget()
+	if err != nil {
+		return err
+	}
+	metrics.MemoryBudget.Set(float64(budget))
+	m.Handle("/mutate", serving.LimitConcurrency(webhook, serving.Limits{
+		Slots: o.maxConcurrent, MaxBody: injector.MaxRequestBytes, Budget: budget, Cost: injector.ReviewCost,
+		PerRequest: serving.RequestOverhead,
+		Wait:       time.Second,
+		OnRefuse:   func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) },
+		Held:       func(n int64) { metrics.HeldBytes.Set(float64(n)) },
+	}))
 	var auth *serving.DelegatedAuth
 	if o.metricsSecure {
 		if auth, err = serving.NewDelegatedAuth(client); err != nil {

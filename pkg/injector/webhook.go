@@ -58,6 +58,17 @@ type Webhook struct {
 // sends on can exceed.
 const MaxRequestBytes = 3 << 20
 
+// ReviewCost is how many bytes answering a review of n bytes may hold at
+// once besides its body: the review and its Pod decoded, the merged Pod,
+// both as JSON and as generic values for the patch, and the answer. It is
+// measured, not derived: a review of many small fields (environment
+// variables, labels) holds up to about 28 times its size at its peak
+// (TestReviewCostCoversWhatAReviewHolds holds it to that).
+// serving.LimitConcurrency reserves it from the memory budget before a
+// review is answered, so a review of MaxRequestBytes needs about 99 MiB of
+// it, and one the API server sends for a common Pod (10 KiB) about 600 KiB.
+func ReviewCost(n int64) int64 { return 32*n + 256<<10 }
+
 // ServeHTTP answers one AdmissionReview.
 func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	logger := klog.FromContext(r.Context())

@@ -136,7 +136,7 @@ var (
 	AdmissionsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "envoy_injector",
 		Name:           "admissions_total",
-		Help:           "Pod admissions by result (injected, unchanged: injected already or its own sidecar, skipped: did not ask or hostNetwork, denied, overloaded: refused with 503 while --max-concurrent-reviews were under way) and reason (pkg/injector's Reason* values).",
+		Help:           "Pod admissions by result (injected, unchanged: injected already or its own sidecar, skipped: did not ask or hostNetwork, denied, overloaded: refused with 503 while --max-concurrent-reviews were under way, or --memory-budget was spent) and reason (pkg/injector's Reason* values).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result", "reason"})
 	AdmissionDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
@@ -146,6 +146,20 @@ var (
 		Buckets:        metrics.ExponentialBuckets(0.0001, 2, 16),
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
+	// HeldBytes and MemoryBudget are the webhook's memory budget
+	// (serving.LimitConcurrency): what requests hold of it, and its size.
+	HeldBytes = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "envoy_injector",
+		Name:           "held_bytes",
+		Help:           "Bytes of the memory budget (--memory-budget) held now by admission requests: their bodies as they arrive, and what answering each read one costs. Never above envoy_injector_memory_budget_bytes: a request that finds it spent is refused with 503.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	MemoryBudget = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "envoy_injector",
+		Name:           "memory_budget_bytes",
+		Help:           "The most bytes admission requests may hold at once (--memory-budget).",
+		StabilityLevel: metrics.ALPHA,
+	})
 	ServingCertificateExpiration = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "envoy_injector",
 		Name:           "serving_certificate_expiration_timestamp_seconds",
@@ -168,7 +182,7 @@ var (
 	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
 		NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
 		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped}
-	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration}
+	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration, HeldBytes, MemoryBudget}
 )
 
 // Names are the names of both programs' own metrics, as Prometheus sees

@@ -38,6 +38,8 @@ type injectorFixture struct {
 	certs *framework.ServingCertificate
 	kube  kubernetes.Interface
 	cm    *corev1.ConfigMap
+	// proc is the envoy-injector process.
+	proc *framework.Process
 }
 
 // designConfig is the template of artifacts/injector/envoy-initializer.yaml.
@@ -69,7 +71,7 @@ func newInjectorFixture(ctx context.Context, t *testing.T, config string) *injec
 	if f.cm, err = f.kube.CoreV1().ConfigMaps(f.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.addr, f.certs, _ = startInjector(ctx, t, f.ns)
+	f.addr, f.certs, f.proc = startInjector(ctx, t, f.ns)
 	framework.Eventually(ctx, t, 30*time.Second, servedBy(f.addr, "/readyz", f.certs.CAPEM))
 	f.register(ctx, t, "envoy-injector-"+f.ns, "https://"+f.addr+"/mutate", f.certs.CAPEM, admissionregistrationv1.IfNeededReinvocationPolicy)
 	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
@@ -148,6 +150,16 @@ func (f *injectorFixture) admissions(ctx context.Context, t *testing.T, labels m
 	pool.AppendCertsFromPEM(f.certs.CAPEM)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return scrapeMetric(ctx, t, client, "https://"+f.addr+"/metrics", "envoy_injector_admissions_total", labels)
+}
+
+// metric is the webhook's metric name, of the series whose labels include
+// labels.
+func (f *injectorFixture) metric(ctx context.Context, t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.certs.CAPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return scrapeMetric(ctx, t, client, "https://"+f.addr+"/metrics", name, labels)
 }
 
 // startLabeller serves a second mutating webhook, registered to run after

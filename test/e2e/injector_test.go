@@ -41,7 +41,7 @@ func TestEnvoySidecarInjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if envoyImage(p) != "lyft/envoy:845747513e12e1f2e6c8dfc3b4fe29df4bd05cf3" || p.Spec.Containers[0].Name != "web" || len(p.Spec.Containers) != 2 {
+	if envoyImage(p) != "envoyproxy/envoy:v1.34.1" || p.Spec.Containers[0].Name != "web" || len(p.Spec.Containers) != 2 {
 		t.Errorf("containers %v: want the Pod's own first, then the design documents' envoy", p.Spec.Containers)
 	}
 	if len(p.Spec.Volumes) == 0 || !strings.Contains(fmt.Sprint(p.Spec.Volumes), "envoy-conf") {
@@ -71,7 +71,7 @@ func TestEnvoySidecarInjection(t *testing.T) {
 	}
 
 	// Editing the ConfigMap changes what the next Pod gets, no restart.
-	f.setConfig(ctx, t, strings.ReplaceAll(designConfig(t), "lyft/envoy:845747513e12e1f2e6c8dfc3b4fe29df4bd05cf3", "envoyproxy/envoy:v1.31.0"), nil,
+	f.setConfig(ctx, t, strings.ReplaceAll(designConfig(t), "envoyproxy/envoy:v1.34.1", "envoyproxy/envoy:v1.31.0"), nil,
 		func(p *corev1.Pod, err error) bool { return err == nil && envoyImage(p) == "envoyproxy/envoy:v1.31.0" })
 
 	// A malformed template refuses the Pods that ask, with the reason, and
@@ -320,6 +320,8 @@ func startInjector(ctx context.Context, t *testing.T, ns string) (addr string, c
 			"--tls-cert-file=" + certs.CertFile, "--tls-private-key-file=" + certs.KeyFile, "--configmap-namespace=" + ns, "-v=2"},
 		Dir:     dir,
 		LogPath: filepath.Join(stack.Dir, ns+"-injector.log"),
+		// As the Deployment runs it (artifacts/injector/deployment.yaml).
+		Env: append(os.Environ(), "GOMEMLIMIT=176MiB"),
 	}
 	if err := webhook.Start(); err != nil {
 		t.Fatal(err)

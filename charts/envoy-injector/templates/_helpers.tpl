@@ -18,3 +18,19 @@ upgrade does not take away what hack/injector-certs.sh or cert-manager set. */}}
 {{- end -}}
 {{- end -}}
 {{- end }}
+
+{{/* memoryLimit is the container's memory limit: the memory budget of the
+requests (--memory-budget) and the program's own baseline, in Mi. */}}
+{{- define "envoy-injector.memoryLimit" -}}
+{{- if lt (int .Values.memory.budgetMi) 100 -}}
+{{- fail "memory.budgetMi must be at least 100: the largest review (3 MiB) costs about 99 MiB" -}}
+{{- end -}}
+{{ add .Values.memory.budgetMi .Values.memory.baselineMi }}Mi
+{{- end }}
+
+{{/* goMemLimit is GOMEMLIMIT: the memory limit less the 48 MiB the program
+holds outside the Go heap (its mapped code, the runtime's own), which the Go
+runtime does not count against GOMEMLIMIT. */}}
+{{- define "envoy-injector.goMemLimit" -}}
+{{ sub (add .Values.memory.budgetMi .Values.memory.baselineMi) 48 }}MiB
+{{- end }}
