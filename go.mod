@@ -1,6 +1,6 @@
 module github.com/samplecrd/network-controller
 
-go 1.26.0
+go 1.27.3
 
 require (
 	github.com/distribution/reference v0.6.0

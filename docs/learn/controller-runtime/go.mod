@@ -1,6 +1,6 @@
 module github.com/samplecrd/network-controller/docs/learn/controller-runtime
 
-go 1.26.0
+go 1.27.3
 
 require (
 	github.com/samplecrd/network-controller v0.0.0
