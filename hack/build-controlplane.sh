@@ -10,6 +10,9 @@
 # about 10 more (3 when the Go build cache is warm from kube-apiserver).
 # `$0 controlplane`, `$0 node` or `$0 helm` builds one module only.
 set -euo pipefail
+# Go 1.27.3 for every go command below, fetched from the module proxy when
+# the machine's Go is older (the Makefile and .ci/run export the same).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin="${BIN_DIR:-${root}/bin}"

@@ -11,6 +11,9 @@
 # deployed one is the only writer. A stack this script started is stopped at the end;
 # one that was already running is left running (with the docs' changes).
 set -euo pipefail
+# Go 1.27.3 for every go command below, fetched from the module proxy when
+# the machine's Go is older (the Makefile and .ci/run export the same).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"
 

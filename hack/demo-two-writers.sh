@@ -9,6 +9,9 @@
 # Needs the local stack (make up). Runs the controller in the background
 # for the length of the demo. See docs/declarative-vs-imperative.md.
 set -euo pipefail
+# Go 1.27.3 for every go command below, fetched from the module proxy when
+# the machine's Go is older (the Makefile and .ci/run export the same).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"
 # shellcheck source=/dev/null

@@ -10,6 +10,9 @@
 # artifacts/injector/webhook.yaml, used here too),
 # and stops with the stack (hack/local-down.sh).
 set -euo pipefail
+# Go 1.27.3 for every go command below, fetched from the module proxy when
+# the machine's Go is older (the Makefile and .ci/run export the same).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"

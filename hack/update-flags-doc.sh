@@ -3,6 +3,9 @@
 # cannot drift from the code. With --verify, fails instead when it is stale
 # (make verify runs that).
 set -euo pipefail
+# Go 1.27.3 for every go command below, fetched from the module proxy when
+# the machine's Go is older (the Makefile and .ci/run export the same).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"
 out=docs/flags.md

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/test/framework"
@@ -19,7 +19,10 @@ import (
 // the library Flux's health checks and kpt use, and no rule of our own: a
 // Network in sync is Current, one Neutron cannot be reached for is
 // InProgress (the controller gets past it by itself), and one whose spec
-// Neutron would refuse is Failed (someone must change it).
+// Neutron would refuse is Failed (someone must change it). kstatus comes
+// from Flux's maintained fork, github.com/fluxcd/cli-utils, with the same
+// Compute: sigs.k8s.io/cli-utils lags Kubernetes and put controller-runtime
+// v0.18, kubectl and kustomize of Kubernetes 1.30 into go.mod.
 func TestKstatusTellsInProgressFromStalled(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	ns, cutOff := newNamespace(ctx, t), newNamespace(ctx, t)

@@ -405,7 +405,7 @@ type AdoptedResources struct {
 // and subnet exist and match the spec.
 const ConditionReady = "Ready"
 
-// The kstatus conditions (sigs.k8s.io/cli-utils/pkg/kstatus), which Flux,
+// The kstatus conditions (github.com/fluxcd/cli-utils/pkg/kstatus), which Flux,
 // kpt and kubectl-style waiters read without a health check of their own.
 // While Ready is False exactly one of them is True, with Ready's reason
 // and message; while Ready is True neither is present.

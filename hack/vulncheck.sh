@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Fails when the controller, the webhook or any other package of the root
+# module, or the controller-runtime example (docs/learn/controller-runtime,
+# a module of its own), calls code with a known vulnerability: govulncheck
+# in its default (source) mode, which reports only what the call graph
+# reaches and exits non-zero when it finds any.
+#
+# Offline: the database is not fetched from vuln.go.dev (this project's CI
+# reaches only the Go module proxy and Debian's apt). It is built from the
+# module golang.org/x/vulndb, which the module proxy serves and whose
+# data/osv holds every entry as an OSV file, by that module's cmd/indexdb,
+# into bin/vulndb; it is rebuilt only when the pinned vulndb version
+# changes (bin/.vulndb.stamp). Both tools, and so the database's version,
+# are pinned in one place: hack/tools/go.mod
+# (`cd hack/tools && go get golang.org/x/vulndb@latest` moves it forward).
+set -euo pipefail
+# Go 1.27.3 for every go command below, fetched from the module proxy when
+# the machine's Go is older (the Makefile and .ci/run export the same).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin="${BIN_DIR:-${root}/bin}"
+tools="${root}/hack/tools"
+mkdir -p "${bin}"
+
+# Built from hack/tools' tool directives; the build cache makes a second
+# build cost a link at most.
+go -C "${tools}" build -o "${bin}/govulncheck" golang.org/x/vuln/cmd/govulncheck
+
+db="${bin}/vulndb"
+version=$(go -C "${tools}" list -m -f '{{.Version}}' golang.org/x/vulndb)
+if [[ ! -d "${db}" || "$(cat "${bin}/.vulndb.stamp" 2>/dev/null)" != "${version}" ]]; then
+	echo "vulndb: building the database of golang.org/x/vulndb ${version}"
+	start=${SECONDS}
+	go -C "${tools}" mod download golang.org/x/vulndb
+	src=$(go -C "${tools}" list -m -f '{{.Dir}}' golang.org/x/vulndb)
+	go -C "${tools}" build -o "${bin}/indexdb" golang.org/x/vulndb/cmd/indexdb
+	# Written beside the old one and swapped in whole, so an interrupted
+	# build never leaves a half database under a current stamp.
+	rm -rf "${db}.new"
+	"${bin}/indexdb" -vulns "${src}/data/osv" -out "${db}.new"
+	rm -rf "${db}"
+	mv "${db}.new" "${db}"
+	echo "${version}" >"${bin}/.vulndb.stamp"
+	echo "vulndb: built in $((SECONDS - start))s"
+fi
+
+status=0
+for module in . docs/learn/controller-runtime; do
+	echo "govulncheck: ${module} (database golang.org/x/vulndb ${version})"
+	"${bin}/govulncheck" -db "file://${db}" -C "${root}/${module}" ./... || status=$?
+done
+exit "${status}"
