@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -38,6 +41,18 @@ func asCloud(t *testing.T, tenant *framework.Tenant, cloud string) []byte {
 	return out
 }
 
+// replaceFile puts data at path by a rename, as the kubelet swaps a
+// mounted Secret's files: a reader sees the old file or the new one.
+func replaceFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestASwappedCloudsYAMLLeavesNoNetworkBehind: the controller's own
 // clouds.yaml is changed in place to another project's credentials (as a
 // mounted Secret is), and a Network of the first project is deleted. The
@@ -53,16 +68,7 @@ func TestASwappedCloudsYAMLLeavesNoNetworkBehind(t *testing.T) {
 	}
 	other := newTenant(ctx, t, "swap-"+ns[len(ns)-5:], "")
 	path := filepath.Join(stack.Dir, ns+"-clouds.yaml")
-	write := func(data []byte) {
-		t.Helper()
-		// A rename, as the kubelet swaps a Secret's files.
-		if err := os.WriteFile(path+".new", data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(path+".new", path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(data []byte) { t.Helper(); replaceFile(t, path, data) }
 	write(own)
 	withCloud(t, ns, path, framework.PasswordCloud, "--cloud-reload-interval=1s", "--max-retry-delay=2s")
 	cleanupNetworks(t, ns)
@@ -122,6 +128,97 @@ func TestASwappedCloudsYAMLLeavesNoNetworkBehind(t *testing.T) {
 	waitForGone(ctx, t, ns, "kept", time.Minute)
 	if neutronNetworkExists(ctx, t, kept.Status.NetworkID) {
 		t.Errorf("the deleted Network's network %s is still in project %s", kept.Status.NetworkID, stack.Keystone.ProjectID)
+	}
+}
+
+// TestARegionSwitchLeavesNoNetworkBehind: the controller's own
+// clouds.yaml keeps its project but switches region_name to a second
+// region, whose catalog entry is another Neutron (framework.OtherRegion:
+// it knows nothing of the first region's network), and a Network of the
+// first region is deleted. The Network waits, CredentialsUnavailable with
+// both regions named, and keeps its finalizer; its network and subnet stay
+// in the first region. Once the file names the first region again, the
+// delete finishes there.
+func TestARegionSwitchLeavesNoNetworkBehind(t *testing.T) {
+	ctx := framework.TestContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	regionTwo := "RegionTwo-" + ns[strings.LastIndex(ns, "-")+1:]
+	other, err := framework.StartOtherRegion(stack.Neutron.KeystoneEndpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	twoPath, err := stack.Keystone.ControllerCloudVia(ctx, regionTwo, other.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := os.ReadFile(twoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := stack.Keystone.PasswordCloudsYAML(stack.Keystone.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(stack.Dir, ns+"-clouds.yaml")
+	replaceFile(t, path, one)
+	// Lists every 2 s: the first request in the second region comes soon
+	// after the switch, whatever the Networks do.
+	withCloud(t, ns, path, framework.PasswordCloud, "--cloud-reload-interval=1s", "--max-retry-delay=2s", "--neutron-resync-period=2s")
+	cleanupNetworks(t, ns)
+	// Run first, if the test stops early: the cleanup's deletes need the
+	// first region.
+	t.Cleanup(func() { replaceFile(t, path, one) })
+
+	createNetwork(ctx, t, ns, "kept", "10.89.0.0/24", "10.89.0.1")
+	kept := waitForReady(ctx, t, ns, "kept", time.Minute)
+	if p := kept.Status.Place; p == nil || p.Region != "RegionOne" || p.ProjectID != stack.Keystone.ProjectID {
+		t.Fatalf("status.place = %+v, want region RegionOne of project %s", p, stack.Keystone.ProjectID)
+	}
+	netID, subnetID := kept.Status.NetworkID, kept.Status.SubnetID
+	inRegionOne := func() (bool, bool) {
+		t.Helper()
+		_, err := subnets.Get(ctx, stack.Neutron.Client, subnetID).Extract()
+		if err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+			t.Fatalf("reading subnet %s: %v", subnetID, err)
+		}
+		return neutronNetworkExists(ctx, t, netID), err == nil
+	}
+	other.Hide(netID, subnetID)
+
+	replaceFile(t, path, two)
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		return other.Requests() > 0, "no request has reached " + regionTwo + " yet", nil
+	})
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "kept", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var n *samplecrdv1.Network
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		got, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "kept", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			network, subnet := inRegionOne()
+			return false, "", fmt.Errorf("the Network was deleted through %s; its network is still in RegionOne: %v, its subnet: %v", regionTwo, network, subnet)
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		n = got
+		c := readyCondition(n)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == samplecrdv1.ReasonCredentialsUnavailable,
+			fmt.Sprintf("Ready: %+v", c), nil
+	})
+	if msg := readyCondition(n).Message; !strings.Contains(msg, `region "RegionOne"`) || !strings.Contains(msg, `region "`+regionTwo+`"`) {
+		t.Errorf("the message %q does not name both regions", msg)
+	}
+	if network, subnet := inRegionOne(); len(n.Finalizers) == 0 || !network || !subnet {
+		t.Fatalf("finalizers %v, network %s there: %v, subnet %s there: %v; want all kept", n.Finalizers, netID, network, subnetID, subnet)
+	}
+
+	replaceFile(t, path, one)
+	waitForGone(ctx, t, ns, "kept", time.Minute)
+	if network, subnet := inRegionOne(); network || subnet {
+		t.Errorf("the deleted Network's network (%v) or subnet (%v) is still in RegionOne", network, subnet)
 	}
 }
 

@@ -216,6 +216,98 @@ func TestRouterInterfacesAreOursAlone(t *testing.T) {
 	}
 }
 
+// grantRouters sets the routers the TenantPolicy name grants, JSON
+// ("null" grants none), as an administrator edits it.
+func grantRouters(ctx context.Context, t *testing.T, name, routers string) {
+	t.Helper()
+	patch := []byte(`{"spec":{"routers":` + routers + `}}`)
+	if _, err := networkClient(t).SamplecrdV1().TenantPolicies().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("setting the routers of TenantPolicy %s to %s: %v", name, routers, err)
+	}
+}
+
+// onSwitch reports whether OVN's logical switch of network has a port of
+// portID, as it has for a router interface on the network's subnet.
+func onSwitch(ctx context.Context, networkID, portID string) (bool, string, error) {
+	out, err := stack.Neutron.NBCtl(ctx, "lsp-list", "neutron-"+networkID)
+	return strings.Contains(out, portID), "OVN switch neutron-" + networkID + " ports: " + out, err
+}
+
+// TestAWithdrawnRouterGrantDetachesInNeutronAndOVN: a Network attached
+// to a router that a TenantPolicy grants is detached when the policy stops
+// granting it: status.router is cleared, the interface is gone from
+// Neutron and from OVN's router and switch, the Network is NotAllowed, and
+// its network and subnet stay, the same ones. Given back, the grant
+// attaches it again.
+func TestAWithdrawnRouterGrantDetachesInNeutronAndOVN(t *testing.T) {
+	ctx := framework.TestContext(t, 4*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns)
+	cleanupNetworks(t, ns)
+	edge := othersRouter(ctx, t, "edge-"+ns)
+	tp := grant(ctx, t, ns, samplecrdv1.TenantPolicySpec{Routers: []string{edge.Name}})
+
+	createRouted(ctx, t, ns, "routed", samplecrdv1.NetworkSpec{CIDR: "10.88.0.0/24", Gateway: "10.88.0.1",
+		Router: &samplecrdv1.RouterReference{Name: edge.Name}})
+	n := waitForReady(ctx, t, ns, "routed", time.Minute)
+	attachedInNeutronAndOVN(ctx, t, c, n, edge.ID, "10.88.0.1", "10.88.0.1/24")
+	first := n.Status.Router.InterfacePortID
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		return onSwitch(ctx, n.Status.NetworkID, first)
+	})
+
+	grantRouters(ctx, t, tp.Name, "null")
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		got, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "routed", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		ready := readyCondition(got)
+		return got.Status.Router == nil && ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == samplecrdv1.ReasonNotAllowed,
+			fmt.Sprintf("status.router = %+v, Ready: %+v", got.Status.Router, ready), nil
+	})
+	goneFromNeutronAndOVN(ctx, t, first)
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		on, msg, err := onSwitch(ctx, n.Status.NetworkID, first)
+		return !on, msg, err
+	})
+	withdrawn, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "routed", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withdrawn.Status.NetworkID != n.Status.NetworkID || withdrawn.Status.SubnetID != n.Status.SubnetID {
+		t.Errorf("status names network %s subnet %s, want the same %s and %s", withdrawn.Status.NetworkID, withdrawn.Status.SubnetID, n.Status.NetworkID, n.Status.SubnetID)
+	}
+	if !neutronNetworkExists(ctx, t, n.Status.NetworkID) {
+		t.Errorf("the network %s went with the grant", n.Status.NetworkID)
+	}
+	if _, err := subnets.Get(ctx, stack.Neutron.Client, n.Status.SubnetID).Extract(); err != nil {
+		t.Errorf("the subnet %s went with the grant: %v", n.Status.SubnetID, err)
+	}
+	if _, err := routers.Get(ctx, stack.Neutron.Client, edge.ID).Extract(); err != nil {
+		t.Errorf("the router someone else made did not survive the withdrawal: %v", err)
+	}
+
+	grantRouters(ctx, t, tp.Name, `["`+edge.Name+`"]`)
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		got, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, "routed", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		n = got
+		ready := readyCondition(got)
+		return got.Status.Router != nil && ready != nil && ready.Status == metav1.ConditionTrue,
+			fmt.Sprintf("status.router = %+v, Ready: %+v", got.Status.Router, ready), nil
+	})
+	attachedInNeutronAndOVN(ctx, t, c, n, edge.ID, "10.88.0.1", "10.88.0.1/24")
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		return onSwitch(ctx, n.Status.NetworkID, n.Status.Router.InterfacePortID)
+	})
+	if n.Status.NetworkID != withdrawn.Status.NetworkID || n.Status.SubnetID != withdrawn.Status.SubnetID {
+		t.Errorf("re-attached on network %s subnet %s, want the kept %s and %s", n.Status.NetworkID, n.Status.SubnetID, withdrawn.Status.NetworkID, withdrawn.Status.SubnetID)
+	}
+}
+
 // host is a machine on a Network: a Neutron port of its own, plugged on
 // a chassis into a network namespace.
 type host struct {
