@@ -1,17 +1,15 @@
 package policy
 
 import (
-	"fmt"
 	"slices"
 	"time"
-
-	"k8s.io/apimachinery/pkg/labels"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 )
 
-// checkCap returns a *NotAllowedError when network would take its
-// namespace past limit Networks at work.
+// olderAtWork counts the Networks of networks (network's namespace's)
+// that rank before network and are at work: a cap of that many or fewer
+// refuses network.
 //
 // A Network is at work once the controller has put its finalizer on it
 // or made something in Neutron for it (status.networkID): that is what
@@ -26,23 +24,14 @@ import (
 // A Network being deleted is never asked about (Check returns before),
 // but it still holds its place until its finalizer is gone, as its
 // Neutron resources still count against the quota.
-func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
-	networks, err := p.networks.Networks(network.Namespace).List(labels.Everything())
-	if err != nil {
-		return fmt.Errorf("listing the Networks of namespace %s from the cache: %w", network.Namespace, err)
-	}
+func olderAtWork(networks []*samplecrdv1.Network, network *samplecrdv1.Network) int {
 	older := 0
 	for _, n := range networks {
 		if n.Name != network.Name && atWork(n) && ranksBefore(n, network) {
 			older++
 		}
 	}
-	if older < int(limit) {
-		return nil
-	}
-	return &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
-		"namespace %s already has %d Networks at work, made before this one, and a TenantPolicy caps it at maxNetworks: %d; this Network is made when an older one is deleted; nothing was asked of Neutron (docs/tenancy.md)",
-		network.Namespace, older, limit)}
+	return older
 }
 
 // atWork reports whether the controller has taken n on: its finalizer is

@@ -221,6 +221,10 @@ type NotAllowedError struct {
 
 func (e *NotAllowedError) Error() string { return e.Message }
 
+// NothingAsked ends the message of every refusal: nothing was asked of
+// Neutron. A withdrawn router's refusal says what was asked instead.
+const NothingAsked = "; nothing was asked of Neutron (docs/tenancy.md)"
+
 // IsNotAllowed reports whether err is, or wraps, a NotAllowedError.
 func IsNotAllowed(err error) bool {
 	var na *NotAllowedError
@@ -261,6 +265,22 @@ func (p *Policy) Check(network *samplecrdv1.Network) error {
 	return nil
 }
 
+// checkCap returns a *NotAllowedError when network would take its
+// namespace past limit Networks at work (olderAtWork, cap.go).
+func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
+	networks, err := p.networks.Networks(network.Namespace).List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing the Networks of namespace %s from the cache: %w", network.Namespace, err)
+	}
+	older := olderAtWork(networks, network)
+	if older < int(limit) {
+		return nil
+	}
+	return &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+		"namespace %s already has %d Networks at work, made before this one, and a TenantPolicy caps it at maxNetworks: %d; this Network is made when an older one is deleted; nothing was asked of Neutron (docs/tenancy.md)",
+		network.Namespace, older, limit)}
+}
+
 // NamesForAdoption reports whether a TenantPolicy that selects namespace
 // names the Neutron network id in its adoptNetworks: adoption: true, and
 // the defaults, name none.
@@ -277,7 +297,7 @@ func (p *Policy) NamesForAdoption(namespace, id string) (bool, error) {
 func (g Grants) Check(network *samplecrdv1.Network) error {
 	spec, ns := network.Spec, network.Namespace
 	refuseAs := func(reason, format string, args ...any) error {
-		return &NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...) + "; nothing was asked of Neutron (docs/tenancy.md)"}
+		return &NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...) + NothingAsked}
 	}
 	refuse := func(format string, args ...any) error { return refuseAs(samplecrdv1.ReasonNotAllowed, format, args...) }
 	switch {
@@ -293,7 +313,7 @@ func (g Grants) Check(network *samplecrdv1.Network) error {
 		return refuse("spec.subnetPool %q is not granted to namespace %s: a TenantPolicy's spec.subnetPools grants it, by the same name or ID", spec.SubnetPool, ns)
 	}
 	if err := g.checkRouter(network); err != nil {
-		err.Message += "; nothing was asked of Neutron but to detach what the Network had on it (docs/tenancy.md)"
+		err.Message += NothingAsked
 		return err
 	}
 	return nil

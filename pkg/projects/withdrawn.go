@@ -2,6 +2,7 @@ package projects
 
 import (
 	"context"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -60,7 +61,10 @@ func (w withdrawn) Reconcile(ctx context.Context, network *samplecrdv1.Network) 
 	if out.Condition == nil || out.Condition.Status != metav1.ConditionTrue {
 		return out
 	}
-	refused, _ := reconcile.ProjectRefused(network, w.refusal)
+	said := *w.refusal
+	said.Message = strings.TrimSuffix(said.Message, policy.NothingAsked) +
+		"; the Network was detached from it, and keeps its network and subnet (docs/tenancy.md)"
+	refused, _ := reconcile.ProjectRefused(network, &said)
 	refused.Observed, refused.Events = out.Observed, append(out.Events, refused.Events...)
 	return refused
 }

@@ -22,7 +22,7 @@ const module = "github.com/samplecrd/network-controller"
 // pkg/apis, which everyone may). The compiler forbids cycles; this
 // forbids a low package reaching up, e.g. pkg/neutron into pkg/reconcile.
 var layers = [][]string{
-	{"pkg/metrics", "pkg/tracing", "pkg/orphans", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events", "pkg/policy"},
+	{"pkg/metrics", "pkg/tracing", "pkg/orphans", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events", "pkg/policy", "pkg/fairqueue"},
 	{"pkg/neutron"},
 	{"pkg/neutron/fake", "pkg/desired", "pkg/tenancy"},
 	{"pkg/inventory", "pkg/importer"},
