@@ -305,6 +305,8 @@ func TestTenantPolicies(t *testing.T) {
 		"In without values":              "{namespaceSelector: {matchExpressions: [{key: team, operator: In}]}}",
 		"Exists with values":             "{namespaceSelector: {matchExpressions: [{key: team, operator: Exists, values: [a]}]}}",
 		"an operator labels do not know": "{namespaceSelector: {matchExpressions: [{key: team, operator: Like, values: [a]}]}}",
+		"a default that names labels":    "{default: true, namespaceSelector: {matchLabels: {team: a}}, credentials: Namespace}",
+		"a default with an expression":   "{default: true, namespaceSelector: {matchExpressions: [{key: team, operator: Exists}]}}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if errs := v.validate(t, policy(spec), nil); len(errs) == 0 {
@@ -312,7 +314,13 @@ func TestTenantPolicies(t *testing.T) {
 			}
 		})
 	}
-	if errs := v.validate(t, policy("{namespaceSelector: {}}"), nil); len(errs) > 0 {
-		t.Errorf("a policy that selects every namespace and grants nothing is refused: %v", errs.ToAggregate())
+	for _, spec := range []string{
+		"{namespaceSelector: {}}",
+		"{default: true, namespaceSelector: {}, credentials: Namespace}",
+		"{default: false, namespaceSelector: {matchLabels: {team: a}}}",
+	} {
+		if errs := v.validate(t, policy(spec), nil); len(errs) > 0 {
+			t.Errorf("%s is refused: %v", spec, errs.ToAggregate())
+		}
 	}
 }
