@@ -280,16 +280,18 @@ func TestTenantPolicies(t *testing.T) {
 		t.Errorf("scope %q: a TenantPolicy is a cluster administrator's, and cluster-scoped", crd.Spec.Scope)
 	}
 	v := newValidator(t, crd)
-	data, err := os.ReadFile("../../../../artifacts/examples/tenancy/tenant-policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	example := map[string]any{}
-	if err := yaml.Unmarshal(data, &example); err != nil {
-		t.Fatal(err)
-	}
-	if errs := v.validate(t, example, nil); len(errs) > 0 {
-		t.Errorf("the example is refused: %v", errs.ToAggregate())
+	for _, name := range []string{"tenant-policy.yaml", "default-policy.yaml"} {
+		data, err := os.ReadFile("../../../../artifacts/examples/tenancy/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		example := map[string]any{}
+		if err := yaml.Unmarshal(data, &example); err != nil {
+			t.Fatal(err)
+		}
+		if errs := v.validate(t, example, nil); len(errs) > 0 {
+			t.Errorf("the example %s is refused: %v", name, errs.ToAggregate())
+		}
 	}
 	policy := func(spec string) map[string]any {
 		obj := map[string]any{}
