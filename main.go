@@ -104,6 +104,10 @@ type options struct {
 	maxRetryDelay       time.Duration
 	eventLimit          events.Limit
 
+	// maxCredentialsPerNamespace bounds one namespace's share of
+	// maxCredentials, so that it cannot push out another's.
+	maxCredentialsPerNamespace int
+
 	leaderElection     componentbaseconfig.LeaderElectionConfiguration
 	probeBindAddress   string
 	metricsBindAddress string
@@ -128,7 +132,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.orphanCollection, "orphan-collection", true, "Delete the Neutron resources of this cluster whose Network is gone (a finalizer removed by hand, a create that completed late). Off, they are only counted (network_controller_orphans_held_back_total).")
 	fs.DurationVar(&o.orphanGracePeriod, "orphan-grace-period", 2*time.Minute, "How long Neutron resources must have been seen without their Network, by two lists of Neutron, before they are collected (after a live read of the API server confirms the Network is gone).")
 	fs.IntVar(&o.maxOrphansPerList, "max-orphans-per-list", 50, "Most Networks' orphaned Neutron resources collected per list of Neutron; the rest wait for the next list, and a Warning Event on their namespace says so.")
-	fs.IntVar(&o.maxCredentials, "max-cloud-credentials", 256, "Most namespaces' cloud credentials (spec.cloudCredentialsRef) held at once, each with its Neutron client and its project's inventory; beyond it the least recently used is let go, and built again when a Network needs it.")
+	fs.IntVar(&o.maxCredentials, "max-cloud-credentials", 256, "Most namespaces' cloud credentials (spec.cloudCredentialsRef) held at once, each with its Neutron client and its project's inventory; beyond it the least recently used of the namespace that holds the most is let go, and built again when a Network needs it.")
+	fs.IntVar(&o.maxCredentialsPerNamespace, "max-cloud-credentials-per-namespace", 4, "Most cloud credentials of one namespace held at once; beyond it the least recently used of that namespace is let go, never another's. At most --max-cloud-credentials.")
 	fs.DurationVar(&o.neutronResyncPeriod, "neutron-resync-period", 5*time.Minute, "How often the controller lists its Neutron networks, subnets and routers anew, which is how changes made outside it are noticed.")
 	fs.Float32Var(&o.eventLimit.QPS, "event-qps", 50, "Most Events per second written for all Networks together, on average (as the kubelet's flag); beyond it and --event-burst they are dropped and counted in network_controller_events_dropped_total. 0: no limit beyond client-go's per-object one.")
 	fs.IntVar(&o.eventLimit.Burst, "event-burst", 100, "Events allowed at once above --event-qps.")
@@ -181,8 +186,8 @@ func (o *options) validate() error {
 	if o.resyncPeriod <= 0 || o.neutronResyncPeriod <= 0 || o.maxRetryDelay <= 0 || o.cloudReload <= 0 {
 		return fmt.Errorf("--resync-period, --neutron-resync-period, --max-retry-delay and --cloud-reload-interval must be positive")
 	}
-	if o.orphanGracePeriod < 0 || o.maxOrphansPerList < 1 || o.maxCredentials < 1 {
-		return fmt.Errorf("--orphan-grace-period must not be negative, --max-orphans-per-list and --max-cloud-credentials at least 1")
+	if o.orphanGracePeriod < 0 || o.maxOrphansPerList < 1 || o.maxCredentials < 1 || o.maxCredentialsPerNamespace < 1 {
+		return fmt.Errorf("--orphan-grace-period must not be negative, --max-orphans-per-list, --max-cloud-credentials and --max-cloud-credentials-per-namespace at least 1")
 	}
 	if o.metricsSecure && o.metricsBindAddress == o.probeBindAddress && o.metricsBindAddress != "0" {
 		return fmt.Errorf("--metrics-secure serves /metrics over HTTPS with authentication, so it needs a --metrics-bind-address other than --health-probe-bind-address, which the kubelet probes without either")
@@ -351,7 +356,8 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 	}
 	// A Session's other settings, which only a long-running controller
 	// needs: one clouds.yaml reading, a patient backoff.
-	opts.cloudReload, opts.maxRetryDelay, opts.maxCredentials = time.Hour, 2*time.Minute, 256
+	// A plan holds every credential its files name: it lets none go.
+	opts.cloudReload, opts.maxRetryDelay, opts.maxCredentials, opts.maxCredentialsPerNamespace = time.Hour, 2*time.Minute, 256, 256
 	neutronClient, ownCloud, _, err := newNeutronClient(opts, &neutron.Reachability{}, tracenoop.NewTracerProvider())
 	if err != nil {
 		return nil, err
@@ -669,10 +675,11 @@ func newRegistry(opts options, parts registryParts) *tenancy.Registry[*projects.
 		Build: newProject,
 		// A credential rebuilt (a rotated password) keeps the writes of
 		// the old one that went unanswered: they may still complete.
-		Inherit:     func(old, new *projects.Project) { new.Inventory.Inherit(old.Inventory) },
-		Keeper:      parts.keeper,
-		Max:         opts.maxCredentials,
-		RereadAfter: opts.cloudReload,
+		Inherit:         func(old, new *projects.Project) { new.Inventory.Inherit(old.Inventory) },
+		Keeper:          parts.keeper,
+		Max:             opts.maxCredentials,
+		MaxPerNamespace: opts.maxCredentialsPerNamespace,
+		RereadAfter:     opts.cloudReload,
 	})
 }
 

@@ -3,8 +3,12 @@
 // router, an external network for a router of its own, a subnet pool, an
 // existing network to adopt. The answer is the cluster administrator's,
 // written as TenantPolicies that select namespaces by label; grants of
-// every policy that selects a namespace add up, and a namespace none
-// selects gets only the defaults (the controller's deprecated
+// every policy that selects a namespace add up, and the stricter
+// credentials rule holds. A default policy (spec.default) applies to every
+// namespace, whatever its labels, and to one the cache does not know yet:
+// its restriction binds even a namespace whose author can set its labels,
+// and a namespace no other policy selects gets the default policies alone,
+// beside the flags' defaults (the controller's deprecated
 // --adoption-namespaces and --router-external-networks, which grant to
 // every namespace they name).
 //
@@ -131,7 +135,8 @@ func (p *Policy) OnChange(changed func(namespace string)) error {
 // Grants is what the Networks of one namespace may name.
 type Grants struct {
 	// Credentials is the strictest credentials policy of those that
-	// select the namespace: Any, Namespace or Controller. Conflict is set
+	// apply to the namespace (the default policies and those that select
+	// it): Any, Namespace or Controller. Conflict is set
 	// when one says Namespace and another Controller.
 	Credentials samplecrdv1.CredentialsPolicy
 	Conflict    bool
@@ -148,15 +153,25 @@ type Grants struct {
 	MaxNetworks *int32
 }
 
-// GrantsFor adds up what the defaults and every policy that selects
-// namespace grant. A namespace not in the cache (not created yet, or the
-// cache behind) gets the defaults alone.
+// GrantsFor adds up what the flags' defaults, every default policy and
+// every policy that selects namespace grant. A namespace not in the cache
+// (not created yet, or the cache behind) gets the flags' defaults and the
+// default policies alone.
 func (p *Policy) GrantsFor(namespace string) (Grants, error) {
 	g := Grants{
 		Credentials: samplecrdv1.CredentialsAny,
 		Routers:     sets.New[string](), SubnetPools: sets.New[string](), AdoptNetworks: sets.New[string](),
 		ExternalNetworks: sets.New(p.defaults.ExternalNetworks...),
 		Adoption:         slices.Contains(p.defaults.AdoptionNamespaces, "*") || slices.Contains(p.defaults.AdoptionNamespaces, namespace),
+	}
+	policies, err := p.policies.List(labels.Everything())
+	if err != nil {
+		return g, fmt.Errorf("listing TenantPolicies from the cache: %w", err)
+	}
+	for _, tp := range policies {
+		if tp.Spec.Default {
+			g.add(tp.Spec)
+		}
 	}
 	ns, err := p.namespaces.Get(namespace)
 	if apierrors.IsNotFound(err) {
@@ -165,21 +180,19 @@ func (p *Policy) GrantsFor(namespace string) (Grants, error) {
 	if err != nil {
 		return g, fmt.Errorf("reading namespace %s from the cache: %w", namespace, err)
 	}
-	policies, err := p.policies.List(labels.Everything())
-	if err != nil {
-		return g, fmt.Errorf("listing TenantPolicies from the cache: %w", err)
-	}
 	for _, tp := range policies {
-		if selects(tp, ns) {
+		if !tp.Spec.Default && selects(tp, ns) {
 			g.add(tp.Spec)
 		}
 	}
 	return g, nil
 }
 
-// selects reports whether tp selects ns. A selector that does not parse
-// (the schema lets few through) selects nothing: a grant is never wider
-// than written.
+// selects reports whether tp, a policy that is not a default, selects ns.
+// A selector that does not parse (the schema lets few through) selects
+// nothing: a grant is never wider than written. A default policy's
+// selector is never asked (the schema requires {}): it applies to every
+// namespace.
 func selects(tp *samplecrdv1.TenantPolicy, ns *corev1.Namespace) bool {
 	sel, err := metav1.LabelSelectorAsSelector(&tp.Spec.NamespaceSelector)
 	return err == nil && sel.Matches(labels.Set(ns.Labels))
@@ -281,9 +294,10 @@ func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
 		network.Namespace, older, limit)}
 }
 
-// NamesForAdoption reports whether a TenantPolicy that selects namespace
-// names the Neutron network id in its adoptNetworks: adoption: true, and
-// the defaults, name none.
+// NamesForAdoption reports whether a TenantPolicy that applies to
+// namespace (a default one, or one that selects it) names the Neutron
+// network id in its adoptNetworks: adoption: true, and the flags'
+// defaults, name none.
 func (p *Policy) NamesForAdoption(namespace, id string) (bool, error) {
 	g, err := p.GrantsFor(namespace)
 	if err != nil {
@@ -302,7 +316,7 @@ func (g Grants) Check(network *samplecrdv1.Network) error {
 	refuse := func(format string, args ...any) error { return refuseAs(samplecrdv1.ReasonNotAllowed, format, args...) }
 	switch {
 	case g.Conflict:
-		return refuse("the TenantPolicies that select namespace %s disagree: one requires credentials of the namespace, another the controller's", ns)
+		return refuse("the TenantPolicies that apply to namespace %s disagree: one requires credentials of the namespace, another the controller's", ns)
 	case g.Credentials == samplecrdv1.CredentialsNamespace && spec.CloudCredentialsRef == nil:
 		return refuse("a TenantPolicy requires the Networks of namespace %s to name credentials of their own (spec.cloudCredentialsRef)", ns)
 	case g.Credentials == samplecrdv1.CredentialsController && spec.CloudCredentialsRef != nil:

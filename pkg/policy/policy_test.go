@@ -319,3 +319,124 @@ func TestAGrantTakesEffectAtOnce(t *testing.T) {
 	}
 	next("")
 }
+
+// byDefault is a default policy: it applies to every namespace.
+func byDefault(name string, spec samplecrdv1.TenantPolicySpec) *samplecrdv1.TenantPolicy {
+	spec.Default = true
+	return &samplecrdv1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+}
+
+// TestDefaultPolicies: a default policy's restriction binds every
+// namespace, selected or not, in the cache or not, and its grants reach
+// every namespace, added up with those of the policies that select it.
+func TestDefaultPolicies(t *testing.T) {
+	onlyOwn := byDefault("only-own", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsNamespace})
+	sharedPool := byDefault("shared-pool", samplecrdv1.TenantPolicySpec{SubnetPools: []string{"shared-pool"}})
+	routerForA := forTeam("a", samplecrdv1.TenantPolicySpec{Routers: []string{"edge"}})
+	creds := &samplecrdv1.CloudCredentialsReference{SecretName: "openstack", CloudName: "team"}
+	controllersCloud := func(*samplecrdv1.NetworkSpec) {}
+	ownCredentials := func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }
+
+	for name, tc := range map[string]struct {
+		policies  []*samplecrdv1.TenantPolicy
+		namespace string
+		spec      func(*samplecrdv1.NetworkSpec)
+		// refused is a fragment of the refusal; "" when allowed.
+		refused string
+	}{
+		"a namespace no policy selects gets the default's restriction": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn, routerForA}, namespace: "team-b", spec: controllersCloud,
+			refused: "to name credentials of their own",
+		},
+		"a namespace not in the cache gets the default's restriction": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn}, namespace: "team-c", spec: controllersCloud,
+			refused: "to name credentials of their own",
+		},
+		"a namespace not in the cache meets it with credentials of its own": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn}, namespace: "team-c", spec: ownCredentials,
+		},
+		"a namespace another policy selects is bound by the default's restriction too": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn, routerForA}, namespace: "team-a",
+			spec:    func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} },
+			refused: "to name credentials of their own",
+		},
+		"a selected namespace gets its policy's grants beside the default's restriction": {
+			policies: []*samplecrdv1.TenantPolicy{onlyOwn, routerForA}, namespace: "team-a",
+			spec: func(s *samplecrdv1.NetworkSpec) {
+				s.CloudCredentialsRef = creds
+				s.Router = &samplecrdv1.RouterReference{Name: "edge"}
+			},
+		},
+		"a selected namespace whose policy says Controller against a default's Namespace is refused": {
+			policies:  []*samplecrdv1.TenantPolicy{onlyOwn, forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsController})},
+			namespace: "team-a", spec: controllersCloud,
+			refused: "disagree",
+		},
+		"a selected namespace whose policy says Any is still bound by the default": {
+			policies:  []*samplecrdv1.TenantPolicy{onlyOwn, forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsAny})},
+			namespace: "team-a", spec: controllersCloud,
+			refused: "to name credentials of their own",
+		},
+		"a default's grant reaches a namespace no policy selects": {
+			policies: []*samplecrdv1.TenantPolicy{sharedPool}, namespace: "team-b",
+			spec: func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" },
+		},
+		"a default's grant reaches a namespace not in the cache": {
+			policies: []*samplecrdv1.TenantPolicy{sharedPool}, namespace: "team-c",
+			spec: func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" },
+		},
+		"a default's grant adds up with a selecting policy's": {
+			policies: []*samplecrdv1.TenantPolicy{sharedPool, routerForA}, namespace: "team-a",
+			spec: func(s *samplecrdv1.NetworkSpec) {
+				s.CIDR, s.SubnetPool = "", "shared-pool"
+				s.Router = &samplecrdv1.RouterReference{Name: "edge"}
+			},
+		},
+		"a default's selector is not asked: it binds every namespace": {
+			policies: []*samplecrdv1.TenantPolicy{func() *samplecrdv1.TenantPolicy {
+				tp := withName(onlyOwn, "labelled")
+				tp.Spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}
+				return tp
+			}()},
+			namespace: "team-b", spec: controllersCloud,
+			refused: "to name credentials of their own",
+		},
+		"no default policy: an unselected namespace may use the controller's cloud, as before": {
+			policies:  []*samplecrdv1.TenantPolicy{forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsNamespace})},
+			namespace: "team-b", spec: controllersCloud,
+		},
+		"no default policy: a namespace not in the cache may use the controller's cloud, as before": {
+			policies:  []*samplecrdv1.TenantPolicy{forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsNamespace})},
+			namespace: "team-c", spec: controllersCloud,
+		},
+		"a policy that is not a default binds only what it selects": {
+			policies:  []*samplecrdv1.TenantPolicy{forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsNamespace})},
+			namespace: "team-a", spec: controllersCloud,
+			refused: "to name credentials of their own",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := newPolicy(t, Defaults{}, tc.policies...).Check(network(tc.namespace, tc.spec))
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refused == "":
+			case !IsNotAllowed(err):
+				t.Fatalf("got %v, want a refusal that says %q", err, tc.refused)
+			case !strings.Contains(err.Error(), tc.refused):
+				t.Fatalf("refusal %q does not say %q", err, tc.refused)
+			}
+		})
+	}
+}
+
+// TestADefaultPolicyNamesForAdoptionEverywhere: a default policy's
+// adoptNetworks apply to every namespace, as its other grants do.
+func TestADefaultPolicyNamesForAdoptionEverywhere(t *testing.T) {
+	p := newPolicy(t, Defaults{}, byDefault("all", samplecrdv1.TenantPolicySpec{AdoptNetworks: []string{"net-x"}}))
+	for _, ns := range []string{"team-a", "team-c"} {
+		if got, err := p.NamesForAdoption(ns, "net-x"); err != nil || !got {
+			t.Errorf("NamesForAdoption(%s, net-x) = %v, %v; want true", ns, got, err)
+		}
+	}
+}

@@ -50,11 +50,17 @@ type Options[T any] struct {
 	// Keeper keeps a copy of each credential Networks are made with, for
 	// their deletion (keeper.go); nil keeps none.
 	Keeper Keeper
-	// Max bounds the credentials held at once; the least recently used
-	// one is let go (its loop stopped) to make room. A credential that
+	// Max bounds the credentials held at once. Beyond it one is let go
+	// (its loop stopped) to make room: the least recently used of the
+	// namespace that holds the most, so that a namespace never pushes
+	// out the credential of one that holds fewer. A credential that
 	// cannot be used holds no place: a namespace naming Secrets that do
 	// not exist cannot push another's credential out.
 	Max int
+	// MaxPerNamespace bounds the credentials of one namespace held at
+	// once: beyond it the least recently used of that same namespace is
+	// let go, never another's. 0, or more than Max, is Max.
+	MaxPerNamespace int
 	// RereadAfter is how long a Secret's reading holds before it is read
 	// again: a change of the Secret is seen within it.
 	RereadAfter time.Duration
@@ -98,6 +104,9 @@ func New[T any](own T, opts Options[T]) *Registry[T] {
 		opts.Clock = clock.RealClock{}
 	}
 	opts.Max = max(opts.Max, 1)
+	if opts.MaxPerNamespace <= 0 || opts.MaxPerNamespace > opts.Max {
+		opts.MaxPerNamespace = opts.Max
+	}
 	return &Registry[T]{opts: opts, own: own, tenants: map[Key]*tenant[T]{}}
 }
 
@@ -424,23 +433,53 @@ func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, client neutron.I
 	return t.value, nil
 }
 
-// makeRoom lets the least recently used credential other than keep go
-// while more than Max are held.
+// makeRoom lets credentials other than keep go, each the least recently
+// used of those it may choose from: while keep's namespace holds more
+// than MaxPerNamespace, one of that namespace's; then, while more than
+// Max are held, one of the namespace that holds the most (keep counted),
+// so that one namespace's many credentials push out its own before any
+// of a namespace that holds fewer.
 func (r *Registry[T]) makeRoom(keep Key) {
-	for len(r.tenants) > r.opts.Max {
-		var oldest *Key
-		var at time.Time
-		for k, t := range r.tenants {
-			if k != keep && (oldest == nil || t.usedAt.Before(at)) {
-				oldest, at = &k, t.usedAt
-			}
-		}
-		if oldest == nil {
+	held := map[string]int{}
+	for k := range r.tenants {
+		held[k.Namespace]++
+	}
+	for held[keep.Namespace] > r.opts.MaxPerNamespace {
+		if !r.letGoOldest(keep, func(k Key) bool { return k.Namespace == keep.Namespace }, held) {
 			return
 		}
-		if t := r.tenants[*oldest]; t.stop != nil {
-			t.stop()
-		}
-		delete(r.tenants, *oldest)
 	}
+	for len(r.tenants) > r.opts.Max {
+		most := 0
+		for k := range r.tenants {
+			if k != keep {
+				most = max(most, held[k.Namespace])
+			}
+		}
+		if !r.letGoOldest(keep, func(k Key) bool { return held[k.Namespace] == most }, held) {
+			return
+		}
+	}
+}
+
+// letGoOldest lets go the least recently used credential other than keep
+// of those from says, and counts it out of held; false when there is
+// none.
+func (r *Registry[T]) letGoOldest(keep Key, from func(Key) bool, held map[string]int) bool {
+	var oldest *Key
+	var at time.Time
+	for k, t := range r.tenants {
+		if k != keep && from(k) && (oldest == nil || t.usedAt.Before(at)) {
+			oldest, at = &k, t.usedAt
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	if t := r.tenants[*oldest]; t.stop != nil {
+		t.stop()
+	}
+	delete(r.tenants, *oldest)
+	held[oldest.Namespace]--
+	return true
 }

@@ -62,6 +62,13 @@ var projectA = neutron.Place{AuthURL: keystone, Interface: "public", ProjectID: 
 
 func newFixture(t *testing.T, max int, secrets ...*corev1.Secret) *fixture {
 	t.Helper()
+	return newBoundedFixture(t, max, 0, secrets...)
+}
+
+// newBoundedFixture is newFixture with at most perNamespace credentials
+// of one namespace held (0: Max).
+func newBoundedFixture(t *testing.T, max, perNamespace int, secrets ...*corev1.Secret) *fixture {
+	t.Helper()
 	objs := make([]runtime.Object, len(secrets))
 	for i, s := range secrets {
 		objs[i] = s
@@ -77,11 +84,12 @@ func newFixture(t *testing.T, max int, secrets ...*corev1.Secret) *fixture {
 			f.built = append(f.built, p)
 			return p
 		},
-		Inherit:     func(old, new *project) { new.inheritedFrom = old },
-		Keeper:      SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace},
-		Max:         max,
-		RereadAfter: 10 * time.Second,
-		Clock:       f.clock,
+		Inherit:         func(old, new *project) { new.inheritedFrom = old },
+		Keeper:          SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace},
+		Max:             max,
+		MaxPerNamespace: perNamespace,
+		RereadAfter:     10 * time.Second,
+		Clock:           f.clock,
 	})
 	f.Start(t.Context(), func(ctx context.Context, _ Key, p *project) { p.ctx = ctx })
 	return f
@@ -249,6 +257,8 @@ func TestASecretGoneHoldsOnlyNetworksThatAreNotBeingDeleted(t *testing.T) {
 	}
 }
 
+// TestTheLeastRecentlyUsedCredentialIsLetGoBeyondMax: where namespaces
+// hold as many each (here one), the least recently used of theirs goes.
 func TestTheLeastRecentlyUsedCredentialIsLetGoBeyondMax(t *testing.T) {
 	f := newFixture(t, 1, secret("team-a", "cloud", keystone), secret("team-b", "cloud", keystone))
 	a, _ := f.For(t.Context(), network("team-a", "cloud"))
@@ -264,6 +274,114 @@ func TestTheLeastRecentlyUsedCredentialIsLetGoBeyondMax(t *testing.T) {
 	}
 	if _, ok := f.Get(Key{"team-b", "cloud", "team"}); !ok {
 		t.Error("Get does not find team-b's project")
+	}
+}
+
+// TestOneNamespaceCannotPushOutAnother: a namespace naming 257
+// credentials (one Secret each, all usable) lets go only its own: another
+// namespace's single credential stays built, its loop running, whichever
+// bound stops the first. The last one named is held.
+func TestOneNamespaceCannotPushOutAnother(t *testing.T) {
+	const many = 257
+	for name, tc := range map[string]struct {
+		max, perNamespace int
+		// held is how many of team-a's credentials are held at the end.
+		held int
+	}{
+		"the per-namespace bound":      {max: 256, perNamespace: 4, held: 4},
+		"the total bound alone":        {max: 256, perNamespace: 0, held: 255},
+		"a per-namespace bound of one": {max: 2, perNamespace: 1, held: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			secrets := []*corev1.Secret{secret("team-b", "cloud", keystone)}
+			for i := range many {
+				secrets = append(secrets, secret("team-a", fmt.Sprintf("cloud-%d", i), keystone))
+			}
+			f := newBoundedFixture(t, tc.max, tc.perNamespace, secrets...)
+			b, err := f.For(t.Context(), network("team-b", "cloud"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range many {
+				f.clock.Step(time.Millisecond)
+				if _, err := f.For(t.Context(), network("team-a", fmt.Sprintf("cloud-%d", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b.ctx.Err() != nil {
+				t.Error("team-b's loop was stopped to make room for team-a's credentials")
+			}
+			if _, ok := f.Get(Key{"team-b", "cloud", "team"}); !ok {
+				t.Error("Get no longer finds team-b's project")
+			}
+			held := 0
+			for i := range many {
+				if _, ok := f.Get(Key{"team-a", fmt.Sprintf("cloud-%d", i), "team"}); ok {
+					held++
+				}
+			}
+			if held != tc.held {
+				t.Errorf("team-a holds %d credentials, want %d", held, tc.held)
+			}
+			if _, ok := f.Get(Key{"team-a", fmt.Sprintf("cloud-%d", many-1), "team"}); !ok {
+				t.Error("team-a's last credential, just built, is not held")
+			}
+		})
+	}
+}
+
+// TestThePerNamespaceBoundLetsGoTheNamespacesOwn: beyond its bound a
+// namespace's least recently used credential is let go, though the total
+// is far below Max, and no other namespace's.
+func TestThePerNamespaceBoundLetsGoTheNamespacesOwn(t *testing.T) {
+	f := newBoundedFixture(t, 10, 2, secret("team-a", "one", keystone), secret("team-a", "two", keystone),
+		secret("team-a", "three", keystone), secret("team-b", "cloud", keystone))
+	b, _ := f.For(t.Context(), network("team-b", "cloud"))
+	var a []*project
+	for _, name := range []string{"one", "two", "three"} {
+		f.clock.Step(time.Second)
+		p, err := f.For(t.Context(), network("team-a", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = append(a, p)
+	}
+	if a[0].ctx.Err() == nil {
+		t.Error("team-a's least recently used credential still runs beyond its namespace's bound")
+	}
+	for _, held := range []struct {
+		key Key
+		ctx context.Context
+	}{{Key{"team-a", "two", "team"}, a[1].ctx}, {Key{"team-a", "three", "team"}, a[2].ctx}, {Key{"team-b", "cloud", "team"}, b.ctx}} {
+		if _, ok := f.Get(held.key); !ok || held.ctx.Err() != nil {
+			t.Errorf("%s was let go", held.key)
+		}
+	}
+}
+
+// TestBeyondMaxTheNamespaceHoldingTheMostGivesWay: the credential let go
+// beyond Max is the least recently used of the namespace that holds the
+// most, not the least recently used of all.
+func TestBeyondMaxTheNamespaceHoldingTheMostGivesWay(t *testing.T) {
+	f := newFixture(t, 3, secret("team-b", "cloud", keystone), secret("team-a", "one", keystone),
+		secret("team-a", "two", keystone), secret("team-c", "cloud", keystone))
+	b, _ := f.For(t.Context(), network("team-b", "cloud"))
+	f.clock.Step(time.Second)
+	a1, _ := f.For(t.Context(), network("team-a", "one"))
+	f.clock.Step(time.Second)
+	a2, _ := f.For(t.Context(), network("team-a", "two"))
+	f.clock.Step(time.Second)
+	if _, err := f.For(t.Context(), network("team-c", "cloud")); err != nil {
+		t.Fatal(err)
+	}
+	if b.ctx.Err() != nil {
+		t.Error("team-b's only credential, the least recently used of all, was let go though team-a holds more")
+	}
+	if a1.ctx.Err() == nil {
+		t.Error("team-a's least recently used credential still runs beyond Max")
+	}
+	if a2.ctx.Err() != nil {
+		t.Error("team-a's more recently used credential was let go")
 	}
 }
 

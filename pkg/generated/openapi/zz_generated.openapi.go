@@ -820,7 +820,7 @@ func schema_pkg_apis_samplecrd_v1_TenantPolicy(ref common.ReferenceCallback) com
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "TenantPolicy is a cluster administrator's say over what the Networks of some namespaces may name outside themselves: which credentials (and so which OpenStack project) they may use, which existing routers, external networks and subnet pools they may name, and whether they may adopt. It is cluster-scoped and selects namespaces by label, as Cluster API Provider OpenStack's OpenStackClusterIdentity does: only a cluster administrator writes it, and a namespace's author cannot grant itself anything by writing a Network.\n\nGrants add up: a namespace may use what any policy that selects it grants. A namespace no policy selects gets the safe default: its own Networks in the controller's project or its own credentials, no existing router, no pool, no adoption (and what the controller's deprecated --adoption-namespaces and --router-external-networks grant every namespace). docs/tenancy.md has the whole model.\n\nThe schema and validation of this type live in artifacts/crd/tenantpolicies.samplecrd.k8s.io.yaml.",
+				Description: "TenantPolicy is a cluster administrator's say over what the Networks of some namespaces may name outside themselves: which credentials (and so which OpenStack project) they may use, which existing routers, external networks and subnet pools they may name, and whether they may adopt. It is cluster-scoped and selects namespaces by label, as Cluster API Provider OpenStack's OpenStackClusterIdentity does: only a cluster administrator writes it, and a namespace's author cannot grant itself anything by writing a Network.\n\nGrants add up: a namespace may use what any policy that selects it grants, and what every default policy (spec.default) grants. A namespace no policy selects gets the default policies' say or, with none, the safe default: its own Networks in the controller's project or its own credentials, no existing router, no pool, no adoption (and what the controller's deprecated --adoption-namespaces and --router-external-networks grant every namespace). docs/tenancy.md has the whole model.\n\nThe schema and validation of this type live in artifacts/crd/tenantpolicies.samplecrd.k8s.io.yaml.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -917,9 +917,16 @@ func schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"namespaceSelector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NamespaceSelector selects the namespaces whose Networks the policy grants to, by the namespaces' labels; {} selects every namespace. kubernetes.io/metadata.name selects one by name.",
+							Description: "NamespaceSelector selects the namespaces whose Networks the policy grants to, by the namespaces' labels; {} selects every namespace. kubernetes.io/metadata.name selects one by name, and is the one label nobody but the API server can set: any other selects whatever namespace those who may label namespaces make it select. A default policy's is {}.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"default": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Default, when true, makes the policy apply to every namespace, whatever its labels, and also to one the controller's cache does not know yet: its restrictions bind, and its grants reach, every namespace, added up with those of the policies that select it. A namespace no other policy selects gets the default policies alone. Its namespaceSelector must be {}.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"credentials": {

@@ -280,16 +280,18 @@ func TestTenantPolicies(t *testing.T) {
 		t.Errorf("scope %q: a TenantPolicy is a cluster administrator's, and cluster-scoped", crd.Spec.Scope)
 	}
 	v := newValidator(t, crd)
-	data, err := os.ReadFile("../../../../artifacts/examples/tenancy/tenant-policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	example := map[string]any{}
-	if err := yaml.Unmarshal(data, &example); err != nil {
-		t.Fatal(err)
-	}
-	if errs := v.validate(t, example, nil); len(errs) > 0 {
-		t.Errorf("the example is refused: %v", errs.ToAggregate())
+	for _, name := range []string{"tenant-policy.yaml", "default-policy.yaml"} {
+		data, err := os.ReadFile("../../../../artifacts/examples/tenancy/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		example := map[string]any{}
+		if err := yaml.Unmarshal(data, &example); err != nil {
+			t.Fatal(err)
+		}
+		if errs := v.validate(t, example, nil); len(errs) > 0 {
+			t.Errorf("the example %s is refused: %v", name, errs.ToAggregate())
+		}
 	}
 	policy := func(spec string) map[string]any {
 		obj := map[string]any{}
@@ -307,6 +309,8 @@ func TestTenantPolicies(t *testing.T) {
 		"an operator labels do not know": "{namespaceSelector: {matchExpressions: [{key: team, operator: Like, values: [a]}]}}",
 		"a negative cap on Networks":     "{namespaceSelector: {}, maxNetworks: -1}",
 		"a cap that is not a number":     "{namespaceSelector: {}, maxNetworks: many}",
+		"a default that names labels":    "{default: true, namespaceSelector: {matchLabels: {team: a}}, credentials: Namespace}",
+		"a default with an expression":   "{default: true, namespaceSelector: {matchExpressions: [{key: team, operator: Exists}]}}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if errs := v.validate(t, policy(spec), nil); len(errs) == 0 {
@@ -314,7 +318,13 @@ func TestTenantPolicies(t *testing.T) {
 			}
 		})
 	}
-	for _, spec := range []string{"{namespaceSelector: {}}", "{namespaceSelector: {}, maxNetworks: 0}", "{namespaceSelector: {}, maxNetworks: 50}"} {
+	for _, spec := range []string{
+		"{namespaceSelector: {}}",
+		"{namespaceSelector: {}, maxNetworks: 0}",
+		"{namespaceSelector: {}, maxNetworks: 50}",
+		"{default: true, namespaceSelector: {}, credentials: Namespace}",
+		"{default: false, namespaceSelector: {matchLabels: {team: a}}}",
+	} {
 		if errs := v.validate(t, policy(spec), nil); len(errs) > 0 {
 			t.Errorf("%s is refused: %v", spec, errs.ToAggregate())
 		}

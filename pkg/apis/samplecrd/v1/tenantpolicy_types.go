@@ -18,7 +18,9 @@ import (
 // anything by writing a Network.
 //
 // Grants add up: a namespace may use what any policy that selects it
-// grants. A namespace no policy selects gets the safe default: its own
+// grants, and what every default policy (spec.default) grants. A
+// namespace no policy selects gets the default policies' say or, with
+// none, the safe default: its own
 // Networks in the controller's project or its own credentials, no
 // existing router, no pool, no adoption (and what the controller's
 // deprecated --adoption-namespaces and --router-external-networks grant
@@ -41,8 +43,20 @@ type TenantPolicy struct {
 type TenantPolicySpec struct {
 	// NamespaceSelector selects the namespaces whose Networks the policy
 	// grants to, by the namespaces' labels; {} selects every namespace.
-	// kubernetes.io/metadata.name selects one by name.
+	// kubernetes.io/metadata.name selects one by name, and is the one
+	// label nobody but the API server can set: any other selects whatever
+	// namespace those who may label namespaces make it select. A default
+	// policy's is {}.
 	NamespaceSelector metav1.LabelSelector `json:"namespaceSelector"`
+
+	// Default, when true, makes the policy apply to every namespace,
+	// whatever its labels, and also to one the controller's cache does
+	// not know yet: its restrictions bind, and its grants reach, every
+	// namespace, added up with those of the policies that select it. A
+	// namespace no other policy selects gets the default policies alone.
+	// Its namespaceSelector must be {}.
+	// +optional
+	Default bool `json:"default,omitempty"`
 
 	// Credentials says which credentials the namespaces' Networks may
 	// use: Any (the default) the controller's own cloud or a Secret of

@@ -505,6 +505,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: credentials
       type:
         scalar: string
+    - name: default
+      type:
+        scalar: boolean
     - name: externalNetworks
       type:
         list:

@@ -40,7 +40,9 @@ import (
 // anything by writing a Network.
 //
 // Grants add up: a namespace may use what any policy that selects it
-// grants. A namespace no policy selects gets the safe default: its own
+// grants, and what every default policy (spec.default) grants. A
+// namespace no policy selects gets the default policies' say or, with
+// none, the safe default: its own
 // Networks in the controller's project or its own credentials, no
 // existing router, no pool, no adoption (and what the controller's
 // deprecated --adoption-namespaces and --router-external-networks grant

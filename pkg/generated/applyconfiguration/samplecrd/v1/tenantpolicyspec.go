@@ -32,8 +32,18 @@ import (
 type TenantPolicySpecApplyConfiguration struct {
 	// NamespaceSelector selects the namespaces whose Networks the policy
 	// grants to, by the namespaces' labels; {} selects every namespace.
-	// kubernetes.io/metadata.name selects one by name.
+	// kubernetes.io/metadata.name selects one by name, and is the one
+	// label nobody but the API server can set: any other selects whatever
+	// namespace those who may label namespaces make it select. A default
+	// policy's is {}.
 	NamespaceSelector *metav1.LabelSelectorApplyConfiguration `json:"namespaceSelector,omitempty"`
+	// Default, when true, makes the policy apply to every namespace,
+	// whatever its labels, and also to one the controller's cache does
+	// not know yet: its restrictions bind, and its grants reach, every
+	// namespace, added up with those of the policies that select it. A
+	// namespace no other policy selects gets the default policies alone.
+	// Its namespaceSelector must be {}.
+	Default *bool `json:"default,omitempty"`
 	// Credentials says which credentials the namespaces' Networks may
 	// use: Any (the default) the controller's own cloud or a Secret of
 	// their namespace (spec.cloudCredentialsRef); Namespace only a Secret
@@ -85,6 +95,14 @@ func TenantPolicySpec() *TenantPolicySpecApplyConfiguration {
 // If called multiple times, the NamespaceSelector field is set to the value of the last call.
 func (b *TenantPolicySpecApplyConfiguration) WithNamespaceSelector(value *metav1.LabelSelectorApplyConfiguration) *TenantPolicySpecApplyConfiguration {
 	b.NamespaceSelector = value
+	return b
+}
+
+// WithDefault sets the Default field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Default field is set to the value of the last call.
+func (b *TenantPolicySpecApplyConfiguration) WithDefault(value bool) *TenantPolicySpecApplyConfiguration {
+	b.Default = &value
 	return b
 }
 
