@@ -25,10 +25,11 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
 	}
 	owned := r.inv.Get(network.UID)
-	// Nothing held of a Network whose status names a network: deleted by
-	// hand, or in a project the credentials no longer reach, where the
-	// delete would confirm at once and the network stay behind.
-	if owned.Empty() && network.Status.NetworkID != "" {
+	// Nothing held of a Network whose status names a network or a place:
+	// deleted by hand, or in a place the credentials no longer reach,
+	// where the delete would confirm at once and the network stay behind
+	// (a create whose answer was lost leaves a place and no networkID).
+	if owned.Empty() && (network.Status.NetworkID != "" || !recordedPlace(network.Status).IsZero()) {
 		if err := p.samePlace(ctx); err != nil {
 			return p.failed(phaseDeleting, err, LastObserved(network.Status))
 		}

@@ -162,10 +162,11 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 // and the first network would be left behind for good. So it refuses too
 // while the inventory was last listed elsewhere, though the credentials
 // are right again. A network cannot move; whoever changed the credentials
-// puts the old ones back. It is asked only where a network that status
-// names is missing, before the pass makes another or confirms a delete:
-// an in-sync Network pays nothing for it, and stays Ready through an
-// outage that keeps the place from being known. Every other write is the
+// puts the old ones back. It is asked only where the pass found no network
+// of the Network's, before it adopts or makes one or confirms a delete
+// (whether status names a network or not: a create's answer may have been
+// lost): an in-sync Network pays nothing for it, and stays Ready through
+// an outage that keeps the place from being known. Every other write is the
 // inventory's door's to refuse (its own samePlace).
 func (p *pass) samePlace(ctx context.Context) error {
 	recorded := recordedPlace(p.network.Status)
@@ -226,14 +227,17 @@ func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutro
 	if found {
 		return keep, false, nil
 	}
+	// Nothing found: before a network is adopted or made, the place the
+	// credentials reach must be the one status records, whether or not a
+	// network of it was ever known (a create's answer may have been lost).
+	if err := p.samePlace(ctx); err != nil {
+		return neutron.Network{}, false, err
+	}
 	if p.network.Spec.Adopt != nil {
 		n, err := p.adoptNetwork(ctx, want)
 		return n, false, err
 	}
 	if p.network.Status.NetworkID != "" {
-		if err := p.samePlace(ctx); err != nil {
-			return neutron.Network{}, false, err
-		}
 		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
 			"Neutron network %s is gone; creating a new one", p.network.Status.NetworkID)
 	}
