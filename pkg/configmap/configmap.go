@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,8 +93,22 @@ func For(network *samplecrdv1.Network, obs reconcile.Observed) *corev1.ConfigMap
 // already holds what want says: the same data, and nothing else, with
 // the controller's mark.
 func UpToDate(existing, want *corev1.ConfigMap) bool {
-	return equality.Semantic.DeepEqual(existing.Data, want.Data) && len(existing.BinaryData) == 0 && marked(existing)
+	return equality.Semantic.DeepEqual(existing.Data, want.Data) && len(existing.BinaryData) == 0 && marked(existing) &&
+		existing.Annotations[trimmedAnnotation] == ""
 }
+
+// published are the keys a Network's ConfigMap holds (For).
+var published = []string{samplecrdv1.ConfigMapKeyNetworkID, samplecrdv1.ConfigMapKeySubnetID, samplecrdv1.ConfigMapKeyProjectID,
+	samplecrdv1.ConfigMapKeyCIDR, samplecrdv1.ConfigMapKeyGateway, samplecrdv1.ConfigMapKeyMTU, samplecrdv1.ConfigMapKeyRouterID}
+
+// maxPublishedValue bounds what the cache keeps of one published key: an
+// ID, a CIDR, an address or an MTU is far shorter.
+const maxPublishedValue = 256
+
+// trimmedAnnotation marks, in the cache only, a ConfigMap of which the
+// transform dropped something: it is not what the controller publishes,
+// so UpToDate is false and the sync rewrites it.
+const trimmedAnnotation = "samplecrd.k8s.io/trimmed-in-cache"
 
 // Stale returns the ConfigMaps among all that network controls and no
 // longer names (want is nil, or has another name): what a renamed or
@@ -126,7 +141,10 @@ func ControllerName(obj metav1.Object) (string, bool) {
 // kept, a tenant could grow the controller's memory at will, and nothing
 // would prune a ConfigMap whose Network policy refuses. The informer's
 // selector (SelectMarked) already keeps unmarked ConfigMaps from being
-// sent at all; this is the cache's own guarantee, whatever lists it.
+// sent at all; this is the cache's own guarantee, whatever lists it. Of a
+// marked ConfigMap a Network controls, which a tenant can forge too, the
+// cache keeps only the keys the controller publishes, each bounded, and
+// notes that it dropped something, so that the sync rewrites it.
 func StripForCache(obj any) (any, error) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
@@ -135,6 +153,22 @@ func StripForCache(obj any) (any, error) {
 	cm.ManagedFields = nil
 	if _, ours := ControllerName(cm); !ours || !marked(cm) {
 		cm.Data, cm.BinaryData = nil, nil
+		return cm, nil
+	}
+	// The mark and the reference are both a tenant's to write: keep no
+	// more than the controller publishes, whoever wrote the rest.
+	kept := make(map[string]string, len(published))
+	trimmed := len(cm.BinaryData) > 0
+	for k, v := range cm.Data {
+		if len(v) <= maxPublishedValue && slices.Contains(published, k) {
+			kept[k] = v
+		} else {
+			trimmed = true
+		}
+	}
+	cm.Data, cm.BinaryData = kept, nil
+	if trimmed {
+		metav1.SetMetaDataAnnotation(&cm.ObjectMeta, trimmedAnnotation, "true")
 	}
 	return cm, nil
 }

@@ -16,7 +16,7 @@ var network = &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Na
 
 func configMap(owner *metav1.OwnerReference, labels map[string]string) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: labels, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
-		Data: map[string]string{"k": "v"}, BinaryData: map[string][]byte{"b": {1}}}
+		Data: map[string]string{samplecrdv1.ConfigMapKeyNetworkID: "v"}}
 	if owner != nil {
 		cm.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
@@ -61,7 +61,7 @@ func TestTheCacheKeepsTheDataOfTheNetworksConfigMapsOnly(t *testing.T) {
 			if cm.ManagedFields != nil {
 				t.Error("managedFields kept")
 			}
-			if kept := cm.Data != nil && cm.BinaryData != nil; kept != tc.keepData {
+			if kept := cm.Data[samplecrdv1.ConfigMapKeyNetworkID] == "v"; kept != tc.keepData {
 				t.Errorf("data kept: %v, want %v", kept, tc.keepData)
 			}
 		})
