@@ -73,6 +73,28 @@ func parseTenantCloud(own *Cloud, cloudsYAML []byte, name string) (*Cloud, error
 	return &Cloud{auth: auth, endpoint: endpoint, tls: tenantTLS(own.tls), scoped: true}, nil
 }
 
+// OneCloud returns the clouds.yaml that holds the cloud named name of
+// cloudsYAML alone, serialized anew: what the controller keeps of a
+// namespace's credentials is the one cloud a Network names, not every
+// entry of the Secret (which a namespace could fill with thousands, for
+// the controller to copy once for each). Every error is a
+// *CredentialsError.
+func OneCloud(cloudsYAML []byte, name string) ([]byte, error) {
+	var file clouds.Clouds
+	if err := yaml.Unmarshal(cloudsYAML, &file); err != nil {
+		return nil, &CredentialsError{Reason: fmt.Sprintf("reading clouds.yaml: %v", err)}
+	}
+	entry, ok := file.Clouds[name]
+	if !ok {
+		return nil, &CredentialsError{Reason: fmt.Sprintf("clouds.yaml has no cloud %q", name)}
+	}
+	one, err := yaml.Marshal(clouds.Clouds{Clouds: map[string]clouds.Cloud{name: entry}})
+	if err != nil {
+		return nil, &CredentialsError{Reason: fmt.Sprintf("writing cloud %q: %v", name, err)}
+	}
+	return one, nil
+}
+
 // refuseBorrowed refuses what a tenant's cloud may not name: files, and
 // profiles, which are looked up in files.
 func refuseBorrowed(c clouds.Cloud) error {

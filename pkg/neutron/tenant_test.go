@@ -1,6 +1,7 @@
 package neutron
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"strings"
@@ -93,5 +94,48 @@ func TestATenantCloudIsRefused(t *testing.T) {
 				t.Errorf("error %T, want a *CredentialsError, which the Network reports as CredentialsUnavailable", err)
 			}
 		})
+	}
+}
+
+// TestOneCloudKeepsTheNamedCloudWhole: what is kept of a namespace's
+// clouds.yaml is the named cloud alone, and it reads back as the same
+// cloud, every field clouds.yaml may set for it included.
+func TestOneCloudKeepsTheNamedCloudWhole(t *testing.T) {
+	full := []byte(`clouds:
+  other:
+    auth: {auth_url: "https://keystone.example:5000/v3", username: x, password: "y"}
+  team:
+    auth:
+      auth_url: "https://keystone.example:5000/v3"
+      application_credential_id: "app-id"
+      application_credential_secret: "s3cret: with # yaml"
+      user_domain_name: Default
+      project_domain_id: default
+      project_id: "p-1"
+    auth_type: v3applicationcredential
+    region_name: RegionTwo
+    interface: internal
+    identity_api_version: "3"
+`)
+	one, err := OneCloud(full, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(one, []byte("other")) {
+		t.Errorf("kept another cloud too: %s", one)
+	}
+	want, err := ParseTenantCloud(ownCloud(), full, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseTenantCloud(ownCloud(), one, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.equal(want) {
+		t.Errorf("the cloud kept alone reads as %+v %+v, want %+v %+v", got.auth, got.endpoint, want.auth, want.endpoint)
+	}
+	if _, err := OneCloud(full, "missing"); !IsCredentialsError(err) {
+		t.Errorf("a missing cloud: %v, want a CredentialsError", err)
 	}
 }

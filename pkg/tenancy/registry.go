@@ -369,7 +369,8 @@ func (r *Registry[T]) cached(key Key, now time.Time, deleting bool) (_ T, _ erro
 	return zero, t.err, true
 }
 
-// read GETs key's Secret and returns its clouds.yaml.
+// read GETs key's Secret and returns its clouds.yaml, holding key's cloud
+// alone (neutron.OneCloud): what is built, compared and kept.
 func (r *Registry[T]) read(ctx context.Context, key Key) ([]byte, error) {
 	secret, err := r.opts.Secrets.Secrets(key.Namespace).Get(ctx, key.Secret, metav1.GetOptions{})
 	switch {
@@ -384,7 +385,7 @@ func (r *Registry[T]) read(ctx context.Context, key Key) ([]byte, error) {
 	if !ok {
 		return nil, &neutron.CredentialsError{Reason: fmt.Sprintf("Secret %s/%s has no key %q", key.Namespace, key.Secret, samplecrdv1.CloudsYAMLKey)}
 	}
-	return data, nil
+	return neutron.OneCloud(data, key.Cloud)
 }
 
 // update records a reading of key: the client on the cloud it gave (nil

@@ -426,7 +426,7 @@ func TestACredentialIsKeptBeforeItIsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no kept copy after the credential was handed out: %v", err)
 	}
-	if !bytes.Equal(kept.Data[samplecrdv1.CloudsYAMLKey], cloudsYAML("team", keystone)) {
+	if one, _ := neutron.OneCloud(cloudsYAML("team", keystone), "team"); !bytes.Equal(kept.Data[samplecrdv1.CloudsYAMLKey], one) {
 		t.Errorf("kept %q", kept.Data[samplecrdv1.CloudsYAMLKey])
 	}
 	writes := f.secretWrites()
