@@ -252,14 +252,21 @@ func (k *Keystone) userInProject(ctx context.Context, admin *gophercloud.Service
 	if err != nil {
 		return "", "", fmt.Errorf("creating project %s: %w", project, err)
 	}
-	u, err := users.Create(ctx, admin, users.CreateOpts{Name: user, DomainID: "default", Password: password, DefaultProjectID: p.ID}).Extract()
+	userID, err = userIn(ctx, admin, p.ID, user, password, roleID)
+	return p.ID, userID, err
+}
+
+// userIn makes a user with a role in the project projectID, and returns
+// its ID.
+func userIn(ctx context.Context, admin *gophercloud.ServiceClient, projectID, user, password, roleID string) (string, error) {
+	u, err := users.Create(ctx, admin, users.CreateOpts{Name: user, DomainID: "default", Password: password, DefaultProjectID: projectID}).Extract()
 	if err != nil {
-		return "", "", fmt.Errorf("creating user %s: %w", user, err)
+		return "", fmt.Errorf("creating user %s: %w", user, err)
 	}
-	if err := roles.Assign(ctx, admin, roleID, roles.AssignOpts{UserID: u.ID, ProjectID: p.ID}).ExtractErr(); err != nil {
-		return "", "", fmt.Errorf("giving %s a role in %s: %w", user, project, err)
+	if err := roles.Assign(ctx, admin, roleID, roles.AssignOpts{UserID: u.ID, ProjectID: projectID}).ExtractErr(); err != nil {
+		return "", fmt.Errorf("giving %s a role in project %s: %w", user, projectID, err)
 	}
-	return p.ID, u.ID, nil
+	return u.ID, nil
 }
 
 // writeCloudsYAML makes the controller user's application credential (as
@@ -304,6 +311,38 @@ func (k *Keystone) ControllerCloudVia(ctx context.Context, name, networkURL stri
 	}
 	path := filepath.Join(k.dir, name+"-clouds.yaml")
 	return path, writeClouds(path, map[string]any{PasswordCloud: k.passwordCloud(ControllerUser, k.Password, ControllerProject, name)})
+}
+
+// NetworkRegion makes region regionID, whose catalog sends network
+// requests to networkURL.
+func (k *Keystone) NetworkRegion(ctx context.Context, regionID, networkURL string) error {
+	admin, err := k.AdminClient(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := regions.Create(ctx, admin, regions.CreateOpts{ID: regionID}).Extract(); err != nil {
+		return fmt.Errorf("creating region %s: %w", regionID, err)
+	}
+	return registerNetworkEndpoint(ctx, admin, k.networkServiceID, regionID, networkURL)
+}
+
+// ControllerUserCloud writes a clouds.yaml whose one cloud, PasswordCloud,
+// authenticates as a user of its own, user, in the controller's project,
+// and takes endpoints from regionID: replicas of one controller that
+// share a place (one Keystone, region, interface and project) but whose
+// requests a test tells apart by their tokens' users. It returns the
+// file's path.
+func (k *Keystone) ControllerUserCloud(ctx context.Context, user, regionID string) (string, error) {
+	admin, err := k.AdminClient(ctx)
+	if err != nil {
+		return "", err
+	}
+	password := secret()
+	if _, err := userIn(ctx, admin, k.ProjectID, user, password, k.roleIDs["member"]); err != nil {
+		return "", err
+	}
+	path := filepath.Join(k.dir, user+"-clouds.yaml")
+	return path, writeClouds(path, map[string]any{PasswordCloud: k.passwordCloud(user, password, ControllerProject, regionID)})
 }
 
 // passwordCloud is a clouds.yaml cloud that authenticates as user with

@@ -17,8 +17,8 @@ import (
 )
 
 // chaosProxy stands between one replica and the neutron-server it reaches
-// through Keystone's catalog (the replica's region names the proxy as its
-// network endpoint). It records every write the replica sends, and, while
+// through Keystone's catalog (the region's network endpoint, the
+// replicaRouter, hands it the replica's requests). It records every write the replica sends, and, while
 // chaos is on, answers a share of the requests as a failing load balancer
 // or server would: refused with a 502 before Neutron sees it, carried out
 // by Neutron with its answer lost (a 504 after the fact: a late

@@ -13,8 +13,9 @@
 // neutron-server behind it (the controllers' way in), plus the noauth
 // neutron-server on the same database through which the soak checks.
 // Two controller replicas run with leader election, through clouds.yaml,
-// each in a Keystone region of its own whose network endpoint is its own
-// proxy to Neutron: the proxy records its writes and injects its faults.
+// as Keystone users of their own in one region, whose network endpoint
+// hands each replica's requests, by its token's user, to a proxy to
+// Neutron of its own: the proxy records its writes and injects its faults.
 //
 // Faults, one at a time, each followed by recovery (faults.go):
 //   - controller-kill: SIGKILL of a random replica, restarted at once;
@@ -92,6 +93,9 @@ func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Du
 	defer func() {
 		for _, c := range s.controllers {
 			_ = c.Stop(10 * time.Second)
+		}
+		if s.router != nil {
+			_ = s.router.close()
 		}
 		for _, p := range s.proxies {
 			_ = p.close()

@@ -52,6 +52,10 @@ type adoptee struct {
 	name, description   string
 }
 
+// replicasRegion is the one Keystone region both replicas reach Neutron
+// through.
+const replicasRegion = "soak"
+
 // namespaces are the workload's: one controller manages both.
 var namespaces = [2]string{"soak", "soak-b"}
 
@@ -61,6 +65,9 @@ type soak struct {
 	nc          clientset.Interface
 	controllers []*framework.Process
 	proxies     []*chaosProxy
+	// router is the replicas' one network endpoint, which hands each
+	// replica's requests to its proxy.
+	router *replicaRouter
 	// apiProxies are each replica's own way to the API server, which a
 	// partition cuts for that replica alone.
 	apiProxies []*framework.TCPProxy
@@ -102,18 +109,33 @@ func (s *soak) setUp(ctx context.Context, seed uint64) error {
 		return err
 	}
 	for i := range 2 {
+		proxy, err := startChaosProxy(i, s.stack.Neutron.KeystoneEndpoint, s.hist, rand.New(rand.NewPCG(seed, seed^uint64(0xc4a05+i))))
+		if err != nil {
+			return err
+		}
+		s.proxies = append(s.proxies, proxy)
+	}
+	// The replicas share one place, as a Deployment's do: one region,
+	// whose network endpoint routes each replica's requests to its own
+	// proxy by its token's user.
+	admin, err := s.stack.Keystone.AdminClient(ctx)
+	if err != nil {
+		return err
+	}
+	if s.router, err = startReplicaRouter(s.proxies, admin); err != nil {
+		return err
+	}
+	if err := s.stack.Keystone.NetworkRegion(ctx, replicasRegion, s.router.URL); err != nil {
+		return err
+	}
+	for i := range 2 {
 		kubeconfig := filepath.Join(s.stack.Dir, fmt.Sprintf("soak-%d.kubeconfig", i))
 		api, err := framework.PartitionableKubeconfig(s.stack.ControlPlane.AdminConfig, kubeconfig)
 		if err != nil {
 			return err
 		}
 		s.apiProxies = append(s.apiProxies, api)
-		proxy, err := startChaosProxy(i, s.stack.Neutron.KeystoneEndpoint, s.hist, rand.New(rand.NewPCG(seed, seed^uint64(0xc4a05+i))))
-		if err != nil {
-			return err
-		}
-		s.proxies = append(s.proxies, proxy)
-		cloudsYAML, err := s.stack.Keystone.ControllerCloudVia(ctx, replicaHostname(i), proxy.URL)
+		cloudsYAML, err := s.stack.Keystone.ControllerUserCloud(ctx, replicaHostname(i), replicasRegion)
 		if err != nil {
 			return err
 		}
