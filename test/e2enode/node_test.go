@@ -485,6 +485,7 @@ func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
 	// scraped waits until every target of both jobs passes ok.
 	scraped := func(what string, ok func(health, lastError string) bool) {
 		t.Helper()
+		seen := "nothing yet" // the targets' states at the last answer
 		framework.Eventually(ctx, t, 90*time.Second, func(ctx context.Context) (bool, string, error) {
 			var targets struct {
 				Data struct {
@@ -496,7 +497,7 @@ func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
 				} `json:"data"`
 			}
 			if err := api(ctx, "targets", &targets); err != nil {
-				return false, err.Error(), nil
+				return false, fmt.Sprintf("%s; targets: %s (%v)", what, seen, err), nil
 			}
 			passed := map[string]int{}
 			var states []string
@@ -506,7 +507,8 @@ func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
 				}
 				states = append(states, fmt.Sprintf("%s/%s %s %s", tg.Labels["job"], tg.Labels["pod"], tg.Health, tg.LastError))
 			}
-			return passed["network-controller"] == 2 && passed["envoy-injector"] == 2, fmt.Sprintf("%s; targets: %v", what, states), nil
+			seen = fmt.Sprint(states)
+			return passed["network-controller"] == 2 && passed["envoy-injector"] == 2, fmt.Sprintf("%s; targets: %s", what, seen), nil
 		})
 	}
 
