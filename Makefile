@@ -91,7 +91,7 @@ monitoring: packages ## Check the Prometheus configuration and alert rules, and 
 	promtool check rules artifacts/prometheus/rules.yaml
 	cd artifacts/prometheus && promtool test rules rules_test.yaml
 	@tmp=$$(mktemp -d) && sed -e "s#RULES#$$PWD/artifacts/prometheus/rules.yaml#" -e "s#TOKEN_FILE#$$tmp/token#" -e "s#TARGETS#$$tmp#" \
-		artifacts/prometheus/prometheus.yml >"$$tmp/prometheus.yml" && touch "$$tmp/token" && \
+		-e "s#CA_FILE#$$tmp/ca.crt#" artifacts/prometheus/prometheus.yml >"$$tmp/prometheus.yml" && touch "$$tmp/token" "$$tmp/ca.crt" && \
 		promtool check config "$$tmp/prometheus.yml"; status=$$?; rm -rf "$$tmp"; exit $$status
 
 .PHONY: e2e

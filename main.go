@@ -16,6 +16,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -113,6 +114,7 @@ type options struct {
 	metricsBindAddress string
 	profiling          bool
 	metricsSecure      bool
+	certFile, keyFile  string
 	tracingConfigFile  string
 }
 
@@ -156,7 +158,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiler at /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.metricsBindAddress, "metrics-bind-address", ":8080", "Address of /metrics (Prometheus); \"0\" turns it off. May equal --health-probe-bind-address, unless --metrics-secure.")
 	fs.StringVar(&o.tracingConfigFile, "tracing-config-file", "", "A TracingConfiguration file, as kube-apiserver's (endpoint: an OTLP gRPC collector, default localhost:4317; samplingRatePerMillion). Set, each sync is an OpenTelemetry span with a child for each request it makes; set or not, each Neutron request carries the sync's trace ID as its global request ID (X-OpenStack-Request-ID), and a condition Neutron's answer caused names the request as Neutron's log does (docs/tracing.md).")
-	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics (and the profiler) over HTTPS, with a self-signed certificate, to callers the API server authenticates (TokenReview) and authorizes to get the path (SubjectAccessReview), as kube-controller-manager's secure port does; needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics (and the profiler) over HTTPS, with the certificate of --tls-cert-file (else a self-signed one), to callers the API server authenticates (TokenReview) and authorizes to get the path (SubjectAccessReview), as kube-controller-manager's secure port does; needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
+	fs.StringVar(&o.certFile, "tls-cert-file", "", "Serving certificate (PEM) of /metrics with --metrics-secure, reloaded when it changes; the Deployment mounts one signed by the CA Prometheus trusts (docs/monitoring.md). Without it and --tls-private-key-file, a self-signed certificate made at each start is served, which Prometheus cannot verify: a scraper must then skip verification and sends its token to whatever answers at the address.")
+	fs.StringVar(&o.keyFile, "tls-private-key-file", "", "Private key (PEM) of --tls-cert-file, reloaded when it changes.")
 }
 
 // addCloudFlags adds the flags that say which Neutron to talk to, and how:
@@ -191,6 +195,12 @@ func (o *options) validate() error {
 	}
 	if o.metricsSecure && o.metricsBindAddress == o.probeBindAddress && o.metricsBindAddress != "0" {
 		return fmt.Errorf("--metrics-secure serves /metrics over HTTPS with authentication, so it needs a --metrics-bind-address other than --health-probe-bind-address, which the kubelet probes without either")
+	}
+	if (o.certFile == "") != (o.keyFile == "") {
+		return fmt.Errorf("--tls-cert-file and --tls-private-key-file go together: give both or neither")
+	}
+	if o.certFile != "" && !o.metricsSecure {
+		return fmt.Errorf("--tls-cert-file serves /metrics over HTTPS, which --metrics-secure turns on: give it too")
 	}
 	if errs := validation.IsDNS1123Label(o.clusterName); o.clusterName != "" && len(errs) > 0 {
 		return fmt.Errorf("--cluster-name %q cannot be part of the ownership mark of Neutron resources: %s", o.clusterName, strings.Join(errs, "; "))
@@ -496,12 +506,16 @@ func run(ctx context.Context, opts options) error {
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	ready := readiness{auth: authErr}
 	var auth *serving.DelegatedAuth
+	var metricsTLS *tls.Config
 	if opts.metricsSecure {
 		if auth, err = serving.NewDelegatedAuth(kubeClient); err != nil {
 			return err
 		}
+		if metricsTLS, err = opts.metricsTLS(ctx); err != nil {
+			return err
+		}
 	}
-	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling, auth,
+	if err := serve(ctx, opts.probeBindAddress, opts.metricsBindAddress, opts.profiling, auth, metricsTLS,
 		[]healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.checks()); err != nil {
 		return err
 	}
@@ -822,11 +836,22 @@ func withheld(check healthz.HealthChecker) healthz.HealthChecker {
 	})
 }
 
+// metricsTLS is the TLS configuration of the secure /metrics: the
+// certificate of --tls-cert-file, followed as its Secret is renewed, or
+// without it one made now and signed by itself, which no scraper can
+// verify (out of cluster, where nothing else is at hand).
+func (o *options) metricsTLS(ctx context.Context) (*tls.Config, error) {
+	if o.certFile == "" {
+		return serving.SelfSignedTLS(controllerAgentName)
+	}
+	return serving.FileTLS(ctx, o.certFile, o.keyFile, nil)
+}
+
 // serve serves /healthz and /readyz on probeAddr and /metrics on
 // metricsAddr (the same server when they are equal; "0" turns one off)
-// until ctx ends. With auth, /metrics is served over HTTPS to the callers
-// auth lets through.
-func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, auth *serving.DelegatedAuth, health, ready []healthz.HealthChecker) error {
+// until ctx ends. With auth, /metrics is served over HTTPS with
+// metricsTLS to the callers auth lets through.
+func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, auth *serving.DelegatedAuth, metricsTLS *tls.Config, health, ready []healthz.HealthChecker) error {
 	muxes := map[string]*mux.PathRecorderMux{}
 	muxFor := func(addr string) *mux.PathRecorderMux {
 		if muxes[addr] == nil {
@@ -848,9 +873,7 @@ func serve(ctx context.Context, probeAddr, metricsAddr string, profiling bool, a
 		}
 		srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
 		if auth != nil && addr == metricsAddr {
-			if srv.TLSConfig, err = serving.SelfSignedTLS(controllerAgentName); err != nil {
-				return err
-			}
+			srv.TLSConfig = metricsTLS
 		}
 		go func() {
 			if err := serving.Run(ctx, srv, ln); err != nil {

@@ -10,7 +10,9 @@
 #      reaches Neutron through Keystone's catalog, exactly as with a real
 #      cloud;
 #   3. installs charts/envoy-injector, with its serving certificate
-#      (hack/injector-certs.sh);
+#      (hack/injector-certs.sh), which also signs the certificate of the
+#      controller's /metrics (the Secret network-controller-metrics-tls,
+#      which the controller's Pods wait for);
 #   4. waits until both Deployments are rolled out.
 # The kustomizations (artifacts/deploy, artifacts/injector) render the same
 # objects (test/charts); `kubectl apply -k` works as well as this.

@@ -6,6 +6,15 @@
 # `kubectl apply -k artifacts/injector`, and again to rotate. Needs openssl
 # and kubectl.
 #
+# The same CA signs the certificate of the controller's /metrics, for
+# network-controller-metrics.network-controller-system.svc (what Prometheus
+# verifies: server_name in artifacts/prometheus/prometheus.yml), stored as
+# the Secret network-controller-metrics-tls that its Deployment mounts,
+# when the controller's namespace (CONTROLLER_NAMESPACE) exists: install
+# the controller first, or run this again after. Prometheus trusts the
+# webhooks' caBundle (hack/local-prometheus.sh), which covers both
+# certificates through a rotation as it does for the API server.
+#
 # Rotation never refuses a Pod. A Pod serves the old certificate until the
 # kubelet has updated its Secret volume (up to a minute or two), so what the
 # API server trusts must cover the old certificate and the new one at once:
@@ -18,6 +27,7 @@
 # In production cert-manager does all of this (docs/sidecar-injection.md).
 set -euo pipefail
 ns=${NAMESPACE:-envoy-injector}
+controller_ns=${CONTROLLER_NAMESPACE:-network-controller-system}
 svc=envoy-injector
 rotate_ca=false
 [[ ${1:-} == --rotate-ca ]] && rotate_ca=true
@@ -44,11 +54,16 @@ else
 	new_ca
 fi
 
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=${svc}.${ns}.svc" \
-	-keyout "${dir}/tls.key" -out "${dir}/tls.csr" 2>/dev/null
-openssl x509 -req -in "${dir}/tls.csr" -CA "${dir}/ca.crt" -CAkey "${dir}/ca.key" -CAcreateserial -days 365 \
-	-extfile <(printf 'subjectAltName=DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "${svc}" "${ns}" "${svc}" "${ns}") \
-	-out "${dir}/tls.crt" 2>/dev/null
+# sign writes ${dir}/$1.crt and $1.key: a serving certificate for the
+# DNS names $2 and $3, signed by the CA.
+sign() {
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$2" \
+		-keyout "${dir}/$1.key" -out "${dir}/$1.csr" 2>/dev/null
+	openssl x509 -req -in "${dir}/$1.csr" -CA "${dir}/ca.crt" -CAkey "${dir}/ca.key" -CAcreateserial -days 365 \
+		-extfile <(printf 'subjectAltName=DNS:%s,DNS:%s\nextendedKeyUsage=serverAuth\n' "$2" "$3") \
+		-out "${dir}/$1.crt" 2>/dev/null
+}
+sign tls "${svc}.${ns}.svc" "${svc}.${ns}.svc.cluster.local"
 
 # caBundle first, the certificate after: the API server trusts the new
 # certificate before any Pod can serve it.
@@ -62,3 +77,11 @@ kubectl patch mutatingwebhookconfiguration envoy-injector --type=json -p "[
   {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"${bundle}\"}]" >/dev/null
 kubectl -n "${ns}" create secret tls envoy-injector-tls --cert="${dir}/tls.crt" --key="${dir}/tls.key" \
 	--dry-run=client -o yaml | kubectl apply -f -
+
+# The controller's, once it is installed; not into a namespace on its way
+# out (kubectl delete -k artifacts/deploy).
+if [[ $(kubectl get namespace "${controller_ns}" -o jsonpath='{.status.phase}' 2>/dev/null) == Active ]]; then
+	sign metrics "network-controller-metrics.${controller_ns}.svc" "network-controller-metrics.${controller_ns}.svc.cluster.local"
+	kubectl -n "${controller_ns}" create secret tls network-controller-metrics-tls --cert="${dir}/metrics.crt" --key="${dir}/metrics.key" \
+		--dry-run=client -o yaml | kubectl apply -f -
+fi

@@ -2,12 +2,17 @@
 # Runs Debian's Prometheus beside the local stack, after `make deploy`: it
 # scrapes both programs' Pods over HTTPS with the token of the
 # ServiceAccount monitoring/prometheus (artifacts/prometheus/rbac.yaml),
-# which the API server authorizes to get /metrics, and evaluates the alert
+# which the API server authorizes to get /metrics, after verifying each
+# serving certificate against the CA of hack/injector-certs.sh (the
+# webhooks' caBundle: the CA, and during a --rotate-ca the old one too),
+# and evaluates the alert
 # rules of artifacts/prometheus/rules.yaml. Run it again after the Pods
 # changed: it rewrites their list, which Prometheus rereads by itself.
 # hack/local-down.sh stops it.
 # Environment as hack/deploy.sh's (.local/env, or DEPLOY_ENV=0);
-# PROMETHEUS_DIR (.local/prometheus) and PROMETHEUS_PORT (9090).
+# PROMETHEUS_DIR (.local/prometheus) and PROMETHEUS_PORT (9090);
+# PROMETHEUS_CA_FILE, a CA to trust instead (cert-manager's, or a wrong
+# one, to see every scrape refused).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${root}"
@@ -25,6 +30,15 @@ mkdir -p "${dir}/targets" "${dir}/data"
 
 kubectl apply -f artifacts/prometheus/rbac.yaml >/dev/null
 kubectl -n monitoring create token prometheus --duration=24h >"${dir}/token"
+# What the API server trusts the injector by signs the controller's
+# certificate as well; Prometheus rereads the file when it changes.
+kubectl get mutatingwebhookconfiguration envoy-injector -o jsonpath='{.webhooks[0].clientConfig.caBundle}' |
+	base64 -d >"${dir}/ca.crt.new"
+if [[ ! -s ${dir}/ca.crt.new ]]; then
+	echo "the webhook envoy-injector has no caBundle: run hack/injector-certs.sh" >&2
+	exit 1
+fi
+mv "${dir}/ca.crt.new" "${dir}/ca.crt"
 
 # targets writes the file_sd list of the Ready Pods of app $2 in namespace
 # $1, at port $3.
@@ -45,6 +59,7 @@ targets envoy-injector envoy-injector 8443 >"${dir}/targets/envoy-injector.json.
 for f in "${dir}"/targets/*.new; do mv "${f}" "${f%.new}"; done
 
 sed -e "s#RULES#${root}/artifacts/prometheus/rules.yaml#" -e "s#TOKEN_FILE#${dir}/token#" -e "s#TARGETS#${dir}/targets#" \
+	-e "s#CA_FILE#${PROMETHEUS_CA_FILE:-${dir}/ca.crt}#" \
 	artifacts/prometheus/prometheus.yml >"${dir}/prometheus.yml"
 
 if [[ -f ${dir}/pid ]] && kill -0 "$(cat "${dir}/pid")" 2>/dev/null; then

@@ -13,9 +13,7 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -32,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -203,7 +200,11 @@ func run(ctx context.Context, o options) error {
 			return nil
 		})})
 
-	tlsConfig, err := servingTLS(ctx, o.certFile, o.keyFile)
+	// The certificate is followed as its Secret changes; the expiry of
+	// the one served is what EnvoyInjectorCertificateExpiring reads.
+	tlsConfig, err := serving.FileTLS(ctx, o.certFile, o.keyFile, func(cert *x509.Certificate) {
+		metrics.ServingCertificateExpiration.Set(float64(cert.NotAfter.Unix()))
+	})
 	if err != nil {
 		return err
 	}
@@ -226,42 +227,4 @@ func run(ctx context.Context, o options) error {
 	}
 	logger.Info("Serving", "address", ln.Addr().String(), "configMap", o.configMapNamespace+"/"+o.configMapName)
 	return serving.Run(ctx, srv, ln)
-}
-
-// expiryMetric publishes the expiry of the certificate content holds,
-// whenever content loads one.
-type expiryMetric struct {
-	content dynamiccertificates.CertKeyContentProvider
-}
-
-func (e expiryMetric) Enqueue() {
-	certPEM, _ := e.content.CurrentCertKeyContent()
-	if block, _ := pem.Decode(certPEM); block != nil {
-		if cert, err := x509.ParseCertificate(block.Bytes); err == nil {
-			metrics.ServingCertificateExpiration.Set(float64(cert.NotAfter.Unix()))
-		}
-	}
-}
-
-// servingTLS serves the certificate and key in certFile and keyFile, and
-// follows them when they change (a rotated Secret, cert-manager): with
-// kube-apiserver's own machinery, which watches the files and re-reads them
-// every minute, and hands each new connection the latest valid pair. A
-// pair caught half-written is refused and the previous one kept.
-func servingTLS(ctx context.Context, certFile, keyFile string) (*tls.Config, error) {
-	content, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("loading the serving certificate: %w", err)
-	}
-	base := &tls.Config{MinVersion: tls.VersionTLS12}
-	certs := dynamiccertificates.NewDynamicServingCertificateController(base, nil, content, nil, nil)
-	content.AddListener(certs)
-	content.AddListener(expiryMetric{content})
-	if err := certs.RunOnce(); err != nil {
-		return nil, fmt.Errorf("loading the serving certificate: %w", err)
-	}
-	expiryMetric{content}.Enqueue()
-	go content.Run(ctx, 1)
-	go certs.Run(1, ctx.Done())
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: certs.GetConfigForClient}, nil
 }

@@ -1,13 +1,10 @@
 package serving
 
 import (
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
-
-	certutil "k8s.io/client-go/util/cert"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -79,19 +76,4 @@ func (d *DelegatedAuth) Protect(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// SelfSignedTLS is a TLS configuration with a certificate made now for
-// host and signed by itself: what kube-controller-manager serves when it
-// is given none. Callers authenticate with tokens, not by pinning it.
-func SelfSignedTLS(host string) (*tls.Config, error) {
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("making a self-signed serving certificate: %w", err)
-	}
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, err
-	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}, nil
 }

@@ -444,11 +444,13 @@ func servedCertificates(ctx context.Context, t *testing.T) map[string]string {
 
 // TestPrometheusScrapesBothProgramsAndLoadsTheRules runs Debian's
 // Prometheus as hack/local-prometheus.sh does: both programs' Pods are
-// scraped healthy through their authenticated /metrics, every alert rule
-// evaluates, and every metric the dashboard asks for is in what was
-// scraped.
+// scraped healthy through their authenticated /metrics, each serving
+// certificate verified against the CA of hack/injector-certs.sh (with
+// another CA, every scrape fails its TLS handshake, before the token is
+// sent), every alert rule evaluates, and every metric the dashboard asks
+// for is in what was scraped.
 func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
-	ctx := framework.TestContext(t, 3*time.Minute)
+	ctx := framework.TestContext(t, 4*time.Minute)
 	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
 	waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)
 	ports, err := framework.FreePorts(1)
@@ -456,17 +458,20 @@ func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(stack.Dir, "prometheus")
-	cmd := exec.CommandContext(ctx, filepath.Join(stack.RepoRoot, "hack", "local-prometheus.sh"))
-	cmd.Env = append(os.Environ(), "DEPLOY_ENV=0", "KUBECONFIG="+stack.ControlPlane.AdminKubeconfig,
-		"PROMETHEUS_DIR="+dir, fmt.Sprintf("PROMETHEUS_PORT=%d", ports[0]))
-	out, err := cmd.CombinedOutput()
 	t.Cleanup(func() {
 		if pid, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil {
 			_ = exec.Command("kill", strings.TrimSpace(string(pid))).Run()
 		}
 	})
-	if err != nil {
-		t.Fatalf("hack/local-prometheus.sh: %v\n%s", err, out)
+	// prometheus runs the script (again: it reloads Prometheus) with env.
+	prometheus := func(env ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, filepath.Join(stack.RepoRoot, "hack", "local-prometheus.sh"))
+		cmd.Env = append(append(os.Environ(), "DEPLOY_ENV=0", "KUBECONFIG="+stack.ControlPlane.AdminKubeconfig,
+			"PROMETHEUS_DIR="+dir, fmt.Sprintf("PROMETHEUS_PORT=%d", ports[0])), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hack/local-prometheus.sh: %v\n%s", err, out)
+		}
 	}
 	api := func(ctx context.Context, path string, into any) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/api/v1/%s", ports[0], path), nil)
@@ -477,30 +482,53 @@ func TestPrometheusScrapesBothProgramsAndLoadsTheRules(t *testing.T) {
 		defer resp.Body.Close()
 		return json.NewDecoder(resp.Body).Decode(into)
 	}
-
-	framework.Eventually(ctx, t, 90*time.Second, func(ctx context.Context) (bool, string, error) {
-		var targets struct {
-			Data struct {
-				ActiveTargets []struct {
-					Labels    map[string]string `json:"labels"`
-					Health    string            `json:"health"`
-					LastError string            `json:"lastError"`
-				} `json:"activeTargets"`
-			} `json:"data"`
-		}
-		if err := api(ctx, "targets", &targets); err != nil {
-			return false, err.Error(), nil
-		}
-		up := map[string]int{}
-		var states []string
-		for _, tg := range targets.Data.ActiveTargets {
-			if tg.Health == "up" {
-				up[tg.Labels["job"]]++
+	// scraped waits until every target of both jobs passes ok.
+	scraped := func(what string, ok func(health, lastError string) bool) {
+		t.Helper()
+		seen := "nothing yet" // the targets' states at the last answer
+		framework.Eventually(ctx, t, 90*time.Second, func(ctx context.Context) (bool, string, error) {
+			var targets struct {
+				Data struct {
+					ActiveTargets []struct {
+						Labels    map[string]string `json:"labels"`
+						Health    string            `json:"health"`
+						LastError string            `json:"lastError"`
+					} `json:"activeTargets"`
+				} `json:"data"`
 			}
-			states = append(states, fmt.Sprintf("%s/%s %s %s", tg.Labels["job"], tg.Labels["pod"], tg.Health, tg.LastError))
-		}
-		return up["network-controller"] == 2 && up["envoy-injector"] == 2, fmt.Sprintf("targets: %v", states), nil
+			if err := api(ctx, "targets", &targets); err != nil {
+				return false, fmt.Sprintf("%s; targets: %s (%v)", what, seen, err), nil
+			}
+			passed := map[string]int{}
+			var states []string
+			for _, tg := range targets.Data.ActiveTargets {
+				if ok(tg.Health, tg.LastError) {
+					passed[tg.Labels["job"]]++
+				}
+				states = append(states, fmt.Sprintf("%s/%s %s %s", tg.Labels["job"], tg.Labels["pod"], tg.Health, tg.LastError))
+			}
+			seen = fmt.Sprint(states)
+			return passed["network-controller"] == 2 && passed["envoy-injector"] == 2, fmt.Sprintf("%s; targets: %s", what, seen), nil
+		})
+	}
+
+	// A CA that signed neither certificate: no scrape gets past TLS.
+	other, err := framework.NewServingCertificate(t.TempDir(), nil, []string{"other.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCA := filepath.Join(t.TempDir(), "other-ca.crt")
+	if err := os.WriteFile(otherCA, other.CAPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prometheus("PROMETHEUS_CA_FILE=" + otherCA)
+	scraped("every scrape refused by a scraper that trusts another CA", func(health, lastError string) bool {
+		return health == "down" && strings.Contains(lastError, "certificate signed by unknown authority")
 	})
+
+	// The CA of hack/injector-certs.sh: every scrape verified and served.
+	prometheus()
+	scraped("every target up", func(health, _ string) bool { return health == "up" })
 
 	var rules struct {
 		Data struct {
