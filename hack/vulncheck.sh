@@ -43,6 +43,11 @@ if [[ ! -d "${db}" || "$(cat "${bin}/.vulndb.stamp" 2>/dev/null)" != "${version}
 	echo "${version}" >"${bin}/.vulndb.stamp"
 	echo "vulndb: built in $((SECONDS - start))s"
 fi
+# `$0 db` stops here: .ci/run builds the tools and the database beside the
+# control plane's build, so that make test's vulncheck only scans.
+if [[ ${1:-} == db ]]; then
+	exit 0
+fi
 
 status=0
 for module in . docs/learn/controller-runtime; do
