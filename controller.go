@@ -79,7 +79,7 @@ type Reconciler interface {
 
 // Projects finds the OpenStack project a Network lives in (the
 // controller's own, or the one its namespace's credentials name) and the
-// Reconciler that acts there: pkg/projects, which also runs each project's
+// Reconciler that acts there: pkg/tenancy, which also runs each project's
 // Neutron informer and the garbage collector of its orphans.
 type Projects interface {
 	// Start lists Neutron in the controller's own project, then returns;
@@ -336,7 +336,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 	network, err := c.networksLister.Networks(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		// Gone: its Neutron resources, if any are left, are the garbage
-		// collector's (pkg/projects hands them over).
+		// collector's (pkg/tenancy hands them over).
 		return result{}
 	}
 	if err != nil {

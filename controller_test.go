@@ -32,8 +32,8 @@ import (
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 // fixture is one controller over fake clients and a fake reconciler, in
@@ -85,10 +85,10 @@ func (r *fakeReconciler) Delete(context.Context, *samplecrdv1.Network) reconcile
 
 // fakeProjects hands every Network the one reconciler, as the controller's
 // own project; it refuses what policy refuses, and credentials as a
-// controller without a cloud does. pkg/projects is tested on its own.
+// controller without a cloud does. pkg/tenancy is tested on its own.
 type fakeProjects struct {
 	reconciler *fakeReconciler
-	policy     *policy.Policy
+	policy     *tenancy.Policy
 }
 
 func (p *fakeProjects) Start(context.Context, func(any)) error { return nil }
@@ -121,8 +121,8 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	if err := namespaces.Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil {
 		t.Fatal(err)
 	}
-	grants := policy.NewFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
-		corelisters.NewNamespaceLister(namespaces), factory.Samplecrd().V1().Networks().Lister(), policy.Defaults{})
+	grants := tenancy.NewPolicyFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
+		corelisters.NewNamespaceLister(namespaces), factory.Samplecrd().V1().Networks().Lister(), tenancy.Defaults{})
 	f.kube = k8sfake.NewClientset()
 	configMaps := kubeinformers.NewSharedInformerFactory(f.kube, 0).Core().V1().ConfigMaps()
 	c, err := NewController(ctx, f.kube, f.client, factory.Samplecrd().V1().Networks(), configMaps,

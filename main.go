@@ -64,14 +64,11 @@ import (
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	"github.com/samplecrd/network-controller/pkg/importer"
 	"github.com/samplecrd/network-controller/pkg/incluster"
-	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/leader"
 	"github.com/samplecrd/network-controller/pkg/logging"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/plan"
-	"github.com/samplecrd/network-controller/pkg/policy"
-	"github.com/samplecrd/network-controller/pkg/projects"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/serving"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
@@ -375,18 +372,14 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 	dryRuns := map[tenancy.Key]*plan.DryRun{}
 	clusterFactory := informers.NewSharedInformerFactory(networkClient, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(),
-		clusterFactory.Samplecrd().V1().Networks(), opts.policyDefaults())
-	registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
-		own: neutronClient, ownCloud: ownCloud, reach: &neutron.Reachability{}, tracer: tracenoop.NewTracerProvider(), adoption: grants,
-		wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
+	set, err := tenancy.Build(tenancy.Parts{
+		Networks: clusterFactory.Samplecrd().V1().Networks(), TenantPolicies: clusterFactory.Samplecrd().V1().TenantPolicies(),
+		Namespaces: kubeFactory.Core().V1().Namespaces(), Secrets: kubeClient.CoreV1(), NetworkClient: networkClient, Mark: mark,
+		Own: neutronClient, OwnCloud: ownCloud, Reach: &neutron.Reachability{}, Connect: opts.tenantSession(tracenoop.NewTracerProvider()),
+		Wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
 			dryRuns[key] = plan.NewDryRun(client)
 			return dryRuns[key]
-		}})
-	// The projects' informer of Networks is never started: a plan asks
-	// them For, which reads none.
-	set, err := projects.New(informers.NewSharedInformerFactory(networkClient, 0).Samplecrd().V1().Networks(), registry,
-		projects.Options{Policy: grants})
+		}}, opts.tenancyConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -397,12 +390,9 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 	defer done()
 	clusterFactory.Start(informing.Done())
 	kubeFactory.Start(informing.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), grants.HasSynced) {
-		return nil, errors.New("the TenantPolicy and Namespace caches did not sync")
+	if err := set.ListOnce(ctx); err != nil {
+		return nil, err
 	}
-	// Each project is listed once, as the controller lists it before its
-	// workers start; a failed list is the Preflight refusal it would be.
-	registry.Start(ctx, func(ctx context.Context, _ tenancy.Key, p *projects.Project) { _, _ = p.Inventory.Refresh(ctx) })
 	project := func(ctx context.Context, network *samplecrdv1.Network) (plan.Reconciler, *plan.DryRun, error) {
 		r, err := set.For(ctx, network)
 		if err != nil {
@@ -551,21 +541,18 @@ func run(ctx context.Context, opts options) error {
 		// them: both are watched cluster-wide, whatever --namespace says.
 		clusterFactory := informers.NewSharedInformerFactory(networkClient, opts.resyncPeriod)
 		kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, opts.resyncPeriod)
-		grants := policy.New(clusterFactory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), networks, opts.policyDefaults())
 		// The garbage collector is a controller of its own, with Events
 		// of its own, as kube-controller-manager's controllers each have.
 		gcEvents := events.NewBroadcaster(ctx, kubeClient, opts.eventLimit, metrics.EventsDropped.Inc)
 		defer gcEvents.Shutdown()
-		registry := newRegistry(opts, registryParts{mark: mark, kube: kubeClient, networks: networkClient,
-			own: neutronClient, ownCloud: ownCloud, reach: reach, fence: fence, tracer: tp, adoption: grants,
+		set, err := tenancy.Build(tenancy.Parts{
+			Networks: networks, TenantPolicies: clusterFactory.Samplecrd().V1().TenantPolicies(), Namespaces: kubeFactory.Core().V1().Namespaces(),
+			Secrets: kubeClient.CoreV1(), NetworkClient: networkClient, Mark: mark,
+			Own: neutronClient, OwnCloud: ownCloud, Reach: reach, Connect: opts.tenantSession(tp), Fence: fence.Check,
 			// Copies for deletions, in the controller's own namespace.
-			keeper: tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace}})
-		set, err := projects.New(networks, registry,
-			projects.Options{
-				Policy:        grants,
-				Recorder:      gcEvents.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "network-controller-garbage-collector"}),
-				MaxRetryDelay: opts.maxRetryDelay,
-			})
+			Keeper:   tenancy.SecretKeeper{Secrets: kubeClient.CoreV1(), Namespace: opts.leaderElection.ResourceNamespace},
+			Recorder: gcEvents.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "network-controller-garbage-collector"}),
+		}, opts.tenancyConfig())
 		if err != nil {
 			return err
 		}
@@ -609,92 +596,33 @@ func fencedClients(cfg *rest.Config, check func() error) (kubernetes.Interface, 
 	return kube, networks, nil
 }
 
-// projectsOf is a projects.Set as the controller asks for it: For's
+// projectsOf is a tenancy.Set as the controller asks for it: For's
 // reconciler as the controller's Reconciler.
-type projectsOf struct{ *projects.Set }
+type projectsOf struct{ *tenancy.Set }
 
 func (p projectsOf) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error) {
 	return p.Set.For(ctx, network)
 }
 
-// registryParts are what newRegistry builds a registry of projects from.
-type registryParts struct {
-	mark     neutron.Mark
-	kube     kubernetes.Interface
-	networks clientset.Interface
-	// own is the Neutron client of the controller's own cloud, ownCloud
-	// that cloud (nil for --neutron-endpoint), reach its reachability.
-	own      neutron.Interface
-	ownCloud *neutron.Cloud
-	reach    *neutron.Reachability
-	fence    *leader.Fence
-	// keeper keeps each namespace's credentials for deletions; nil keeps
-	// none (a plan, which writes nothing).
-	keeper tenancy.Keeper
-	// wrap, when set, wraps each project's Neutron client: a plan's
-	// DryRun.
-	wrap func(tenancy.Key, neutron.Interface) neutron.Interface
-	// tracer traces the requests of each namespace's Neutron client.
-	tracer trace.TracerProvider
-	// adoption says which networks the TenantPolicies name for adoption.
-	adoption reconcile.AdoptionGrants
-}
-
-// policyDefaults are what the flags grant before any TenantPolicy, and
-// the controller's namespace, whose Secrets no Network may name.
-func (o options) policyDefaults() policy.Defaults {
-	return policy.Defaults{AdoptionNamespaces: o.adoptionNamespaces, ExternalNetworks: o.externalNetworks,
-		ControllerNamespace: o.leaderElection.ResourceNamespace}
-}
-
-// newRegistry returns the registry of what the controller keeps per
-// OpenStack project, an inventory and a reconciler on it: its own project's
-// on neutronClient, and one per namespace's credentials, each on a Session
-// of its own (pkg/tenancy). It is built anew for each leader term, whose
-// end stops every project's list loop.
-func newRegistry(opts options, parts registryParts) *tenancy.Registry[*projects.Project] {
-	newProject := func(key tenancy.Key, client neutron.Interface) *projects.Project {
-		if parts.wrap != nil {
-			client = parts.wrap(key, client)
-		}
-		// Readiness speaks for the controller's own cloud: a namespace's
-		// endpoint that does not answer holds its own Networks, not the
-		// leader's /readyz.
-		var ownReach *neutron.Reachability
-		if key == (tenancy.Key{}) {
-			ownReach = parts.reach
-		}
-		inv := inventory.New(client, parts.mark, inventory.Options{
-			ResyncPeriod: opts.neutronResyncPeriod,
-			// A request whose answer was lost to our own timeout may
-			// still be under way in Neutron; two timeouts cover it.
-			LateCompletionGrace: 2 * opts.neutronTimeout,
-			Reachability:        ownReach,
-			Fence:               parts.fence.Check,
-		})
-		return &projects.Project{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, parts.mark, parts.networks, reconcile.Options{
-			Namespace:         opts.namespace,
-			CollectOrphans:    opts.orphanCollection,
-			OrphanGracePeriod: opts.orphanGracePeriod,
-			MaxOrphansPerList: opts.maxOrphansPerList,
-			Adoption:          parts.adoption,
-		})}
+// tenancyConfig is what the flags say of the projects (pkg/tenancy).
+func (o options) tenancyConfig() tenancy.Config {
+	return tenancy.Config{
+		Namespace: o.namespace,
+		Defaults: tenancy.Defaults{AdoptionNamespaces: o.adoptionNamespaces, ExternalNetworks: o.externalNetworks,
+			ControllerNamespace: o.leaderElection.ResourceNamespace},
+		NeutronResyncPeriod: o.neutronResyncPeriod, NeutronTimeout: o.neutronTimeout,
+		OrphanCollection: o.orphanCollection, OrphanGracePeriod: o.orphanGracePeriod, MaxOrphansPerList: o.maxOrphansPerList,
+		MaxCredentials: o.maxCredentials, MaxCredentialsPerNamespace: o.maxCredentialsPerNamespace,
+		CloudReload: o.cloudReload, MaxRetryDelay: o.maxRetryDelay,
 	}
-	return tenancy.New(newProject(tenancy.Key{}, parts.own), tenancy.Options[*projects.Project]{
-		Secrets: parts.kube.CoreV1(),
-		Own:     parts.ownCloud,
-		Connect: func(cloud *neutron.Cloud) neutron.Interface {
-			return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", opts, &neutron.Reachability{}, parts.tracer)
-		},
-		Build: newProject,
-		// A credential rebuilt (a rotated password) keeps the writes of
-		// the old one that went unanswered: they may still complete.
-		Inherit:         func(old, new *projects.Project) { new.Inventory.Inherit(old.Inventory) },
-		Keeper:          parts.keeper,
-		Max:             opts.maxCredentials,
-		MaxPerNamespace: opts.maxCredentialsPerNamespace,
-		RereadAfter:     opts.cloudReload,
-	})
+}
+
+// tenantSession connects a namespace's cloud: a Session of its own, read
+// once, traced with tp.
+func (o options) tenantSession(tp trace.TracerProvider) func(*neutron.Cloud) neutron.Interface {
+	return func(cloud *neutron.Cloud) neutron.Interface {
+		return newSession(cloud, func() (*neutron.Cloud, error) { return cloud, nil }, "a namespace's", o, &neutron.Reachability{}, tp)
+	}
 }
 
 // clusterMark is the ownership mark of this cluster: named by

@@ -18,7 +18,7 @@ import (
 
 // BenchmarkCacheMemoryPerNetwork measures what one Network costs the
 // controller's heap in steady state — its object in the informer's Indexer
-// (after the transform, with pkg/projects' index by UID) and its network and subnet in
+// (after the transform, with pkg/tenancy' index by UID) and its network and subnet in
 // the Neutron inventory — at 10,000 Networks, without waiting for Neutron
 // to make 10,000 networks. It reports B/Network; test/bench measures the
 // same on the real stack at smaller N.

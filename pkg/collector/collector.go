@@ -24,18 +24,19 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 // Key is one orphan: the Network UID its Neutron resources carry (their
 // namespace/name in Neutron may be cut short, so the UID is the only
-// exact handle), in the project of Tenant.
-type Key struct {
-	Tenant tenancy.Key
+// exact handle), in the project of Tenant. P names a project (pkg/tenancy's
+// Key); the collector never looks inside it, only hands it back to
+// Options.Project.
+type Key[P projectName] struct {
+	Tenant P
 	UID    types.UID
 }
 
-func (k Key) String() string { return "uid " + string(k.UID) + " in " + k.Tenant.String() }
+func (k Key[P]) String() string { return "uid " + string(k.UID) + " in " + k.Tenant.String() }
 
 // Project collects the orphans of one project: pkg/reconcile's Reconciler.
 type Project interface {
@@ -44,12 +45,12 @@ type Project interface {
 	CollectOrphans(ctx context.Context, uid types.UID, cached bool) reconcile.Outcome
 }
 
-// Options configure a Collector.
-type Options struct {
+// Options configure a Collector of projects named by P.
+type Options[P projectName] struct {
 	// Project returns the collector of the project of key while it is
 	// held; once it is let go its lists stop, and a new one sights the
 	// orphan anew when a Network names the project again.
-	Project func(key tenancy.Key) (Project, bool)
+	Project func(key P) (Project, bool)
 	// Cached reports whether the Network informer's cache holds a
 	// Network of uid.
 	Cached func(uid types.UID) bool
@@ -62,35 +63,42 @@ type Options struct {
 	MaxRetryDelay time.Duration
 }
 
+// projectName is what names a project: comparable, to be a queue's key, and
+// printable, for the log.
+type projectName interface {
+	comparable
+	fmt.Stringer
+}
+
 // Collector drains a rate-limited queue of orphans with its own workers.
-type Collector struct {
-	opts  Options
-	queue workqueue.TypedRateLimitingInterface[Key]
+type Collector[P projectName] struct {
+	opts  Options[P]
+	queue workqueue.TypedRateLimitingInterface[Key[P]]
 }
 
 // New returns a Collector with an empty queue.
-func New(opts Options) *Collector {
+func New[P projectName](opts Options[P]) *Collector[P] {
 	limiter := workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[Key](5*time.Millisecond, opts.MaxRetryDelay),
-		&workqueue.TypedBucketRateLimiter[Key]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+		workqueue.NewTypedItemExponentialFailureRateLimiter[Key[P]](5*time.Millisecond, opts.MaxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[Key[P]]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
-	return &Collector{opts: opts, queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-		workqueue.TypedRateLimitingQueueConfig[Key]{Name: "orphans"})}
+	return &Collector[P]{opts: opts, queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+		workqueue.TypedRateLimitingQueueConfig[Key[P]]{Name: "orphans"})}
 }
 
 // Enqueue queues the collection of what the project of tenant holds for
 // uid.
-func (c *Collector) Enqueue(tenant tenancy.Key, uid types.UID) {
-	c.queue.Add(Key{Tenant: tenant, UID: uid})
+func (c *Collector[P]) Enqueue(tenant P, uid types.UID) {
+	c.queue.Add(Key[P]{Tenant: tenant, UID: uid})
 }
 
 // Len is how many orphans wait in the queue.
-func (c *Collector) Len() int { return c.queue.Len() }
+func (c *Collector[P]) Len() int { return c.queue.Len() }
 
 // Run collects with workers until ctx ends, then lets each finish its
 // current orphan and returns. Collection is never urgent: one worker is
 // enough, and leaves Neutron's capacity to the Networks being made.
-func (c *Collector) Run(ctx context.Context, workers int) {
+func (c *Collector[P]) Run(ctx context.Context, workers int) {
 	go func() {
 		<-ctx.Done()
 		c.queue.ShutDownWithDrain()
@@ -110,7 +118,7 @@ func (c *Collector) Run(ctx context.Context, workers int) {
 
 // processNextItem collects one orphan and puts it back as the collection
 // says.
-func (c *Collector) processNextItem(ctx context.Context) bool {
+func (c *Collector[P]) processNextItem(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
 		return false
@@ -135,7 +143,7 @@ func (c *Collector) processNextItem(ctx context.Context) bool {
 
 // sync collects what Neutron holds for key, and records the Events the
 // collection reports.
-func (c *Collector) sync(ctx context.Context, key Key) (reconcile.Requeue, time.Duration, error) {
+func (c *Collector[P]) sync(ctx context.Context, key Key[P]) (reconcile.Requeue, time.Duration, error) {
 	p, ok := c.opts.Project(key.Tenant)
 	if !ok {
 		// Let go since it was queued: its lists stopped, and a new one,

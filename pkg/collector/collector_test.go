@@ -14,7 +14,6 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 const gone = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
@@ -31,8 +30,8 @@ func (p *project) CollectOrphans(_ context.Context, uid types.UID, cached bool) 
 }
 
 var (
-	own    = tenancy.Key{}
-	letGo  = tenancy.Key{Namespace: "default", Secret: "cloud", Cloud: "team"}
+	own    = credential{}
+	letGo  = credential{"default/cloud/team"}
 	capped = reconcile.Outcome{Events: []reconcile.Event{{Type: corev1.EventTypeWarning, Reason: "OrphanCollectionCapped",
 		Regarding: &corev1.ObjectReference{Kind: "Namespace", Name: "default"}}}}
 )
@@ -40,7 +39,7 @@ var (
 func TestTheCollectorsSync(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
-		key          Key
+		key          Key[credential]
 		cached       bool
 		outcome      reconcile.Outcome
 		fenced       bool
@@ -48,16 +47,16 @@ func TestTheCollectorsSync(t *testing.T) {
 		wantEvents   []string
 		wantRequeues int
 	}{
-		{name: "an orphan of a project no longer held: let go, its next list sights it again", key: Key{Tenant: letGo, UID: gone}},
+		{name: "an orphan of a project no longer held: let go, its next list sights it again", key: Key[credential]{Tenant: letGo, UID: gone}},
 		{name: "an orphan: CollectOrphans, told the Network is not cached; its Event goes on the namespace",
-			key: Key{UID: gone}, outcome: capped, wantCalls: []string{"CollectOrphans uncached"}, wantEvents: []string{"Warning OrphanCollectionCapped"}},
+			key: Key[credential]{UID: gone}, outcome: capped, wantCalls: []string{"CollectOrphans uncached"}, wantEvents: []string{"Warning OrphanCollectionCapped"}},
 		{name: "the UID of a Network still in the cache: CollectOrphans says so",
-			key: Key{UID: gone}, cached: true, wantCalls: []string{"CollectOrphans cached"}},
+			key: Key[credential]{UID: gone}, cached: true, wantCalls: []string{"CollectOrphans cached"}},
 		{name: "a collection that failed: retried with backoff",
-			key: Key{UID: gone}, outcome: reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: errors.New("down")},
+			key: Key[credential]{UID: gone}, outcome: reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: errors.New("down")},
 			wantCalls: []string{"CollectOrphans uncached"}, wantRequeues: 1},
 		{name: "a replica that cannot prove it leads records no Event, and retries",
-			key: Key{UID: gone}, outcome: capped, fenced: true, wantCalls: []string{"CollectOrphans uncached"}, wantRequeues: 1},
+			key: Key[credential]{UID: gone}, outcome: capped, fenced: true, wantCalls: []string{"CollectOrphans uncached"}, wantRequeues: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &project{outcome: tc.outcome}
@@ -66,8 +65,8 @@ func TestTheCollectorsSync(t *testing.T) {
 			if tc.fenced {
 				fence = func() error { return errors.New("the Lease was last renewed 12s ago") }
 			}
-			c := New(Options{
-				Project:  func(k tenancy.Key) (Project, bool) { return p, k == own },
+			c := New(Options[credential]{
+				Project:  func(k credential) (Project, bool) { return p, k == own },
 				Cached:   func(types.UID) bool { return tc.cached },
 				Recorder: recorder, Fence: fence, MaxRetryDelay: time.Minute,
 			})
@@ -89,7 +88,7 @@ func TestTheCollectorsSync(t *testing.T) {
 
 // TestRunStopsWithItsContext: Run returns once ctx ends.
 func TestRunStopsWithItsContext(t *testing.T) {
-	c := New(Options{Project: func(tenancy.Key) (Project, bool) { return nil, false }, MaxRetryDelay: time.Minute})
+	c := New(Options[credential]{Project: func(credential) (Project, bool) { return nil, false }, MaxRetryDelay: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -117,3 +116,8 @@ func events(r *record.FakeRecorder) []string {
 		}
 	}
 }
+
+// credential names a project, as pkg/tenancy's Key does.
+type credential struct{ name string }
+
+func (c credential) String() string { return c.name }

@@ -16,7 +16,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
-	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
@@ -86,7 +85,7 @@ func TestWhatASyncWouldDo(t *testing.T) {
 		wantRefused: true, wantError: "connection refused",
 	}, {
 		name: "a namespace not granted what it names: refused before Neutron is asked", spec: web,
-		policy:     &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "no TenantPolicy grants it"},
+		policy:     &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "no TenantPolicy grants it"},
 		wantReason: samplecrdv1.ReasonNotAllowed, wantRefused: true,
 	}, {
 		name: "a range from a pool: the plan stops where Neutron chooses it", spec: pooled,

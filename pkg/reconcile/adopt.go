@@ -23,7 +23,7 @@ import (
 // before it writes:
 //
 //   - a cluster administrator allows adoption in the Network's namespace
-//     (a TenantPolicy, pkg/policy); anywhere else the controller refuses
+//     (a TenantPolicy, pkg/tenancy); anywhere else the controller refuses
 //     it before the pass, and Neutron is asked nothing;
 //   - the network exists in the Network's project (a network of another
 //     project is "does not exist", as a missing one), and neither another cluster's controller nor

@@ -21,7 +21,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/policy"
 )
 
 // Outcome is what one pass of the reconciler did and found: everything the
@@ -158,7 +157,7 @@ func classify(ph phase, err error) verdict {
 		record   *adoptionRecord
 		place    *placeRecord
 		external *externalNetworkError
-		refused  *policy.NotAllowedError
+		refused  *NotAllowedError
 	)
 	isRejected := errors.As(err, &rejected)
 	switch {
@@ -238,7 +237,7 @@ func classify(ph phase, err error) verdict {
 
 // ProjectRefused is the Outcome of a Network whose project may not or
 // cannot be used, and ok, when err says so: its namespace is not granted
-// what it names (a *policy.NotAllowedError), or its credentials
+// what it names (a *NotAllowedError), or its credentials
 // (spec.cloudCredentialsRef) cannot be used (a *neutron.CredentialsError),
 // or Keystone refused them (an *neutron.AuthError, asked when credentials
 // are first used, to learn their place). Nothing was asked of Neutron. The
@@ -246,7 +245,7 @@ func classify(ph phase, err error) verdict {
 // the credentials can be used. Any other error is not a refusal: ok is
 // false, and the caller retries.
 func ProjectRefused(network *samplecrdv1.Network, err error) (_ Outcome, ok bool) {
-	if !policy.IsNotAllowed(err) && !neutron.IsCredentialsError(err) && !neutron.IsAuthError(err) {
+	if !IsNotAllowed(err) && !neutron.IsCredentialsError(err) && !neutron.IsAuthError(err) {
 		return Outcome{}, false
 	}
 	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil), true

@@ -4,10 +4,11 @@ import (
 	"slices"
 	"testing"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 )
 
 // passCase is one row of a table of passes: a Network (or an orphan's

@@ -41,7 +41,7 @@ type Options struct {
 	// MaxOrphansPerList caps the orphans collected per list of Neutron.
 	MaxOrphansPerList int
 	// Adoption says which networks an administrator named, by ID, for a
-	// namespace to adopt (pkg/policy); nil names none. Only a named
+	// namespace to adopt (pkg/tenancy); nil names none. Only a named
 	// network may be adopted when another namespace released it, and only
 	// a named one (or one the namespace itself released) has the fields in
 	// which it differs from the spec named (adopt.go).

@@ -14,7 +14,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/desired"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/policy"
 )
 
 // The router step of the ladder (spec.router). The controller makes a port
@@ -92,7 +91,7 @@ func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet n
 }
 
 // findRouter finds the existing router nameOrID of the Network's project,
-// which its namespace's policy granted (pkg/policy). A router that carries
+// which its namespace's policy granted (pkg/tenancy). A router that carries
 // an ownership mark is refused whoever granted it: network-controller
 // made it for a Network of its own, which deletes it, and an interface of
 // another Network's on it would block that delete for ever and give the
@@ -103,7 +102,7 @@ func (p *pass) findRouter(ctx context.Context, nameOrID string) (neutron.Router,
 		return neutron.Router{}, err
 	}
 	if neutron.IsMark(r.Description) {
-		return neutron.Router{}, &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+		return neutron.Router{}, &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
 			"spec.router: router %s was made by a network-controller for a Network of its own, and is no other Network's to attach to; nothing was attached", nameOrID)}
 	}
 	return r, nil
@@ -111,7 +110,7 @@ func (p *pass) findRouter(ctx context.Context, nameOrID string) (neutron.Router,
 
 // ensureOwnRouter returns the Network's own router, with its gateway on
 // the external network the spec names (which the namespace's policy
-// granted, pkg/policy), making it when there is none and
+// granted, pkg/tenancy), making it when there is none and
 // moving its gateway when it is elsewhere. Other routers of its own (a
 // duplicate of a create whose answer was lost, or one for an earlier
 // spec) are left to detachUnwanted, which deletes them once they carry no

@@ -386,7 +386,7 @@ func seedOwnRouter(f *neutronfake.Neutron) string {
 
 // TestOwnRouter is the table of passes of a router of the Network's own
 // (spec.router.externalNetwork): made marked, on the external network
-// the spec names (whether the administrator allows it is pkg/policy's,
+// the spec names (whether the administrator allows it is pkg/tenancy's,
 // asked before the pass), and deleted once no interface is on it.
 func TestOwnRouter(t *testing.T) {
 	provisionedNet := func() *samplecrdv1.Network {

@@ -97,7 +97,7 @@ func (k SecretKeeper) Keep(ctx context.Context, key Key, data []byte, place neut
 	case err != nil:
 		return fmt.Errorf("reading the kept copy of %s: %w", key, err)
 	}
-	if kept, known := placeOf(existing); known && kept != place {
+	if kept, known := placeOf(existing); known && neutron.CheckPlace(kept, place) != nil {
 		return movedError(key, kept, place)
 	}
 	if bytes.Equal(existing.Data[samplecrdv1.CloudsYAMLKey], data) && existing.Annotations[placeAnnotation] == string(placeJSON) {

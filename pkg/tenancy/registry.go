@@ -1,4 +1,4 @@
-// Package tenancy maps a Network to the OpenStack project its Neutron
+// The Registry maps a Network to the OpenStack project its Neutron
 // resources live in: the controller's own cloud, or the cloud that
 // spec.cloudCredentialsRef names, from a Secret of the Network's own
 // namespace. Each project gets what the controller keeps per Neutron (an
@@ -10,6 +10,7 @@
 // A Secret is read with a GET by name, never watched: watching would need
 // the right to list every Secret of every namespace, and a namespace
 // grants the read of one Secret with a Role of its own (docs/tenancy.md).
+
 package tenancy
 
 import (
@@ -30,9 +31,8 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
-// Options configure a Registry. T is what the controller keeps per
-// project.
-type Options[T any] struct {
+// RegistryOptions configure a Registry.
+type RegistryOptions struct {
 	// Secrets reads the credentials' Secrets.
 	Secrets corev1client.SecretsGetter
 	// Own is the controller's cloud, which every tenant's must
@@ -43,10 +43,10 @@ type Options[T any] struct {
 	// lazily (a neutron.Session).
 	Connect func(cloud *neutron.Cloud) neutron.Interface
 	// Build makes what the controller keeps for a project, on client.
-	Build func(key Key, client neutron.Interface) T
+	Build func(key Key, client neutron.Interface) *Project
 	// Inherit, if set, hands what new needs of old, the value it replaces
 	// when a credential's Secret changed.
-	Inherit func(old, new T)
+	Inherit func(old, new *Project)
 	// Keeper keeps a copy of each credential Networks are made with, for
 	// their deletion (keeper.go); nil keeps none.
 	Keeper Keeper
@@ -69,22 +69,22 @@ type Options[T any] struct {
 }
 
 // Registry hands each Network what the controller keeps for its project.
-type Registry[T any] struct {
-	opts Options[T]
+type Registry struct {
+	opts RegistryOptions
 	// ctx bounds every tenant's loop: the leader's term. Start sets it,
 	// and start.
 	ctx   context.Context
-	start StartFunc[T]
-	own   T
+	start StartFunc
+	own   *Project
 
 	mu      sync.Mutex
-	tenants map[Key]*tenant[T]
+	tenants map[Key]*tenant
 }
 
 // tenant is one credential as last read.
-type tenant[T any] struct {
+type tenant struct {
 	// value is what was built from the credential; valid when built.
-	value T
+	value *Project
 	built bool
 	// digest is the Secret's clouds.yaml the value was built from; kept
 	// says the Keeper holds that one.
@@ -99,7 +99,7 @@ type tenant[T any] struct {
 }
 
 // New returns a Registry whose own project is own.
-func New[T any](own T, opts Options[T]) *Registry[T] {
+func NewRegistry(own *Project, opts RegistryOptions) *Registry {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -107,18 +107,18 @@ func New[T any](own T, opts Options[T]) *Registry[T] {
 	if opts.MaxPerNamespace <= 0 || opts.MaxPerNamespace > opts.Max {
 		opts.MaxPerNamespace = opts.Max
 	}
-	return &Registry[T]{opts: opts, own: own, tenants: map[Key]*tenant[T]{}}
+	return &Registry{opts: opts, own: own, tenants: map[Key]*tenant{}}
 }
 
 // StartFunc starts what a project needs running (its list loop) until ctx
 // ends. For the own project it may block (the controller lists it before
 // its workers start); for any other it must not, since a worker asking
 // for the project waits for it.
-type StartFunc[T any] func(ctx context.Context, key Key, value T)
+type StartFunc func(ctx context.Context, key Key, value *Project)
 
 // Start starts the own project with start, and every other one with it
 // as it is built, each until ctx ends.
-func (r *Registry[T]) Start(ctx context.Context, start StartFunc[T]) {
+func (r *Registry) Start(ctx context.Context, start StartFunc) {
 	r.mu.Lock()
 	r.ctx, r.start = ctx, start
 	r.mu.Unlock()
@@ -126,12 +126,12 @@ func (r *Registry[T]) Start(ctx context.Context, start StartFunc[T]) {
 }
 
 // Own is what the controller keeps for its own project.
-func (r *Registry[T]) Own() T { return r.own }
+func (r *Registry) Own() *Project { return r.own }
 
 // Get returns what is kept for key, if a Network asked for it and it has
 // not been let go: an orphan is collected only through a credential that
 // is still in use.
-func (r *Registry[T]) Get(key Key) (T, bool) {
+func (r *Registry) Get(key Key) (*Project, bool) {
 	if key == (Key{}) {
 		return r.own, true
 	}
@@ -139,8 +139,7 @@ func (r *Registry[T]) Get(key Key) (T, bool) {
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
 	if !ok || !t.built {
-		var zero T
-		return zero, false
+		return nil, false
 	}
 	return t.value, true
 }
@@ -157,14 +156,13 @@ func (r *Registry[T]) Get(key Key) (T, bool) {
 // Keeper's copy is refused (bound), and a deleting Network gets the copy.
 // Any other Network's credential is kept by the Keeper before it is
 // returned, so before anything is made with it.
-func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T, error) {
+func (r *Registry) For(ctx context.Context, network *samplecrdv1.Network) (*Project, error) {
 	key := KeyOf(network)
 	if key == (Key{}) {
 		return r.own, nil
 	}
-	var zero T
 	if r.opts.Own == nil {
-		return zero, &neutron.CredentialsError{Reason: "spec.cloudCredentialsRef needs the controller to run with a cloud (--os-cloud), not --neutron-endpoint"}
+		return nil, &neutron.CredentialsError{Reason: "spec.cloudCredentialsRef needs the controller to run with a cloud (--os-cloud), not --neutron-endpoint"}
 	}
 	now := r.opts.Clock.Now()
 	deleting := network.DeletionTimestamp != nil
@@ -173,7 +171,7 @@ func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T,
 	}
 	data, err := r.read(ctx, key)
 	if err != nil && !neutron.IsCredentialsError(err) {
-		return zero, err
+		return nil, err
 	}
 	// readErr is the Secret's refusal when the kept copy stands in for
 	// it: only deleting Networks may use that copy.
@@ -183,13 +181,13 @@ func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T,
 	)
 	if err != nil && deleting && !r.built(key) {
 		if rd, readErr, err = r.standIn(ctx, key, err); err != nil {
-			return zero, err
+			return nil, err
 		}
 	} else if err == nil {
 		rd, err = r.reading(ctx, key, data)
 		if rd.moved && deleting {
 			if rd, readErr, err = r.standIn(ctx, key, err); err != nil {
-				return zero, err
+				return nil, err
 			}
 		}
 	}
@@ -208,7 +206,7 @@ func (r *Registry[T]) For(ctx context.Context, network *samplecrdv1.Network) (T,
 // copy reaches the place it was kept for, by construction, so it is not
 // asked again. readErr is why when the copy stands in; with no copy kept,
 // the reading is why's, and err only says that the copy could not be read.
-func (r *Registry[T]) standIn(ctx context.Context, key Key, why error) (rd aReading, readErr, err error) {
+func (r *Registry) standIn(ctx context.Context, key Key, why error) (rd aReading, readErr, err error) {
 	data, place, ok, err := r.kept(ctx, key)
 	switch {
 	case err != nil:
@@ -244,7 +242,7 @@ type aReading struct {
 // credential not yet built is connected, to learn the place it reaches,
 // which must be the one its kept copy reaches. One the value was built
 // from is neither parsed nor connected again.
-func (r *Registry[T]) reading(ctx context.Context, key Key, data []byte) (aReading, error) {
+func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading, error) {
 	rd := aReading{digest: sha256.Sum256(data)}
 	if r.builtFrom(key, rd.digest) {
 		return rd, nil
@@ -264,7 +262,7 @@ func (r *Registry[T]) reading(ctx context.Context, key Key, data []byte) (aReadi
 	switch {
 	case err != nil:
 		return rd, err
-	case ok && !kept.IsZero() && kept != rd.place:
+	case ok && neutron.CheckPlace(kept, rd.place) != nil:
 		rd.moved = true
 		return rd, movedError(key, kept, rd.place)
 	}
@@ -273,7 +271,7 @@ func (r *Registry[T]) reading(ctx context.Context, key Key, data []byte) (aReadi
 
 // builtFrom reports whether key's value was built from a clouds.yaml of
 // digest.
-func (r *Registry[T]) builtFrom(key Key, digest [sha256.Size]byte) bool {
+func (r *Registry) builtFrom(key Key, digest [sha256.Size]byte) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
@@ -282,7 +280,7 @@ func (r *Registry[T]) builtFrom(key Key, digest [sha256.Size]byte) bool {
 
 // refuseLive records err as key's reading, which Networks that are not
 // being deleted get until the Secret is read again.
-func (r *Registry[T]) refuseLive(key Key, err error) {
+func (r *Registry) refuseLive(key Key, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.tenants[key]; ok {
@@ -291,7 +289,7 @@ func (r *Registry[T]) refuseLive(key Key, err error) {
 }
 
 // built reports whether a value is held for key.
-func (r *Registry[T]) built(key Key) bool {
+func (r *Registry) built(key Key) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
@@ -299,7 +297,7 @@ func (r *Registry[T]) built(key Key) bool {
 }
 
 // kept reads the Keeper's copy of key's credential.
-func (r *Registry[T]) kept(ctx context.Context, key Key) ([]byte, neutron.Place, bool, error) {
+func (r *Registry) kept(ctx context.Context, key Key) ([]byte, neutron.Place, bool, error) {
 	if r.opts.Keeper == nil {
 		return nil, neutron.Place{}, false, nil
 	}
@@ -308,7 +306,7 @@ func (r *Registry[T]) kept(ctx context.Context, key Key) ([]byte, neutron.Place,
 
 // keep has the Keeper keep data, the credential key's value was just
 // built from, which reaches place, unless it already does.
-func (r *Registry[T]) keep(ctx context.Context, key Key, data []byte, place neutron.Place) error {
+func (r *Registry) keep(ctx context.Context, key Key, data []byte, place neutron.Place) error {
 	if r.opts.Keeper == nil {
 		return nil
 	}
@@ -333,7 +331,7 @@ func (r *Registry[T]) keep(ctx context.Context, key Key, data []byte, place neut
 
 // Release lets go of key's credential, and has the Keeper forget it: the
 // controller calls it once the last Network that named it is gone.
-func (r *Registry[T]) Release(ctx context.Context, key Key) error {
+func (r *Registry) Release(ctx context.Context, key Key) error {
 	if key == (Key{}) {
 		return nil
 	}
@@ -353,25 +351,23 @@ func (r *Registry[T]) Release(ctx context.Context, key Key) error {
 
 // cached answers from the latest reading while it holds (fresh). A
 // deleting Network takes a value built before over a newer refusal.
-func (r *Registry[T]) cached(key Key, now time.Time, deleting bool) (_ T, _ error, fresh bool) {
+func (r *Registry) cached(key Key, now time.Time, deleting bool) (_ *Project, _ error, fresh bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
 	if !ok || now.Sub(t.readAt) >= r.opts.RereadAfter {
-		var zero T
-		return zero, nil, false
+		return nil, nil, false
 	}
 	t.usedAt = now
 	if t.built && (t.err == nil || deleting) {
 		return t.value, nil, true
 	}
-	var zero T
-	return zero, t.err, true
+	return nil, t.err, true
 }
 
 // read GETs key's Secret and returns its clouds.yaml, holding key's cloud
 // alone (neutron.OneCloud): what is built, compared and kept.
-func (r *Registry[T]) read(ctx context.Context, key Key) ([]byte, error) {
+func (r *Registry) read(ctx context.Context, key Key) ([]byte, error) {
 	secret, err := r.opts.Secrets.Secrets(key.Namespace).Get(ctx, key.Secret, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -392,18 +388,17 @@ func (r *Registry[T]) read(ctx context.Context, key Key) ([]byte, error) {
 // when it is the one the value was built from), or why it cannot be used. A cloud that differs from the one the value was built from
 // replaces it (its loop stopped, a new one started); the same one only
 // renews the reading.
-func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, client neutron.Interface, err error, now time.Time, deleting bool) (T, error) {
+func (r *Registry) update(key Key, digest [sha256.Size]byte, client neutron.Interface, err error, now time.Time, deleting bool) (*Project, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
 	if !ok && err != nil {
 		// Nothing built, nothing to hold: a reading that cannot be used
 		// takes no place, and is read again at the next sync.
-		var zero T
-		return zero, err
+		return nil, err
 	}
 	if !ok {
-		t = &tenant[T]{}
+		t = &tenant{}
 		r.tenants[key] = t
 	}
 	t.readAt, t.usedAt, t.err = now, now, err
@@ -411,14 +406,12 @@ func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, client neutron.I
 	case err != nil && t.built && deleting:
 		return t.value, nil
 	case err != nil:
-		var zero T
-		return zero, err
+		return nil, err
 	case t.built && t.digest == digest:
 		return t.value, nil
 	}
 	if r.ctx == nil {
-		var zero T
-		return zero, errors.New("the registry has not been started")
+		return nil, errors.New("the registry has not been started")
 	}
 	if t.stop != nil {
 		t.stop()
@@ -440,7 +433,7 @@ func (r *Registry[T]) update(key Key, digest [sha256.Size]byte, client neutron.I
 // Max are held, one of the namespace that holds the most (keep counted),
 // so that one namespace's many credentials push out its own before any
 // of a namespace that holds fewer.
-func (r *Registry[T]) makeRoom(keep Key) {
+func (r *Registry) makeRoom(keep Key) {
 	held := map[string]int{}
 	for k := range r.tenants {
 		held[k.Namespace]++
@@ -466,7 +459,7 @@ func (r *Registry[T]) makeRoom(keep Key) {
 // letGoOldest lets go the least recently used credential other than keep
 // of those from says, and counts it out of held; false when there is
 // none.
-func (r *Registry[T]) letGoOldest(keep Key, from func(Key) bool, held map[string]int) bool {
+func (r *Registry) letGoOldest(keep Key, from func(Key) bool, held map[string]int) bool {
 	var oldest *Key
 	var at time.Time
 	for k, t := range r.tenants {

@@ -28,22 +28,17 @@ const keystone = "https://keystone.example:5000/v3"
 // controllerNamespace is where the Keeper keeps its copies.
 const controllerNamespace = "network-controller-system"
 
-// project is what the test keeps per project: which credential it was
-// built for, and the context its loop runs in.
-type project struct {
-	key Key
-	ctx context.Context
-	// inheritedFrom is the project this one replaced, if any.
-	inheritedFrom *project
-}
-
 // fixture is a Registry over a fake API server holding secrets, with the
 // clock, the Secret reads and the projects built on view.
 type fixture struct {
-	*Registry[*project]
+	*Registry
 	kube  *fake.Clientset
 	clock *testingclock.FakeClock
-	built []*project
+	built []*Project
+	// loop is the context each project's loop runs in; inheritedFrom
+	// the project each one replaced, if any.
+	loop          map[*Project]context.Context
+	inheritedFrom map[*Project]*Project
 	// place is where every credential connected from now on reaches (a
 	// Keystone answers with the project of the credentials it is given).
 	place neutron.Place
@@ -73,25 +68,26 @@ func newBoundedFixture(t *testing.T, max, perNamespace int, secrets ...*corev1.S
 	for i, s := range secrets {
 		objs[i] = s
 	}
-	f := &fixture{kube: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Now()), place: projectA}
-	own := &project{}
-	f.Registry = New(own, Options[*project]{
+	f := &fixture{kube: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Now()), place: projectA,
+		loop: map[*Project]context.Context{}, inheritedFrom: map[*Project]*Project{}}
+	own := &Project{}
+	f.Registry = NewRegistry(own, RegistryOptions{
 		Secrets: f.kube.CoreV1(),
 		Own:     ownCloud(t),
 		Connect: func(*neutron.Cloud) neutron.Interface { return placed{place: f.place} },
-		Build: func(key Key, _ neutron.Interface) *project {
-			p := &project{key: key}
+		Build: func(key Key, _ neutron.Interface) *Project {
+			p := &Project{Key: key}
 			f.built = append(f.built, p)
 			return p
 		},
-		Inherit:         func(old, new *project) { new.inheritedFrom = old },
+		Inherit:         func(old, new *Project) { f.inheritedFrom[new] = old },
 		Keeper:          SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace},
 		Max:             max,
 		MaxPerNamespace: perNamespace,
 		RereadAfter:     10 * time.Second,
 		Clock:           f.clock,
 	})
-	f.Start(t.Context(), func(ctx context.Context, _ Key, p *project) { p.ctx = ctx })
+	f.Start(t.Context(), func(ctx context.Context, _ Key, p *Project) { f.loop[p] = ctx })
 	return f
 }
 
@@ -121,9 +117,9 @@ func secret(namespace, name, authURL string) *corev1.Secret {
 		Data: map[string][]byte{samplecrdv1.CloudsYAMLKey: cloudsYAML("team", authURL)}}
 }
 
-// network is a Network of namespace that names Secret secretName's cloud
+// naming is a Network of namespace that names Secret secretName's cloud
 // "team"; no Secret at all when secretName is "".
-func network(namespace, secretName string) *samplecrdv1.Network {
+func naming(namespace, secretName string) *samplecrdv1.Network {
 	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "n"}}
 	if secretName != "" {
 		n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: secretName, CloudName: "team"}
@@ -150,7 +146,7 @@ func (f *fixture) gets() int {
 
 func TestANetworkWithoutCredentialsUsesTheControllersOwn(t *testing.T) {
 	f := newFixture(t, 10)
-	p, err := f.For(t.Context(), network("team-a", ""))
+	p, err := f.For(t.Context(), naming("team-a", ""))
 	if err != nil || p != f.Own() {
 		t.Fatalf("For = %v, %v; want the own project", p, err)
 	}
@@ -174,11 +170,11 @@ func TestCredentialsThatCannotBeUsedSayWhy(t *testing.T) {
 		network *samplecrdv1.Network
 		want    string
 	}{
-		{"no such Secret", nil, nil, network("team-a", "cloud"), "Secret team-a/cloud does not exist"},
-		{"not granted to the controller", nil, forbidden, network("team-a", "cloud"), "may not read Secret team-a/cloud"},
-		{"no clouds.yaml in it", []*corev1.Secret{noKey}, nil, network("team-a", "cloud"), `has no key "clouds.yaml"`},
-		{"another Keystone", []*corev1.Secret{secret("team-a", "cloud", "https://elsewhere.example/v3")}, nil, network("team-a", "cloud"), "only the controller's own Keystone"},
-		{"a Secret of another namespace, by the same name", []*corev1.Secret{secret("team-a", "cloud", keystone)}, nil, network("team-b", "cloud"), "Secret team-b/cloud does not exist"},
+		{"no such Secret", nil, nil, naming("team-a", "cloud"), "Secret team-a/cloud does not exist"},
+		{"not granted to the controller", nil, forbidden, naming("team-a", "cloud"), "may not read Secret team-a/cloud"},
+		{"no clouds.yaml in it", []*corev1.Secret{noKey}, nil, naming("team-a", "cloud"), `has no key "clouds.yaml"`},
+		{"another Keystone", []*corev1.Secret{secret("team-a", "cloud", "https://elsewhere.example/v3")}, nil, naming("team-a", "cloud"), "only the controller's own Keystone"},
+		{"a Secret of another namespace, by the same name", []*corev1.Secret{secret("team-a", "cloud", keystone)}, nil, naming("team-b", "cloud"), "Secret team-b/cloud does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, 10, tc.secrets...)
@@ -198,17 +194,17 @@ func TestCredentialsThatCannotBeUsedSayWhy(t *testing.T) {
 
 func TestACredentialIsBuiltOnceAndReadAgainOnlyAfterAWhile(t *testing.T) {
 	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
-	first, err := f.For(t.Context(), network("team-a", "cloud"))
-	if err != nil || first.key != (Key{"team-a", "cloud", "team"}) || first.ctx == nil {
+	first, err := f.For(t.Context(), naming("team-a", "cloud"))
+	if err != nil || first.Key != (Key{"team-a", "cloud", "team"}) || f.loop[first] == nil {
 		t.Fatalf("For = %+v, %v; want team-a's project, started", first, err)
 	}
-	again, _ := f.For(t.Context(), network("team-a", "cloud"))
+	again, _ := f.For(t.Context(), naming("team-a", "cloud"))
 	if again != first || f.gets() != 1 {
 		t.Errorf("a second Network within RereadAfter: same project %v, %d reads; want true, 1", again == first, f.gets())
 	}
 
 	f.clock.Step(10 * time.Second)
-	same, _ := f.For(t.Context(), network("team-a", "cloud"))
+	same, _ := f.For(t.Context(), naming("team-a", "cloud"))
 	if same != first || f.gets() != 2 || len(f.built) != 1 {
 		t.Errorf("after RereadAfter, the same Secret: same project %v, %d reads, %d built; want true, 2, 1", same == first, f.gets(), len(f.built))
 	}
@@ -216,43 +212,43 @@ func TestACredentialIsBuiltOnceAndReadAgainOnlyAfterAWhile(t *testing.T) {
 
 func TestAChangedSecretReplacesItsProject(t *testing.T) {
 	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
-	old, _ := f.For(t.Context(), network("team-a", "cloud"))
+	old, _ := f.For(t.Context(), naming("team-a", "cloud"))
 	changed := secret("team-a", "cloud", keystone)
 	changed.Data[samplecrdv1.CloudsYAMLKey] = []byte(strings.Replace(string(changed.Data[samplecrdv1.CloudsYAMLKey]), "password: p", "password: rotated", 1))
 	if _, err := f.kube.CoreV1().Secrets("team-a").Update(t.Context(), changed, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Step(10 * time.Second)
-	p, err := f.For(t.Context(), network("team-a", "cloud"))
+	p, err := f.For(t.Context(), naming("team-a", "cloud"))
 	if err != nil || p == old {
 		t.Fatalf("For = %v, %v; want a new project for the rotated password", p, err)
 	}
-	if p.inheritedFrom != old {
+	if f.inheritedFrom[p] != old {
 		t.Error("the new project did not inherit from the one it replaced (its writes whose answers were lost)")
 	}
-	if old.ctx.Err() == nil {
+	if f.loop[old].Err() == nil {
 		t.Error("the replaced project's loop still runs")
 	}
 }
 
 func TestASecretGoneHoldsOnlyNetworksThatAreNotBeingDeleted(t *testing.T) {
 	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
-	p, _ := f.For(t.Context(), network("team-a", "cloud"))
+	p, _ := f.For(t.Context(), naming("team-a", "cloud"))
 	if err := f.kube.CoreV1().Secrets("team-a").Delete(t.Context(), "cloud", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Step(10 * time.Second)
-	if _, err := f.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) {
+	if _, err := f.For(t.Context(), naming("team-a", "cloud")); !neutron.IsCredentialsError(err) {
 		t.Errorf("a live Network after its Secret went: %v, want a CredentialsError", err)
 	}
-	if got, err := f.For(t.Context(), deleting(network("team-a", "cloud"))); err != nil || got != p {
+	if got, err := f.For(t.Context(), deleting(naming("team-a", "cloud"))); err != nil || got != p {
 		t.Errorf("a Network being deleted after its Secret went: %v, %v; want the project it was made in, to delete from", got, err)
 	}
 	f.clock.Step(10 * time.Second) // the deleting Network reads the Secret itself
-	if got, err := f.For(t.Context(), deleting(network("team-a", "cloud"))); err != nil || got != p {
+	if got, err := f.For(t.Context(), deleting(naming("team-a", "cloud"))); err != nil || got != p {
 		t.Errorf("a Network being deleted, reading the Secret that went: %v, %v; want the project it was made in", got, err)
 	}
-	if p.ctx.Err() != nil {
+	if f.loop[p].Err() != nil {
 		t.Error("the project's loop was stopped though a Network may still need it")
 	}
 }
@@ -261,12 +257,12 @@ func TestASecretGoneHoldsOnlyNetworksThatAreNotBeingDeleted(t *testing.T) {
 // hold as many each (here one), the least recently used of theirs goes.
 func TestTheLeastRecentlyUsedCredentialIsLetGoBeyondMax(t *testing.T) {
 	f := newFixture(t, 1, secret("team-a", "cloud", keystone), secret("team-b", "cloud", keystone))
-	a, _ := f.For(t.Context(), network("team-a", "cloud"))
+	a, _ := f.For(t.Context(), naming("team-a", "cloud"))
 	f.clock.Step(time.Second)
-	if _, err := f.For(t.Context(), network("team-b", "cloud")); err != nil {
+	if _, err := f.For(t.Context(), naming("team-b", "cloud")); err != nil {
 		t.Fatal(err)
 	}
-	if a.ctx.Err() == nil {
+	if f.loop[a].Err() == nil {
 		t.Error("team-a's loop still runs beyond Max")
 	}
 	if _, ok := f.Get(Key{"team-a", "cloud", "team"}); ok {
@@ -298,17 +294,17 @@ func TestOneNamespaceCannotPushOutAnother(t *testing.T) {
 				secrets = append(secrets, secret("team-a", fmt.Sprintf("cloud-%d", i), keystone))
 			}
 			f := newBoundedFixture(t, tc.max, tc.perNamespace, secrets...)
-			b, err := f.For(t.Context(), network("team-b", "cloud"))
+			b, err := f.For(t.Context(), naming("team-b", "cloud"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range many {
 				f.clock.Step(time.Millisecond)
-				if _, err := f.For(t.Context(), network("team-a", fmt.Sprintf("cloud-%d", i))); err != nil {
+				if _, err := f.For(t.Context(), naming("team-a", fmt.Sprintf("cloud-%d", i))); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if b.ctx.Err() != nil {
+			if f.loop[b].Err() != nil {
 				t.Error("team-b's loop was stopped to make room for team-a's credentials")
 			}
 			if _, ok := f.Get(Key{"team-b", "cloud", "team"}); !ok {
@@ -336,23 +332,23 @@ func TestOneNamespaceCannotPushOutAnother(t *testing.T) {
 func TestThePerNamespaceBoundLetsGoTheNamespacesOwn(t *testing.T) {
 	f := newBoundedFixture(t, 10, 2, secret("team-a", "one", keystone), secret("team-a", "two", keystone),
 		secret("team-a", "three", keystone), secret("team-b", "cloud", keystone))
-	b, _ := f.For(t.Context(), network("team-b", "cloud"))
-	var a []*project
+	b, _ := f.For(t.Context(), naming("team-b", "cloud"))
+	var a []*Project
 	for _, name := range []string{"one", "two", "three"} {
 		f.clock.Step(time.Second)
-		p, err := f.For(t.Context(), network("team-a", name))
+		p, err := f.For(t.Context(), naming("team-a", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		a = append(a, p)
 	}
-	if a[0].ctx.Err() == nil {
+	if f.loop[a[0]].Err() == nil {
 		t.Error("team-a's least recently used credential still runs beyond its namespace's bound")
 	}
 	for _, held := range []struct {
 		key Key
 		ctx context.Context
-	}{{Key{"team-a", "two", "team"}, a[1].ctx}, {Key{"team-a", "three", "team"}, a[2].ctx}, {Key{"team-b", "cloud", "team"}, b.ctx}} {
+	}{{Key{"team-a", "two", "team"}, f.loop[a[1]]}, {Key{"team-a", "three", "team"}, f.loop[a[2]]}, {Key{"team-b", "cloud", "team"}, f.loop[b]}} {
 		if _, ok := f.Get(held.key); !ok || held.ctx.Err() != nil {
 			t.Errorf("%s was let go", held.key)
 		}
@@ -365,51 +361,51 @@ func TestThePerNamespaceBoundLetsGoTheNamespacesOwn(t *testing.T) {
 func TestBeyondMaxTheNamespaceHoldingTheMostGivesWay(t *testing.T) {
 	f := newFixture(t, 3, secret("team-b", "cloud", keystone), secret("team-a", "one", keystone),
 		secret("team-a", "two", keystone), secret("team-c", "cloud", keystone))
-	b, _ := f.For(t.Context(), network("team-b", "cloud"))
+	b, _ := f.For(t.Context(), naming("team-b", "cloud"))
 	f.clock.Step(time.Second)
-	a1, _ := f.For(t.Context(), network("team-a", "one"))
+	a1, _ := f.For(t.Context(), naming("team-a", "one"))
 	f.clock.Step(time.Second)
-	a2, _ := f.For(t.Context(), network("team-a", "two"))
+	a2, _ := f.For(t.Context(), naming("team-a", "two"))
 	f.clock.Step(time.Second)
-	if _, err := f.For(t.Context(), network("team-c", "cloud")); err != nil {
+	if _, err := f.For(t.Context(), naming("team-c", "cloud")); err != nil {
 		t.Fatal(err)
 	}
-	if b.ctx.Err() != nil {
+	if f.loop[b].Err() != nil {
 		t.Error("team-b's only credential, the least recently used of all, was let go though team-a holds more")
 	}
-	if a1.ctx.Err() == nil {
+	if f.loop[a1].Err() == nil {
 		t.Error("team-a's least recently used credential still runs beyond Max")
 	}
-	if a2.ctx.Err() != nil {
+	if f.loop[a2].Err() != nil {
 		t.Error("team-a's more recently used credential was let go")
 	}
 }
 
 func TestWithoutKeystoneNoNetworkMayNameCredentials(t *testing.T) {
-	r := New(&project{}, Options[*project]{Secrets: fake.NewClientset().CoreV1(), Max: 1})
-	if _, err := r.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) || !strings.Contains(err.Error(), "--os-cloud") {
+	r := NewRegistry(&Project{}, RegistryOptions{Secrets: fake.NewClientset().CoreV1(), Max: 1})
+	if _, err := r.For(t.Context(), naming("team-a", "cloud")); !neutron.IsCredentialsError(err) || !strings.Contains(err.Error(), "--os-cloud") {
 		t.Errorf("error %v, want a CredentialsError that asks for --os-cloud", err)
 	}
 }
 
 func TestReadsThatFailHoldNoPlace(t *testing.T) {
 	f := newFixture(t, 2, secret("team-a", "cloud", keystone), secret("team-c", "cloud", keystone))
-	a, err := f.For(t.Context(), network("team-a", "cloud"))
+	a, err := f.For(t.Context(), naming("team-a", "cloud"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 300 {
 		f.clock.Step(time.Millisecond)
-		if _, err := f.For(t.Context(), network("team-b", fmt.Sprintf("missing-%d", i))); !neutron.IsCredentialsError(err) {
+		if _, err := f.For(t.Context(), naming("team-b", fmt.Sprintf("missing-%d", i))); !neutron.IsCredentialsError(err) {
 			t.Fatalf("a Secret that does not exist: %v, want a CredentialsError", err)
 		}
 	}
 	// A second credential that works fits beside team-a's: the 300 that
 	// did not work took no place, so nothing is let go for it.
-	if _, err := f.For(t.Context(), network("team-c", "cloud")); err != nil {
+	if _, err := f.For(t.Context(), naming("team-c", "cloud")); err != nil {
 		t.Fatal(err)
 	}
-	if a.ctx.Err() != nil {
+	if f.loop[a].Err() != nil {
 		t.Error("team-a's project was let go to make room for Secrets that do not exist")
 	}
 	if _, ok := f.Get(Key{"team-a", "cloud", "team"}); !ok {
@@ -419,7 +415,7 @@ func TestReadsThatFailHoldNoPlace(t *testing.T) {
 
 func TestACredentialIsKeptBeforeItIsUsed(t *testing.T) {
 	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
-	if _, err := f.For(t.Context(), network("team-a", "cloud")); err != nil {
+	if _, err := f.For(t.Context(), naming("team-a", "cloud")); err != nil {
 		t.Fatal(err)
 	}
 	kept, err := f.kube.CoreV1().Secrets(controllerNamespace).Get(t.Context(), KeptName(Key{"team-a", "cloud", "team"}), metav1.GetOptions{})
@@ -431,7 +427,7 @@ func TestACredentialIsKeptBeforeItIsUsed(t *testing.T) {
 	}
 	writes := f.secretWrites()
 	f.clock.Step(10 * time.Second)
-	if _, err := f.For(t.Context(), network("team-a", "cloud")); err != nil {
+	if _, err := f.For(t.Context(), naming("team-a", "cloud")); err != nil {
 		t.Fatal(err)
 	}
 	if f.secretWrites() != writes {
@@ -457,7 +453,7 @@ func TestADeletingNetworkFindsItsCredentialAfterARestart(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := newFixture(t, 10, secret("team-a", "cloud", keystone))
-			if _, err := before.For(t.Context(), network("team-a", "cloud")); err != nil {
+			if _, err := before.For(t.Context(), naming("team-a", "cloud")); err != nil {
 				t.Fatal(err)
 			}
 			gone(before)
@@ -466,11 +462,11 @@ func TestADeletingNetworkFindsItsCredentialAfterARestart(t *testing.T) {
 			after := newFixture(t, 10)
 			after.kube = before.kube
 			after.Registry.opts.Secrets, after.Registry.opts.Keeper = before.kube.CoreV1(), SecretKeeper{Secrets: before.kube.CoreV1(), Namespace: controllerNamespace}
-			p, err := after.For(t.Context(), deleting(network("team-a", "cloud")))
-			if err != nil || p == nil || p.key != (Key{"team-a", "cloud", "team"}) {
+			p, err := after.For(t.Context(), deleting(naming("team-a", "cloud")))
+			if err != nil || p == nil || p.Key != (Key{"team-a", "cloud", "team"}) {
 				t.Fatalf("a deleting Network after a restart: %+v, %v; want its project, from the kept copy", p, err)
 			}
-			if _, err := after.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) {
+			if _, err := after.For(t.Context(), naming("team-a", "cloud")); !neutron.IsCredentialsError(err) {
 				t.Errorf("a live Network got the kept copy: %v, want the Secret's refusal", err)
 			}
 		})
@@ -509,7 +505,7 @@ func TestCredentialsMovedElsewhereKeepTheirCopy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, 10, withPassword("first"))
-			made, err := f.For(t.Context(), network("team-a", "cloud"))
+			made, err := f.For(t.Context(), naming("team-a", "cloud"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -518,7 +514,7 @@ func TestCredentialsMovedElsewhereKeepTheirCopy(t *testing.T) {
 			}
 			f.place = tc.place
 			f.clock.Step(10 * time.Second)
-			_, err = f.For(t.Context(), network("team-a", "cloud"))
+			_, err = f.For(t.Context(), naming("team-a", "cloud"))
 			if !tc.moved {
 				if err != nil || !strings.Contains(keptData(f), "password: second") {
 					t.Fatalf("a rotated password: %v, kept %q; want it used and kept", err, keptData(f))
@@ -531,7 +527,7 @@ func TestCredentialsMovedElsewhereKeepTheirCopy(t *testing.T) {
 			if !strings.Contains(keptData(f), "password: first") {
 				t.Errorf("the kept copy was overwritten: %q", keptData(f))
 			}
-			if p, err := f.For(t.Context(), deleting(network("team-a", "cloud"))); err != nil || p != made {
+			if p, err := f.For(t.Context(), deleting(naming("team-a", "cloud"))); err != nil || p != made {
 				t.Errorf("a deleting Network: %v, %v; want the project it was made in", p, err)
 			}
 			// A restart, the namespace's Secret still the moved one: a
@@ -539,11 +535,11 @@ func TestCredentialsMovedElsewhereKeepTheirCopy(t *testing.T) {
 			after := newFixture(t, 10)
 			after.kube, after.place = f.kube, tc.place
 			after.Registry.opts.Secrets, after.Registry.opts.Keeper = f.kube.CoreV1(), SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace}
-			p, err := after.For(t.Context(), deleting(network("team-a", "cloud")))
+			p, err := after.For(t.Context(), deleting(naming("team-a", "cloud")))
 			if err != nil || p == nil || !strings.Contains(keptData(after), "password: first") {
 				t.Fatalf("a deleting Network after a restart: %+v, %v; want its project from the kept copy", p, err)
 			}
-			if _, err := after.For(t.Context(), network("team-a", "cloud")); !neutron.IsCredentialsError(err) {
+			if _, err := after.For(t.Context(), naming("team-a", "cloud")); !neutron.IsCredentialsError(err) {
 				t.Errorf("a live Network after a restart: %v, want the refusal", err)
 			}
 		})
@@ -555,7 +551,7 @@ func TestCredentialsMovedElsewhereKeepTheirCopy(t *testing.T) {
 func TestCredentialsKeystoneRefusesAreNotKept(t *testing.T) {
 	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
 	f.Registry.opts.Connect = func(*neutron.Cloud) neutron.Interface { return refused{} }
-	if _, err := f.For(t.Context(), network("team-a", "cloud")); !neutron.IsAuthError(err) {
+	if _, err := f.For(t.Context(), naming("team-a", "cloud")); !neutron.IsAuthError(err) {
 		t.Fatalf("For = %v, want Keystone's refusal", err)
 	}
 	if _, err := f.kube.CoreV1().Secrets(controllerNamespace).Get(t.Context(), KeptName(Key{"team-a", "cloud", "team"}), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -575,7 +571,7 @@ func (refused) Place(context.Context) (neutron.Place, error) {
 
 func TestReleaseForgetsTheKeptCopy(t *testing.T) {
 	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
-	p, err := f.For(t.Context(), network("team-a", "cloud"))
+	p, err := f.For(t.Context(), naming("team-a", "cloud"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,7 +582,7 @@ func TestReleaseForgetsTheKeptCopy(t *testing.T) {
 	if _, err := f.kube.CoreV1().Secrets(controllerNamespace).Get(t.Context(), KeptName(key), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the kept copy is still there: %v", err)
 	}
-	if p.ctx.Err() == nil {
+	if f.loop[p].Err() == nil {
 		t.Error("the released project's loop still runs")
 	}
 }

@@ -1,4 +1,4 @@
-package policy
+package tenancy
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	"github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // at is a Network of team-a made minute minutes after a fixed start,
@@ -32,7 +33,7 @@ func at(name string, minute int, bare bool) *samplecrdv1.Network {
 }
 
 // deleting is n with a deletionTimestamp.
-func deleting(n *samplecrdv1.Network) *samplecrdv1.Network {
+func deleted(n *samplecrdv1.Network) *samplecrdv1.Network {
 	n = n.DeepCopy()
 	n.DeletionTimestamp = &metav1.Time{Time: n.CreationTimestamp.Add(time.Hour)}
 	return n
@@ -94,8 +95,8 @@ func TestMaxNetworksKeepsTheOldestAtWork(t *testing.T) {
 		},
 		"cap 2: a Network that is being deleted is never refused": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{one, two, deleting(three)},
-			network:  deleting(three),
+			existing: []*samplecrdv1.Network{one, two, deleted(three)},
+			network:  deleted(three),
 		},
 		"cap 0: the namespace's only Network is refused": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 0)},
@@ -104,8 +105,8 @@ func TestMaxNetworksKeepsTheOldestAtWork(t *testing.T) {
 		},
 		"cap 0: its deletion is not": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 0)},
-			existing: []*samplecrdv1.Network{deleting(one)},
-			network:  deleting(one),
+			existing: []*samplecrdv1.Network{deleted(one)},
+			network:  deleted(one),
 		},
 		"cap 2: an older Network never made is not counted": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
@@ -120,7 +121,7 @@ func TestMaxNetworksKeepsTheOldestAtWork(t *testing.T) {
 		},
 		"cap 2: a Network being deleted still holds its place": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{deleting(one), two},
+			existing: []*samplecrdv1.Network{deleted(one), two},
 			network:  at("new", 4, true),
 			refused:  "maxNetworks: 2",
 		},
@@ -164,7 +165,7 @@ func TestMaxNetworksKeepsTheOldestAtWork(t *testing.T) {
 			case tc.refused == "" && err != nil:
 				t.Fatalf("refused: %v", err)
 			case tc.refused == "":
-			case !IsNotAllowed(err):
+			case !reconcile.IsNotAllowed(err):
 				t.Fatalf("got %v, want a refusal that says %q", err, tc.refused)
 			case !strings.Contains(err.Error(), tc.refused):
 				t.Fatalf("refusal %q does not say %q", err, tc.refused)
@@ -184,7 +185,7 @@ func TestADeletionInACappedNamespaceRechecksIt(t *testing.T) {
 		&samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}})
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	factory := externalversions.NewSharedInformerFactory(networks, 0)
-	p := New(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
+	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
 	changed := make(chan string, 10)
 	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestADeletionInACappedNamespaceRechecksIt(t *testing.T) {
 	if got := <-changed; got != "" {
 		t.Fatalf("changed(%q) for the policy's add, want changed(\"\")", got)
 	}
-	if err := p.Check(at("two", 2, true)); !IsNotAllowed(err) {
+	if err := p.Check(at("two", 2, true)); !reconcile.IsNotAllowed(err) {
 		t.Fatalf("the second Network under a cap of 1: %v, want a refusal", err)
 	}
 	if err := networks.SamplecrdV1().Networks("team-b").Delete(ctx, "other", metav1.DeleteOptions{}); err != nil {

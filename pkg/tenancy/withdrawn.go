@@ -1,4 +1,4 @@
-package projects
+package tenancy
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
@@ -28,13 +27,13 @@ import (
 // Reconciler, asked of the Network without its router.
 type withdrawn struct {
 	Reconciler
-	refusal *policy.NotAllowedError
+	refusal *reconcile.NotAllowedError
 }
 
 // withdrawnFrom returns the reconciler for network, refused by err: a
 // withdrawn one when the refusal is of spec.router alone and status says
 // the Network is attached, else nil (refused as it is).
-func withdrawnFrom(r Reconciler, network *samplecrdv1.Network, refusal *policy.NotAllowedError) Reconciler {
+func withdrawnFrom(r Reconciler, network *samplecrdv1.Network, refusal *reconcile.NotAllowedError) Reconciler {
 	if !refusal.Router || network.Status.Router == nil {
 		return nil
 	}
@@ -62,7 +61,7 @@ func (w withdrawn) Reconcile(ctx context.Context, network *samplecrdv1.Network) 
 		return out
 	}
 	said := *w.refusal
-	said.Message = strings.TrimSuffix(said.Message, policy.NothingAsked) +
+	said.Message = strings.TrimSuffix(said.Message, reconcile.NothingAsked) +
 		"; the Network was detached from it, and keeps its network and subnet (docs/tenancy.md)"
 	refused, _ := reconcile.ProjectRefused(network, &said)
 	refused.Observed, refused.Events = out.Observed, append(out.Events, refused.Events...)

@@ -1,4 +1,4 @@
-package policy
+package tenancy
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	"github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // TestADeletionRequeuesACappedNamespaceOnlyWhenTheCapRefusedOne: every
@@ -45,7 +46,7 @@ func TestADeletionRequeuesACappedNamespaceOnlyWhenTheCapRefusedOne(t *testing.T)
 		inC("c1", 1, false), inC("c2", 2, true)) // team-c: c2 refused by its cap of 1
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	factory := externalversions.NewSharedInformerFactory(networks, 0)
-	p := New(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
+	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
 	changed := make(chan string, 100)
 	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestADeletionRequeuesACappedNamespaceOnlyWhenTheCapRefusedOne(t *testing.T)
 	if !cache.WaitForCacheSync(ctx.Done(), p.HasSynced) {
 		t.Fatal("the caches did not sync")
 	}
-	if err := p.Check(inC("c2", 2, true)); !IsNotAllowed(err) {
+	if err := p.Check(inC("c2", 2, true)); !reconcile.IsNotAllowed(err) {
 		t.Fatalf("c2 under team-c's cap of 1: %v, want a refusal", err)
 	}
 	// One informer delivers both deletions in order: team-a's first.

@@ -1,4 +1,4 @@
-package policy
+package tenancy
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	"github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // newPolicy is a Policy over caches holding the namespaces team-a
@@ -48,7 +49,7 @@ func newPolicyWith(t *testing.T, defaults Defaults, networks []*samplecrdv1.Netw
 			t.Fatal(err)
 		}
 	}
-	return NewFromListers(listers.NewTenantPolicyLister(tpIndexer), corelisters.NewNamespaceLister(nsIndexer), listers.NewNetworkLister(netIndexer), defaults)
+	return NewPolicyFromListers(listers.NewTenantPolicyLister(tpIndexer), corelisters.NewNamespaceLister(nsIndexer), listers.NewNetworkLister(netIndexer), defaults)
 }
 
 func namespace(name, team string) *corev1.Namespace {
@@ -234,7 +235,7 @@ func TestWhatANetworkMayNameOutsideItself(t *testing.T) {
 			case tc.refused == "" && err != nil:
 				t.Fatalf("refused: %v", err)
 			case tc.refused == "":
-			case !IsNotAllowed(err):
+			case !reconcile.IsNotAllowed(err):
 				t.Fatalf("got %v, want a refusal that says %q", err, tc.refused)
 			case !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "nothing was asked of Neutron"):
 				t.Fatalf("refusal %q does not say %q and that nothing was asked of Neutron", err, tc.refused)
@@ -279,7 +280,7 @@ func TestAGrantTakesEffectAtOnce(t *testing.T) {
 	networks := fake.NewClientset()
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	factory := externalversions.NewSharedInformerFactory(networks, 0)
-	p := New(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
+	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
 	changed := make(chan string, 10)
 	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
 		t.Fatal(err)
@@ -421,7 +422,7 @@ func TestDefaultPolicies(t *testing.T) {
 			case tc.refused == "" && err != nil:
 				t.Fatalf("refused: %v", err)
 			case tc.refused == "":
-			case !IsNotAllowed(err):
+			case !reconcile.IsNotAllowed(err):
 				t.Fatalf("got %v, want a refusal that says %q", err, tc.refused)
 			case !strings.Contains(err.Error(), tc.refused):
 				t.Fatalf("refusal %q does not say %q", err, tc.refused)

@@ -1,4 +1,4 @@
-package projects
+package tenancy
 
 import (
 	"context"
@@ -20,9 +20,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
-	"github.com/samplecrd/network-controller/pkg/policy"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 var ours = func() neutron.Mark {
@@ -46,53 +44,53 @@ func (r *sighting) SightOrphans(_ time.Time, missing []types.UID) []types.UID {
 	return r.orphans
 }
 
-// registry holds the own project, and records the keys released.
-type registry struct {
+// heldOwn holds the own project, and records the keys released.
+type heldOwn struct {
 	own      *Project
 	mu       sync.Mutex
-	released []tenancy.Key
+	released []Key
 }
 
 // releasedKeys are the keys released so far.
-func (r *registry) releasedKeys() []tenancy.Key {
+func (r *heldOwn) releasedKeys() []Key {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.released)
 }
 
-func (r *registry) Start(ctx context.Context, start tenancy.StartFunc[*Project]) {
-	start(ctx, tenancy.Key{}, r.own)
+func (r *heldOwn) Start(ctx context.Context, start StartFunc) {
+	start(ctx, Key{}, r.own)
 }
-func (r *registry) For(context.Context, *samplecrdv1.Network) (*Project, error) { return r.own, nil }
-func (r *registry) Get(key tenancy.Key) (*Project, bool)                        { return r.own, key == (tenancy.Key{}) }
-func (r *registry) Own() *Project                                               { return r.own }
-func (r *registry) Release(_ context.Context, key tenancy.Key) error {
+func (r *heldOwn) For(context.Context, *samplecrdv1.Network) (*Project, error) { return r.own, nil }
+func (r *heldOwn) Get(key Key) (*Project, bool)                                { return r.own, key == (Key{}) }
+func (r *heldOwn) Own() *Project                                               { return r.own }
+func (r *heldOwn) Release(_ context.Context, key Key) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.released = append(r.released, key)
 	return nil
 }
 
-// fixture is a Set over a fake clientset's informer, the fake Neutron and
+// setFixture is a Set over a fake clientset's informer, the fake Neutron and
 // a Reconciler that only sights; queued collects what it queues.
-type fixture struct {
+type setFixture struct {
 	set        *Set
 	neutron    *neutronfake.Neutron
 	reconciler *sighting
-	registry   *registry
+	registry   *heldOwn
 	informer   cache.SharedIndexInformer
 	client     *fake.Clientset
 	queued     []string
 }
 
-func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
+func newSetFixture(t *testing.T, networks ...*samplecrdv1.Network) *setFixture {
 	t.Helper()
-	f := &fixture{neutron: neutronfake.New(), reconciler: &sighting{}, client: fake.NewClientset()}
+	f := &setFixture{neutron: neutronfake.New(), reconciler: &sighting{}, client: fake.NewClientset()}
 	inv := inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
-	f.registry = &registry{own: &Project{Inventory: inv, Reconciler: f.reconciler}}
+	f.registry = &heldOwn{own: &Project{Inventory: inv, Reconciler: f.reconciler}}
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	nets := factory.Samplecrd().V1().Networks()
-	set, err := New(nets, f.registry, Options{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
+	set, err := newSet(nets, f.registry, nil, Options{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +107,14 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 }
 
 // drain returns what was queued, sorted, and forgets it.
-func (f *fixture) drain() []string {
+func (f *setFixture) drain() []string {
 	out := f.queued
 	f.queued = nil
 	slices.Sort(out)
 	return out
 }
 
-func network(name, uid string, creds bool) *samplecrdv1.Network {
+func setNetwork(name, uid string, creds bool) *samplecrdv1.Network {
 	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)}}
 	if creds {
 		n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "cloud", CloudName: "team"}
@@ -131,8 +129,8 @@ func network(name, uid string, creds bool) *samplecrdv1.Network {
 // cache.
 func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	const gone = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
-	net := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
-	f := newFixture(t, net, network("other", "0f0f0f0f-0000-4000-8000-00000000000f", false))
+	net := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+	f := newSetFixture(t, net, setNetwork("other", "0f0f0f0f-0000-4000-8000-00000000000f", false))
 	for _, o := range []neutron.Owner{reconcile.OwnerOf(net), {Namespace: "default", Name: "gone", UID: gone}} {
 		f.neutron.AddNetwork(ours.ResourceName(o), ours.Description())
 	}
@@ -164,11 +162,11 @@ func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 // event queues the Network's UID for collection, in case its finalizer was
 // removed by hand and something of it remains in Neutron.
 func TestADeletedNetworkIsHandedToTheGarbageCollector(t *testing.T) {
-	f := newFixture(t)
+	f := newSetFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go f.informer.RunWithContext(ctx)
-	n := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+	n := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
 	if _, err := f.client.SamplecrdV1().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -214,14 +212,14 @@ func TestCredentialsAreReleasedWithTheLastNetworkNamingThem(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := newSetFixture(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go f.informer.RunWithContext(ctx)
 			for _, n := range []*samplecrdv1.Network{
-				network("first", "00000000-0000-4000-8000-000000000001", true),
-				network("second", "00000000-0000-4000-8000-000000000002", true),
-				network("plain", "00000000-0000-4000-8000-000000000003", false),
+				setNetwork("first", "00000000-0000-4000-8000-000000000001", true),
+				setNetwork("second", "00000000-0000-4000-8000-000000000002", true),
+				setNetwork("plain", "00000000-0000-4000-8000-000000000003", false),
 			} {
 				if _, err := f.client.SamplecrdV1().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
@@ -243,8 +241,8 @@ func TestCredentialsAreReleasedWithTheLastNetworkNamingThem(t *testing.T) {
 				t.Fatalf("the delete handler did not run for every deleted Network: %v", err)
 			}
 			released := f.registry.releasedKeys()
-			team := tenancy.Key{Namespace: "default", Secret: "cloud", Cloud: "team"}
-			if (len(released) > 0) != tc.wantReleased || slices.ContainsFunc(released, func(k tenancy.Key) bool { return k != team }) {
+			team := Key{Namespace: "default", Secret: "cloud", Cloud: "team"}
+			if (len(released) > 0) != tc.wantReleased || slices.ContainsFunc(released, func(k Key) bool { return k != team }) {
 				t.Errorf("released %v; want the team's credentials released: %v, and nothing else", released, tc.wantReleased)
 			}
 		})
@@ -252,7 +250,7 @@ func TestCredentialsAreReleasedWithTheLastNetworkNamingThem(t *testing.T) {
 }
 
 // waitForCached waits until the informer's cache holds n Networks.
-func waitForCached(ctx context.Context, t *testing.T, f *fixture, n int) {
+func waitForCached(ctx context.Context, t *testing.T, f *setFixture, n int) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return len(f.informer.GetStore().List()) == n, nil
@@ -265,7 +263,7 @@ func waitForCached(ctx context.Context, t *testing.T, f *fixture, n int) {
 type refusing struct{}
 
 func (refusing) Check(n *samplecrdv1.Network) error {
-	return &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "namespace " + n.Namespace + " is granted nothing"}
+	return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "namespace " + n.Namespace + " is granted nothing"}
 }
 func (refusing) HasSynced() bool             { return true }
 func (refusing) OnChange(func(string)) error { return nil }
@@ -275,11 +273,11 @@ func (refusing) OnChange(func(string)) error { return nil }
 // being deleted gets its project whatever the policy says, since what a
 // Network made it may always remove.
 func TestPolicyIsAskedBeforeTheProjectButNeverOfADeletion(t *testing.T) {
-	f := newFixture(t)
+	f := newSetFixture(t)
 	f.set.policy = refusing{}
 	_, ctx := ktesting.NewTestContext(t)
-	live := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
-	if r, err := f.set.For(ctx, live); !policy.IsNotAllowed(err) || r != nil {
+	live := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+	if r, err := f.set.For(ctx, live); !reconcile.IsNotAllowed(err) || r != nil {
 		t.Errorf("For(a live Network its namespace may not have) = %v, %v; want no reconciler and NotAllowed", r, err)
 	}
 	deleting := live.DeepCopy()
@@ -311,7 +309,7 @@ func (r *recording) Reconcile(_ context.Context, n *samplecrdv1.Network) reconci
 type routerRefused struct{ all bool }
 
 func (p routerRefused) Check(n *samplecrdv1.Network) error {
-	return &policy.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "not granted", Router: !p.all}
+	return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "not granted", Router: !p.all}
 }
 func (routerRefused) HasSynced() bool             { return true }
 func (routerRefused) OnChange(func(string)) error { return nil }
@@ -323,7 +321,7 @@ func (routerRefused) OnChange(func(string)) error { return nil }
 // refused before anything, as before; any other refusal refuses.
 func TestAWithdrawnRouterGrantDetaches(t *testing.T) {
 	attached := func() *samplecrdv1.Network {
-		n := network("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
+		n := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
 		n.Spec.Router = &samplecrdv1.RouterReference{Name: "shared-router"}
 		n.Status.Router = &samplecrdv1.RouterStatus{ID: "router-1", InterfacePortID: "port-1"}
 		return n
@@ -332,7 +330,7 @@ func TestAWithdrawnRouterGrantDetaches(t *testing.T) {
 	cases := []struct {
 		name       string
 		network    *samplecrdv1.Network
-		policy     Policy
+		policy     checker
 		passOK     bool
 		wantPass   bool
 		wantReason string
@@ -348,7 +346,7 @@ func TestAWithdrawnRouterGrantDetaches(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := newSetFixture(t)
 			rec := &recording{}
 			f.registry.own.Reconciler = rec
 			f.set.policy = tc.policy

@@ -1,5 +1,5 @@
-// Package projects resolves the OpenStack project each Network lives in,
-// behind the Network controller. The controller asks it one question per
+// The Set resolves the OpenStack project each Network lives in, behind
+// the Network controller. The controller asks it one question per
 // sync, "which reconciler acts for this Network?" (Set.For); what a
 // project holds is let go when the Network informer says its last Network
 // is gone, whichever way it went.
@@ -7,7 +7,7 @@
 // Everything else a project needs runs here, beside the controller's
 // queue, not in it:
 //
-//   - the administrator's TenantPolicies (pkg/policy), which For asks
+//   - the administrator's TenantPolicies (policy.go), which For asks
 //     before it resolves anything, and whose changes queue the Networks
 //     of the namespaces they touch;
 //   - each project's Neutron informer (pkg/inventory), started when a
@@ -16,11 +16,12 @@
 //     resources changed behind the controller's back, and hands the
 //     garbage collector the resources whose Network is gone;
 //   - the garbage collector (pkg/collector), a controller of its own;
-//   - the credentials of a namespace (pkg/tenancy), let go with the last
+//   - the credentials of a namespace (registry.go), let go with the last
 //     Network that names them: deleted through its finalizer, before it
 //     had one, with its finalizer removed by a person, or with its
 //     namespace.
-package projects
+
+package tenancy
 
 import (
 	"context"
@@ -40,47 +41,35 @@ import (
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
-	"github.com/samplecrd/network-controller/pkg/policy"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // uidIndex indexes Networks by UID, which is how a Neutron resource names
 // its owner (its namespace/name in Neutron may be cut short).
 const uidIndex = "uid"
 
-// Project is what is kept for one OpenStack project: the inventory of what
-// Neutron holds there (its informer, and the one door to it), and the
-// reconciler that acts through it. The controller's own cloud is one; a
-// namespace's credentials (spec.cloudCredentialsRef) make another.
-type Project struct {
-	Key        tenancy.Key
-	Inventory  *inventory.Inventory
-	Reconciler Reconciler
-}
-
-// Registry hands each Network its Project: pkg/tenancy's
-// Registry[*Project].
-type Registry interface {
+// projectRegistry hands each Network its Project: a *Registry, or a
+// test's.
+type projectRegistry interface {
 	// Start starts every Project with start, the own one at once.
-	Start(ctx context.Context, start tenancy.StartFunc[*Project])
+	Start(ctx context.Context, start StartFunc)
 	// For returns network's Project; a *neutron.CredentialsError when
 	// its credentials cannot be used.
 	For(ctx context.Context, network *samplecrdv1.Network) (*Project, error)
 	// Get returns the Project of key, if it is held.
-	Get(key tenancy.Key) (*Project, bool)
+	Get(key Key) (*Project, bool)
 	// Own is the Project of the controller's own cloud.
 	Own() *Project
 	// Release lets go of key's credentials, and the copy kept for
 	// deletions, once no Network names them.
-	Release(ctx context.Context, key tenancy.Key) error
+	Release(ctx context.Context, key Key) error
 }
 
-// Policy says whether a Network may name what it names outside itself
+// checker says whether a Network may name what it names outside itself
 // (credentials, an existing router, a pool, an external network, a network
-// to adopt): pkg/policy, from the informers of TenantPolicies and
-// Namespaces.
-type Policy interface {
-	// Check returns a *policy.NotAllowedError for a Network that names
+// to adopt): a *Policy, or a test's.
+type checker interface {
+	// Check returns a *reconcile.NotAllowedError for a Network that names
 	// what its namespace is not granted.
 	Check(network *samplecrdv1.Network) error
 	// HasSynced reports whether the policy's caches have synced.
@@ -94,7 +83,7 @@ type Policy interface {
 type Options struct {
 	// Policy decides what a Network may name outside itself: the
 	// administrator's TenantPolicies.
-	Policy Policy
+	Policy *Policy
 	// Recorder writes the garbage collector's Events.
 	Recorder record.EventRecorder
 	// Fence, when set, is asked before the garbage collector writes an
@@ -106,11 +95,11 @@ type Options struct {
 
 // Set is every project the controller's Networks live in.
 type Set struct {
-	policy    Policy
-	registry  Registry
+	policy    checker
+	registry  projectRegistry
 	networks  listers.NetworkLister
 	byUID     cache.Indexer
-	collector *collector.Collector
+	collector *collector.Collector[Key]
 	// enqueue queues a Network on the controller's queue (Start).
 	enqueue func(obj any)
 }
@@ -121,16 +110,21 @@ type Set struct {
 // anything of it remain in Neutron, its finalizer having been removed by
 // hand, that collects it) and lets go of its credentials if no other
 // Network names them.
-func New(networkInformer informers.NetworkInformer, registry Registry, opts Options) (*Set, error) {
+func New(networkInformer informers.NetworkInformer, registry *Registry, opts Options) (*Set, error) {
+	return newSet(networkInformer, registry, opts.Policy, opts)
+}
+
+// newSet is New on any registry and policy: a test's too.
+func newSet(networkInformer informers.NetworkInformer, registry projectRegistry, policy checker, opts Options) (*Set, error) {
 	informer := networkInformer.Informer()
 	if err := informer.AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
 		return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
 	}}); err != nil {
 		return nil, fmt.Errorf("adding the UID index: %w", err)
 	}
-	s := &Set{policy: opts.Policy, registry: registry, networks: networkInformer.Lister(), byUID: informer.GetIndexer()}
-	s.collector = collector.New(collector.Options{
-		Project: func(key tenancy.Key) (collector.Project, bool) {
+	s := &Set{policy: policy, registry: registry, networks: networkInformer.Lister(), byUID: informer.GetIndexer()}
+	s.collector = collector.New(collector.Options[Key]{
+		Project: func(key Key) (collector.Project, bool) {
 			p, ok := registry.Get(key)
 			if !ok {
 				return nil, false
@@ -150,7 +144,7 @@ func New(networkInformer informers.NetworkInformer, registry Registry, opts Opti
 			obj = tombstone.Obj
 		}
 		if n, ok := obj.(*samplecrdv1.Network); ok {
-			s.collector.Enqueue(tenancy.KeyOf(n), n.UID)
+			s.collector.Enqueue(KeyOf(n), n.UID)
 			s.release(n)
 		}
 	}}); err != nil {
@@ -183,7 +177,7 @@ func (s *Set) Start(ctx context.Context, enqueue func(obj any)) error {
 }
 
 // For returns the reconciler of network's project: the controller's, or
-// its namespace's. The error is a *policy.NotAllowedError when network
+// its namespace's. The error is a *reconcile.NotAllowedError when network
 // names what its namespace is not granted, which is asked before anything
 // of its project, unless the grant was withdrawn from a router the
 // Network is attached to: then the reconciler detaches it first
@@ -191,7 +185,7 @@ func (s *Set) Start(ctx context.Context, enqueue func(obj any)) error {
 // credentials cannot be used. A deletion is never refused by policy: what
 // a Network made, it may always remove.
 func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error) {
-	var refusal *policy.NotAllowedError
+	var refusal *reconcile.NotAllowedError
 	if network.DeletionTimestamp == nil {
 		if err := s.policy.Check(network); err != nil && !errors.As(err, &refusal) {
 			return nil, err
@@ -230,8 +224,8 @@ const releaseTimeout = 30 * time.Second
 // meanwhile that names the credentials is not lost: its first sync keeps
 // them again before it makes anything.
 func (s *Set) release(gone *samplecrdv1.Network) {
-	key := tenancy.KeyOf(gone)
-	if key == (tenancy.Key{}) {
+	key := KeyOf(gone)
+	if key == (Key{}) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
@@ -242,7 +236,7 @@ func (s *Set) release(gone *samplecrdv1.Network) {
 		return
 	}
 	for _, n := range others {
-		if n.UID != gone.UID && tenancy.KeyOf(n) == key {
+		if n.UID != gone.UID && KeyOf(n) == key {
 			return
 		}
 	}
@@ -257,7 +251,7 @@ func (s *Set) release(gone *samplecrdv1.Network) {
 // ready. Any other project is started by the worker that first needs it,
 // which must not wait for Neutron: its first list runs beside, and queues
 // the project's Networks when it is done.
-func (s *Set) start(ctx context.Context, key tenancy.Key, p *Project) {
+func (s *Set) start(ctx context.Context, key Key, p *Project) {
 	onListed := func(ctx context.Context, listed inventory.Listed) { s.onNeutronListed(ctx, p, listed) }
 	first := func() {
 		if listed, err := p.Inventory.Refresh(ctx); err != nil {
@@ -266,7 +260,7 @@ func (s *Set) start(ctx context.Context, key tenancy.Key, p *Project) {
 			onListed(ctx, listed)
 		}
 	}
-	if key == (tenancy.Key{}) {
+	if key == (Key{}) {
 		first()
 		go p.Inventory.Run(ctx, onListed)
 		return
@@ -322,9 +316,9 @@ func (s *Set) enqueueNamespace(namespace string) {
 }
 
 // enqueueProject queues every Network of the project of key.
-func (s *Set) enqueueProject(key tenancy.Key) {
+func (s *Set) enqueueProject(key Key) {
 	for _, obj := range s.byUID.List() {
-		if tenancy.KeyOf(obj.(*samplecrdv1.Network)) == key {
+		if KeyOf(obj.(*samplecrdv1.Network)) == key {
 			s.enqueue(obj)
 		}
 	}

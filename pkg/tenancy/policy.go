@@ -1,4 +1,4 @@
-// Package policy decides what a Network may name outside itself: the
+// What a namespace may reach, and why. The Policy decides what a Network may name outside itself: the
 // credentials (and so the OpenStack project) it is made with, an existing
 // router, an external network for a router of its own, a subnet pool, an
 // existing network to adopt. The answer is the cluster administrator's,
@@ -16,10 +16,10 @@
 // deleted: a refusal says which field and which grant is missing, and
 // nothing is asked of the Secret's project or of Neutron. Deletion is
 // never refused: whatever a Network made, it may always remove.
-package policy
+
+package tenancy
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -37,6 +37,7 @@ import (
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // Defaults are what the controller's flags grant, before any policy:
@@ -61,17 +62,17 @@ type Policy struct {
 	policyInformer, namespaceInformer, networkInformer cache.SharedIndexInformer
 }
 
-// New returns a Policy over the informers' caches, with the flags'
+// NewPolicy returns a Policy over the informers' caches, with the flags'
 // defaults. networks are the Networks the controller serves, which a
 // namespace's cap counts.
-func New(policies informers.TenantPolicyInformer, namespaces coreinformers.NamespaceInformer, networks informers.NetworkInformer, defaults Defaults) *Policy {
-	p := NewFromListers(policies.Lister(), namespaces.Lister(), networks.Lister(), defaults)
+func NewPolicy(policies informers.TenantPolicyInformer, namespaces coreinformers.NamespaceInformer, networks informers.NetworkInformer, defaults Defaults) *Policy {
+	p := NewPolicyFromListers(policies.Lister(), namespaces.Lister(), networks.Lister(), defaults)
 	p.policyInformer, p.namespaceInformer, p.networkInformer = policies.Informer(), namespaces.Informer(), networks.Informer()
 	return p
 }
 
-// NewFromListers returns a Policy over listers that need no sync.
-func NewFromListers(policies listers.TenantPolicyLister, namespaces corelisters.NamespaceLister, networks listers.NetworkLister, defaults Defaults) *Policy {
+// NewPolicyFromListers returns a Policy over listers that need no sync.
+func NewPolicyFromListers(policies listers.TenantPolicyLister, namespaces corelisters.NamespaceLister, networks listers.NetworkLister, defaults Defaults) *Policy {
 	return &Policy{policies: policies, namespaces: namespaces, networks: networks, defaults: defaults}
 }
 
@@ -216,35 +217,7 @@ func (g *Grants) add(spec samplecrdv1.TenantPolicySpec) {
 	}
 }
 
-// NotAllowedError is a Network that names what no policy grants its
-// namespace. Nothing was asked of Neutron.
-type NotAllowedError struct {
-	// Reason is the Ready condition's reason: AdoptionRefused and
-	// ExternalNetworkNotAllowed, as before policies, for those fields;
-	// NotAllowed for the others.
-	Reason string
-	// Message names the field, what it names, and the grant it needs.
-	Message string
-	// Router says that spec.router is what is not granted, and nothing
-	// else: a grant withdrawn from a Network attached to that router, or
-	// to a router of its own on that external network, means it detaches
-	// (pkg/projects' withdrawn), keeping its network and subnet.
-	Router bool
-}
-
-func (e *NotAllowedError) Error() string { return e.Message }
-
-// NothingAsked ends the message of every refusal: nothing was asked of
-// Neutron. A withdrawn router's refusal says what was asked instead.
-const NothingAsked = "; nothing was asked of Neutron (docs/tenancy.md)"
-
-// IsNotAllowed reports whether err is, or wraps, a NotAllowedError.
-func IsNotAllowed(err error) bool {
-	var na *NotAllowedError
-	return errors.As(err, &na)
-}
-
-// Check returns a *NotAllowedError when network names what its namespace
+// Check returns a *reconcile.NotAllowedError when network names what its namespace
 // is not granted, or would take it past its cap (maxNetworks), any other
 // error when the caches cannot say. A Network being deleted is never
 // refused.
@@ -260,7 +233,7 @@ func (p *Policy) Check(network *samplecrdv1.Network) error {
 		return nil
 	}
 	if ns := network.Namespace; ns != "" && ns == p.defaults.ControllerNamespace && network.Spec.CloudCredentialsRef != nil {
-		return &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+		return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
 			"spec.cloudCredentialsRef is not allowed in namespace %s, the controller's own: its Secrets are the controller's "+
 				"(its cloud, and the kept copies of every namespace's credentials); a Network here uses the controller's cloud; "+
 				"nothing was asked of Neutron (docs/tenancy.md)", ns)}
@@ -278,7 +251,7 @@ func (p *Policy) Check(network *samplecrdv1.Network) error {
 	return nil
 }
 
-// checkCap returns a *NotAllowedError when network would take its
+// checkCap returns a *reconcile.NotAllowedError when network would take its
 // namespace past limit Networks at work (olderAtWork, cap.go).
 func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
 	networks, err := p.networks.Networks(network.Namespace).List(labels.Everything())
@@ -289,7 +262,7 @@ func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
 	if older < int(limit) {
 		return nil
 	}
-	return &NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+	return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
 		"namespace %s already has %d Networks at work, made before this one, and a TenantPolicy caps it at maxNetworks: %d; this Network is made when an older one is deleted; nothing was asked of Neutron (docs/tenancy.md)",
 		network.Namespace, older, limit)}
 }
@@ -306,12 +279,12 @@ func (p *Policy) NamesForAdoption(namespace, id string) (bool, error) {
 	return g.AdoptNetworks.Has(id), nil
 }
 
-// Check returns a *NotAllowedError naming the first thing network names
+// Check returns a *reconcile.NotAllowedError naming the first thing network names
 // that g does not grant.
 func (g Grants) Check(network *samplecrdv1.Network) error {
 	spec, ns := network.Spec, network.Namespace
 	refuseAs := func(reason, format string, args ...any) error {
-		return &NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...) + NothingAsked}
+		return &reconcile.NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...) + reconcile.NothingAsked}
 	}
 	refuse := func(format string, args ...any) error { return refuseAs(samplecrdv1.ReasonNotAllowed, format, args...) }
 	switch {
@@ -327,17 +300,17 @@ func (g Grants) Check(network *samplecrdv1.Network) error {
 		return refuse("spec.subnetPool %q is not granted to namespace %s: a TenantPolicy's spec.subnetPools grants it, by the same name or ID", spec.SubnetPool, ns)
 	}
 	if err := g.checkRouter(network); err != nil {
-		err.Message += NothingAsked
+		err.Message += reconcile.NothingAsked
 		return err
 	}
 	return nil
 }
 
 // checkRouter returns the refusal of a spec.router that g does not grant.
-func (g Grants) checkRouter(network *samplecrdv1.Network) *NotAllowedError {
+func (g Grants) checkRouter(network *samplecrdv1.Network) *reconcile.NotAllowedError {
 	r, ns := network.Spec.Router, network.Namespace
-	refuse := func(reason, format string, args ...any) *NotAllowedError {
-		return &NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...), Router: true}
+	refuse := func(reason, format string, args ...any) *reconcile.NotAllowedError {
+		return &reconcile.NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...), Router: true}
 	}
 	switch {
 	case r == nil:

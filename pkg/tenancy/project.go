@@ -1,4 +1,4 @@
-package projects
+package tenancy
 
 import (
 	"context"
@@ -7,8 +7,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
+
+// Project is what is kept for one OpenStack project: the inventory of what
+// Neutron holds there (its informer, and the one door to it), and the
+// reconciler that acts through it. The controller's own cloud is one; a
+// namespace's credentials (spec.cloudCredentialsRef) make another.
+type Project struct {
+	Key        Key
+	Inventory  *inventory.Inventory
+	Reconciler Reconciler
+}
 
 // Reconciler is what is asked of one project's reconciler: pkg/reconcile's
 // Reconciler. The Network controller asks the first three; this package
