@@ -28,7 +28,7 @@ var layers = [][]string{
 	{"pkg/inventory", "pkg/importer"},
 	{"pkg/reconcile"},
 	{"pkg/collector", "pkg/configmap", "pkg/plan"},
-	{"pkg/tenancy"}, // a Network's place: its policy, credentials and projects
+	{"pkg/tenancy"},            // a Network's place: its policy, credentials and projects
 	{"", "cmd/envoy-injector"}, // the root: package main
 }
 
