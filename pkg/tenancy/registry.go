@@ -240,7 +240,7 @@ type aReading struct {
 
 // reading parses data, key's clouds.yaml as read, and binds it: a
 // credential not yet built is connected, to learn the place it reaches,
-// which must be the one its kept copy reaches. One the value was built
+// which must be the one its kept copy reaches, if one is kept. One the value was built
 // from is neither parsed nor connected again.
 func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading, error) {
 	rd := aReading{digest: sha256.Sum256(data)}
@@ -252,13 +252,12 @@ func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading,
 		return rd, err
 	}
 	rd.client = r.opts.Connect(cloud)
-	if r.opts.Keeper == nil {
-		return rd, nil
-	}
+	// No client is built on credentials before Keystone has said where
+	// they reach: a plan's too, which keeps no copy.
 	if rd.place, err = rd.client.Place(ctx); err != nil {
 		return rd, fmt.Errorf("learning where %s reaches: %w", key, err)
 	}
-	_, kept, ok, err := r.opts.Keeper.Kept(ctx, key)
+	_, kept, ok, err := r.kept(ctx, key)
 	switch {
 	case err != nil:
 		return rd, err
