@@ -113,7 +113,8 @@ type Controller struct {
 	projects Projects
 
 	// workqueue holds the Networks to sync, by namespace/name: deduped,
-	// one worker per key, retries rate-limited per key.
+	// one worker per key, retries rate-limited per key, namespaces served
+	// in turn.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 
 	// recorder writes Events, which `kubectl describe` shows.
@@ -151,12 +152,11 @@ func NewController(
 		projects: projects,
 		// Retries back off per key, as client-go's default limiter does,
 		// capped at MaxRetryDelay so that a Network waiting on a quota or on
-		// ports notices soon; the 10/s bucket is each namespace's own, so
-		// one namespace's failures delay only its own retries.
+		// ports notices soon; the 10/s bucket is each namespace's own, and
+		// the keys wait in a FIFO per namespace served in turn, so one
+		// namespace's failures or backlog delay only its own Networks.
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			fairqueue.NewRateLimiter(opts.MaxRetryDelay),
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
-		),
+			fairqueue.NewRateLimiter(opts.MaxRetryDelay), fairqueue.QueueConfig(queueName)),
 		recorder: recorder,
 		tracer:   cmp.Or[trace.Tracer](opts.Tracer, noop.Tracer{}),
 	}

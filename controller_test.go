@@ -827,26 +827,25 @@ func TestHandleObjectQueuesOnlyTheControllingNetwork(t *testing.T) {
 	}
 }
 
-// TestOneNamespacesBacklogDoesNotDelayAnother: pkg/fairqueue makes
-// retries fair across namespaces, but the queue they go into is one FIFO.
-// Every key an informer adds (a Network made or changed, the
-// --resync-period resync of every Network, a TenantPolicy's change, a
-// project's first list) goes to the back of it, whatever its namespace.
-// A namespace that holds 10,000 Networks puts 10,000 keys ahead of every
-// other namespace's at each resync; its syncs are not free (a credential
-// taking turns past --max-cloud-credentials-per-namespace is read,
-// authenticated at Keystone and kept again at each of them), so another
-// namespace's new Network waits for all of them, on the workers every
-// namespace shares. The e2e test of fairness fails its Networks, so their
-// retries go through the fair limiter; added keys never do.
+// TestOneNamespacesBacklogDoesNotDelayAnother: every key an informer
+// adds (a Network made or changed, the --resync-period resync of every
+// Network, a TenantPolicy's change, a project's first list) is queued,
+// whatever its namespace; with one FIFO, a namespace that holds 10,000
+// Networks put 10,000 keys ahead of every other namespace's at each
+// resync. Its syncs are not free (a credential taking turns past
+// --max-cloud-credentials-per-namespace is read, authenticated at
+// Keystone and kept again at each of them), so another namespace's new
+// Network waited for all of them, on the workers every namespace shares.
+// The e2e test of fairness fails its Networks, so their retries go
+// through the fair limiter; added keys never do.
 //
-// What the fix should guarantee: the workers take keys from the
-// namespaces with keys waiting in turn (a FIFO per namespace, served
-// round robin, as API Priority and Fairness does with its queues), so
-// that a namespace's key waits behind at most one key of each other
-// namespace, however many that namespace queued.
+// The guarantee: the workers take keys from the namespaces with keys
+// waiting in turn (fairqueue.Queue, a FIFO per namespace served round
+// robin, as API Priority and Fairness does with its queues), so that a
+// namespace's key waits behind at most one key of each other namespace,
+// however many that namespace queued. With client-go's default queue
+// underneath (one FIFO), the victim's key comes after all 1,000.
 func TestOneNamespacesBacklogDoesNotDelayAnother(t *testing.T) {
-	t.Skip("known hole, open in issue 40's note: added keys share one FIFO; a queue per namespace served round robin is the fix")
 	f := newFixture(t)
 	q := f.controller.workqueue
 	defer q.ShutDown()

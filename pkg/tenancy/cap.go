@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 )
 
@@ -57,4 +59,40 @@ func created(n *samplecrdv1.Network) time.Time {
 		return time.Unix(1<<62, 0)
 	}
 	return n.CreationTimestamp.Time
+}
+
+// capMayHaveRefused reports whether a Network just deleted in namespace
+// may let its cap take one it refused: only then does the deletion queue
+// the namespace's Networks again. A deletion in a namespace without a
+// cap, or under it, costs nothing beyond itself; when the caches cannot
+// say, it queues them.
+func (p *Policy) capMayHaveRefused(namespace string) bool {
+	g, err := p.GrantsFor(namespace)
+	if err != nil {
+		return true
+	}
+	if g.MaxNetworks == nil {
+		return false
+	}
+	networks, err := p.networks.Networks(namespace).List(labels.Everything())
+	return err != nil || mayHaveRefused(networks, *g.MaxNetworks)
+}
+
+// mayHaveRefused reports whether a cap of limit may have refused one of
+// networks (a namespace's, as the cache holds them once a deletion is
+// gone from it): one is not at work and not being deleted (refused, or
+// not synced yet), or limit or more are at work. Otherwise every Network
+// at work ranks before fewer than limit others at work, now and before
+// the deletion (which took at most one away), so none was refused.
+func mayHaveRefused(networks []*samplecrdv1.Network, limit int32) bool {
+	working := 0
+	for _, n := range networks {
+		switch {
+		case atWork(n):
+			working++
+		case n.DeletionTimestamp == nil:
+			return true
+		}
+	}
+	return working >= int(limit)
 }

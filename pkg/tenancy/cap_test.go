@@ -174,6 +174,36 @@ func TestMaxNetworksKeepsTheOldestAtWork(t *testing.T) {
 	}
 }
 
+// TestMayHaveRefused: once a deletion is gone from the cache, the cap
+// may have refused one of the namespace's Networks, and the deletion
+// queues them again, only when one is neither at work nor being deleted,
+// or as many are at work as the cap allows or more (one past a lowered
+// cap, or past the cap until the deletion).
+func TestMayHaveRefused(t *testing.T) {
+	one, two, three := at("one", 1, false), at("two", 2, false), at("three", 3, false)
+	for _, tc := range []struct {
+		name     string
+		limit    int32
+		networks []*samplecrdv1.Network
+		want     bool
+	}{
+		{"under the cap, all at work", 5, []*samplecrdv1.Network{one, two}, false},
+		{"no Network left", 1, nil, false},
+		{"one never made", 5, []*samplecrdv1.Network{one, at("new", 4, true)}, true},
+		{"one never made, being deleted", 5, []*samplecrdv1.Network{one, deleting(at("new", 4, true))}, false},
+		{"at the cap: one was past it before the deletion", 2, []*samplecrdv1.Network{one, two}, true},
+		{"past a lowered cap", 2, []*samplecrdv1.Network{one, two, three}, true},
+		{"at work by its Neutron network alone, past the cap", 1, []*samplecrdv1.Network{provisioned(one)}, true},
+		{"one at work being deleted holds its place", 2, []*samplecrdv1.Network{deleting(one), two}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mayHaveRefused(tc.networks, tc.limit); got != tc.want {
+				t.Errorf("mayHaveRefused = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestADeletionInACappedNamespaceRechecksIt: a Network deleted in a
 // namespace with a cap calls changed with its namespace, so that the
 // oldest refused Network is made at once, not at the next resync; in a

@@ -89,8 +89,9 @@ func (p *Policy) HasSynced() bool {
 // TenantPolicy was made, changed or deleted): the controller queues their
 // Networks again, so that a grant takes effect, and is withdrawn, without
 // waiting for the resync. A Network deleted in a namespace with a cap
-// (maxNetworks) calls it with the namespace too: a Network the cap
-// refused may be made now.
+// (maxNetworks) that may have refused one of its Networks calls it with
+// the namespace too (capMayHaveRefused, cap.go): that Network may be made
+// now. A deletion under the cap queues nothing.
 func (p *Policy) OnChange(changed func(namespace string)) error {
 	if p.policyInformer == nil {
 		return nil
@@ -123,7 +124,7 @@ func (p *Policy) OnChange(changed func(namespace string)) error {
 				utilruntime.HandleError(err)
 				return
 			}
-			if g, err := p.GrantsFor(name.Namespace); err != nil || g.MaxNetworks != nil {
+			if p.capMayHaveRefused(name.Namespace) {
 				changed(name.Namespace)
 			}
 		},
