@@ -203,6 +203,10 @@ func classify(ph phase, err error) verdict {
 	case errors.Is(err, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.
 		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
+	case errors.Is(err, errAdoptionChanged):
+		// Not Neutron's refusal of the request, which was right when
+		// sent: a read again settles it, a refusal or a mark, soon.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
 	case neutron.IsAuthError(err):
 		// Lasts until the credentials are fixed, which the Neutron
 		// session notices by itself; backoff keeps the retries cheap.
