@@ -178,7 +178,11 @@ func (inv *Inventory) ReleaseNetwork(ctx context.Context, owner neutron.Owner, i
 // MarkSubnet takes a subnet under management (adoption): its name and
 // description become owner's and the mark. With MarkNetwork, the only
 // writes to a resource the store does not hold; the caller has checked
-// that nobody else owns it.
+// that nobody else owns it, in s as it read it. The mark is written onto
+// that revision only (If-Match on s.RevisionNumber): a subnet changed
+// since, e.g. marked by another Network's adoption between the check and
+// this write, is left as it is, and the error is Neutron's 412
+// (neutron.IsStale), for the caller to read it again.
 func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neutron.Subnet) error {
 	if inv.ownsSubnet(owner, s.ID) {
 		return nil
@@ -187,7 +191,7 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 	if err := inv.allowWrite(ctx, owner); err != nil {
 		return err
 	}
-	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc})
+	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc, IfRevision: &s.RevisionNumber})
 	if err != nil {
 		return inv.afterFailedWrite(owner, err)
 	}
@@ -196,7 +200,9 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 	return nil
 }
 
-// MarkNetwork is MarkSubnet for a network; it returns the marked network.
+// MarkNetwork is MarkSubnet for a network, written onto n's revision only;
+// it returns the marked network. A change of one of its subnets raises a
+// network's revision too: n must be read after the subnet's mark.
 func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
 	if inv.ownsNetwork(owner, n.ID) {
 		return n, nil
@@ -205,7 +211,7 @@ func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n ne
 	if err := inv.allowWrite(ctx, owner); err != nil {
 		return neutron.Network{}, err
 	}
-	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc})
+	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc, IfRevision: &n.RevisionNumber})
 	if err != nil {
 		return neutron.Network{}, inv.afterFailedWrite(owner, err)
 	}

@@ -160,20 +160,22 @@ func TestARebuiltCredentialInheritsTheLostAnswers(t *testing.T) {
 
 // TestMarkingTwiceWritesOnce: MarkNetwork and MarkSubnet of a resource the
 // store already holds for the owner (an adoption's pass after the one
-// that marked it) send nothing.
+// that marked it) send nothing. The network is read after the subnet's
+// mark, which raised its revision, as adoption reads it.
 func TestMarkingTwiceWritesOnce(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New()
 	netID := f.AddNetwork("handmade", "")
 	subID := f.AddSubnet(netID, "handmade", "", "10.1.0.0/24", "10.1.0.1")
 	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
-	net, sub := f.Networks()[0], f.Subnets()[0]
-	if net.ID != netID || sub.ID != subID {
-		t.Fatalf("seeded %s/%s, found %s/%s", netID, subID, net.ID, sub.ID)
-	}
+	sub := f.Subnets()[0]
 	for range 2 {
 		if err := inv.MarkSubnet(ctx, ownerA, sub); err != nil {
 			t.Fatal(err)
+		}
+		net := f.Networks()[0]
+		if net.ID != netID || sub.ID != subID {
+			t.Fatalf("seeded %s/%s, found %s/%s", netID, subID, net.ID, sub.ID)
 		}
 		if _, err := inv.MarkNetwork(ctx, ownerA, net); err != nil {
 			t.Fatal(err)
@@ -181,6 +183,39 @@ func TestMarkingTwiceWritesOnce(t *testing.T) {
 	}
 	if got := f.Requests(); len(got) != 2 {
 		t.Errorf("requests %q, want one update of each", got)
+	}
+}
+
+// TestAMarkIsWrittenOnlyOntoTheRevisionRead: MarkSubnet and MarkNetwork
+// of a resource changed since the caller read it (another Network's
+// adoption marked it meanwhile) leave it as it is, with Neutron's 412; the
+// refusal is an answer, so the owner's next mark, of a fresh read, goes
+// out at once.
+func TestAMarkIsWrittenOnlyOntoTheRevisionRead(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	netID := f.AddNetwork("handmade", "")
+	f.AddSubnet(netID, "handmade", "", "10.1.0.0/24", "10.1.0.1")
+	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+	net, sub := f.Networks()[0], f.Subnets()[0]
+	theirs := ptr.To("theirs")
+	if _, err := f.UpdateSubnet(ctx, sub.ID, neutron.SubnetUpdate{Name: theirs}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.UpdateNetwork(ctx, net.ID, neutron.NetworkUpdate{Name: theirs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := inv.MarkSubnet(ctx, ownerA, sub); !neutron.IsStale(err) {
+		t.Errorf("marking a subnet changed since its read: %v, want Neutron's 412", err)
+	}
+	if _, err := inv.MarkNetwork(ctx, ownerA, net); !neutron.IsStale(err) {
+		t.Errorf("marking a network changed since its read: %v, want Neutron's 412", err)
+	}
+	if n, s := f.Networks()[0], f.Subnets()[0]; n.Name != *theirs || s.Name != *theirs {
+		t.Errorf("marked over the change made since the read: network %q, subnet %q", n.Name, s.Name)
+	}
+	if err := inv.MarkSubnet(ctx, ownerA, f.Subnets()[0]); err != nil {
+		t.Errorf("marking the subnet as read again: %v", err)
 	}
 }
 

@@ -101,8 +101,10 @@ func TestAnUnchangedResourceKeepsItsCopyAcrossLists(t *testing.T) {
 	if !sameBytes(a.Networks[0].Name, a2.Networks[0].Name) || !sameBytes(a.Subnets[0].Description, a2.Subnets[0].Description) {
 		t.Error("an unchanged Network's resources are held as the copies just decoded, not the ones already held")
 	}
-	if !sameBytes(b.Networks[0].Name, b2.Networks[0].Name) {
-		t.Error("b's unchanged network is held as the copy just decoded, though only its subnet changed")
+	// A subnet's change raises its network's revision, in Neutron as in
+	// the fake: b's network changed too, and its revision is taken.
+	if b2.Networks[0].RevisionNumber != b.Networks[0].RevisionNumber+1 {
+		t.Errorf("b's network is held at revision %d, want %d: its subnet's change raised it", b2.Networks[0].RevisionNumber, b.Networks[0].RevisionNumber+1)
 	}
 	if len(b2.Subnets[0].DNSNameservers) != 1 || sameBytes(b.Subnets[0].Name, b2.Subnets[0].Name) {
 		t.Errorf("a changed subnet was not taken from the new list: %+v", b2.Subnets[0])

@@ -50,6 +50,33 @@ func (e *RejectedError) Overlap() bool {
 	return strings.Contains(strings.ToLower(e.Message), "overlap")
 }
 
+// Stale reports whether Neutron refused a conditional update (If-Match:
+// revision_number=N, see SubnetUpdate.IfRevision) because the resource
+// changed since it was read: 412 Precondition Failed, of type
+// RevisionNumberConstraintFailed. Retrying it unchanged fails the same
+// way; reading the resource again is the only way on.
+func (e *RejectedError) Stale() bool { return e.StatusCode == http.StatusPreconditionFailed }
+
+// TypeRevisionNumberConstraintFailed is Neutron's error type for a
+// conditional update of a resource that changed since it was read.
+const TypeRevisionNumberConstraintFailed = "RevisionNumberConstraintFailed"
+
+// IsStale reports whether err is, or wraps, a conditional update that
+// Neutron refused because the resource changed since it was read (see
+// RejectedError.Stale).
+func IsStale(err error) bool {
+	var rejected *RejectedError
+	return errors.As(err, &rejected) && rejected.Stale()
+}
+
+// StaleError is the error the real client returns for op when Neutron
+// refuses a conditional update, expecting revision expected, of a resource
+// now at revision current: in Neutron's words, for fakes to return.
+func StaleError(op string, expected, current int) error {
+	return ErrorForResponse(op, http.StatusPreconditionFailed, TypeRevisionNumberConstraintFailed,
+		fmt.Sprintf("Constrained to %d, but current revision is %d", expected, current))
+}
+
 // AuthError is a request the cloud refused because the controller's
 // credentials are wrong (Keystone or Neutron answered 401): not a refusal
 // of the request itself, and not unavailability. It lasts until the

@@ -35,6 +35,11 @@ type Network struct {
 	// Shared says every project may use it; External that it is an
 	// external network (router:external), the cloud's way out.
 	Shared, External bool
+	// RevisionNumber is Neutron's revision_number as read: every change
+	// raises it, a change of one of the network's subnets included. An
+	// update conditional on it (NetworkUpdate.IfRevision) is made only
+	// onto what was read.
+	RevisionNumber int
 }
 
 // Subnet is the part of a Neutron subnet the controller reads.
@@ -52,6 +57,9 @@ type Subnet struct {
 	EnableDHCP      bool
 	IPv6AddressMode string
 	IPv6RAMode      string
+	// RevisionNumber is Neutron's revision_number as read (see
+	// Network.RevisionNumber and SubnetUpdate.IfRevision).
+	RevisionNumber int
 }
 
 // HostRoute is a route a subnet's DHCP hands out. The JSON names are
@@ -192,6 +200,11 @@ type SubnetUpdate struct {
 	// Name and Description replace the name and the description, and with
 	// them the ownership mark (see Mark).
 	Name, Description *string
+	// IfRevision, when set, makes the update conditional: Neutron makes it
+	// only while the subnet's revision_number is still this one (If-Match:
+	// revision_number=N), and otherwise refuses it with a 412 (IsStale).
+	// It is a condition, not a change: IsZero does not look at it.
+	IfRevision *int
 }
 
 // IsZero reports whether the update changes nothing.
@@ -206,6 +219,8 @@ type NetworkUpdate struct {
 	// Name and Description replace the name and the description, and with
 	// them the ownership mark (see Mark).
 	Name, Description *string
+	// IfRevision is SubnetUpdate.IfRevision for a network.
+	IfRevision *int
 }
 
 // Interface is everything the controller asks of Neutron: a thin layer over
@@ -238,9 +253,12 @@ type Interface interface {
 	// mtu of 0 leaves the MTU to Neutron.
 	CreateNetwork(ctx context.Context, name, description string, mtu int) (Network, error)
 	CreateSubnet(ctx context.Context, req SubnetRequest) (Subnet, error)
-	// UpdateNetwork changes a network in one request.
+	// UpdateNetwork changes a network in one request; one whose
+	// revision is no longer update.IfRevision (when set) is refused, an
+	// error for which IsStale holds.
 	UpdateNetwork(ctx context.Context, id string, update NetworkUpdate) (Network, error)
-	// UpdateSubnet changes a subnet in one request.
+	// UpdateSubnet changes a subnet in one request, conditionally as
+	// UpdateNetwork does.
 	UpdateSubnet(ctx context.Context, id string, update SubnetUpdate) (Subnet, error)
 	DeleteSubnet(ctx context.Context, id string) error
 	DeleteNetwork(ctx context.Context, id string) error
@@ -452,15 +470,25 @@ func (g *Gophercloud) CreateNetwork(ctx context.Context, name, description strin
 // UpdateNetwork changes a network in one request; its MTU through
 // Neutron's net-mtu-writable extension.
 func (g *Gophercloud) UpdateNetwork(ctx context.Context, id string, u NetworkUpdate) (Network, error) {
-	var opts networks.UpdateOptsBuilder = networks.UpdateOpts{Name: u.Name, Description: u.Description}
+	base := networks.UpdateOpts{Name: u.Name, Description: u.Description, RevisionNumber: u.IfRevision}
+	var opts networks.UpdateOptsBuilder = base
 	if u.MTU != nil {
-		opts = mtu.UpdateOptsExt{UpdateOptsBuilder: opts, MTU: *u.MTU}
+		opts = mtuUpdate{UpdateOptsExt: mtu.UpdateOptsExt{UpdateOptsBuilder: base, MTU: *u.MTU}, RevisionNumber: u.IfRevision}
 	}
 	var n networkWithMTU
 	if err := networks.Update(ctx, g.client, id, opts).ExtractInto(&n); err != nil {
 		return Network{}, classify("updating network "+id, err)
 	}
 	return networkFrom(n), nil
+}
+
+// mtuUpdate is a network update with an MTU that keeps its If-Match:
+// gophercloud reads the headers of the options' own fields only, not of
+// the update the net-mtu extension wraps, so the condition would be
+// dropped and the update made unconditionally.
+type mtuUpdate struct {
+	mtu.UpdateOptsExt
+	RevisionNumber *int `json:"-" h:"If-Match"`
 }
 
 // CreateSubnet creates a subnet in one request.
@@ -497,7 +525,8 @@ func (g *Gophercloud) CreateSubnet(ctx context.Context, req SubnetRequest) (Subn
 
 // UpdateSubnet changes a subnet in one request.
 func (g *Gophercloud) UpdateSubnet(ctx context.Context, id string, u SubnetUpdate) (Subnet, error) {
-	opts := subnets.UpdateOpts{GatewayIP: u.Gateway, DNSNameservers: u.DNSNameservers, EnableDHCP: u.EnableDHCP, Name: u.Name, Description: u.Description}
+	opts := subnets.UpdateOpts{GatewayIP: u.Gateway, DNSNameservers: u.DNSNameservers, EnableDHCP: u.EnableDHCP, Name: u.Name, Description: u.Description,
+		RevisionNumber: u.IfRevision}
 	if u.HostRoutes != nil {
 		routes := toRoutes(*u.HostRoutes)
 		if routes == nil {
@@ -572,12 +601,13 @@ func (g *Gophercloud) PortsOf(ctx context.Context, networkID, description string
 
 func networkFrom(n networkWithMTU) Network {
 	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status, ProjectID: n.ProjectID,
-		Shared: n.Shared, External: n.External}
+		Shared: n.Shared, External: n.External, RevisionNumber: n.RevisionNumber}
 }
 
 func subnetFrom(s subnets.Subnet) Subnet {
 	out := Subnet{ID: s.ID, NetworkID: s.NetworkID, Name: s.Name, Description: s.Description, CIDR: s.CIDR, GatewayIP: s.GatewayIP,
-		DNSNameservers: s.DNSNameservers, EnableDHCP: s.EnableDHCP, IPv6AddressMode: s.IPv6AddressMode, IPv6RAMode: s.IPv6RAMode}
+		DNSNameservers: s.DNSNameservers, EnableDHCP: s.EnableDHCP, IPv6AddressMode: s.IPv6AddressMode, IPv6RAMode: s.IPv6RAMode,
+		RevisionNumber: s.RevisionNumber}
 	for _, r := range s.HostRoutes {
 		out.HostRoutes = append(out.HostRoutes, HostRoute{Destination: r.DestinationCIDR, NextHop: r.NextHop})
 	}

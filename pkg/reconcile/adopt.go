@@ -58,7 +58,14 @@ import (
 // in the informer's cache, so in the API server, marks the subnet, then
 // the network (so that a crash in between leaves a marked subnet, which the
 // next attempt accepts as this Network's, and which an Orphan delete
-// releases). It never creates: a network that is gone stays
+// releases). Each mark is written onto the revision the checks read
+// (Neutron's If-Match): another Network's adoption may mark the same
+// network between this pass's read and its marks, and a mark written
+// unconditionally would take it from that Network. Neutron refuses such a
+// write (412), and the pass ends with errAdoptionChanged: the next one
+// reads again, and refuses. Marking the subnet raises the network's
+// revision too, so the network is read again after it, and marked only if
+// that read shows what the checks saw. It never creates: a network that is gone stays
 // AdoptionRefused. Deleting the Network releases, unless deletionPolicy
 // says Delete.
 
@@ -119,15 +126,39 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 		return neutron.Network{}, err
 	}
 	if err := p.inv.MarkSubnet(ctx, owner, subnet); err != nil {
-		return neutron.Network{}, err
+		return neutron.Network{}, changedSinceRead(id, err)
 	}
-	adopted, err := p.inv.MarkNetwork(ctx, owner, net)
+	again, err := p.inv.GetNetwork(ctx, id)
 	if err != nil {
 		return neutron.Network{}, err
+	}
+	if !sameForAdoption(net, again) {
+		return neutron.Network{}, fmt.Errorf("adopting Neutron network %s: %w", id, errAdoptionChanged)
+	}
+	adopted, err := p.inv.MarkNetwork(ctx, owner, again)
+	if err != nil {
+		return neutron.Network{}, changedSinceRead(id, err)
 	}
 	klog.FromContext(ctx).Info("Adopted Neutron network", "networkID", id, "subnetID", subnet.ID)
 	p.eventf(corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s with subnet %s (%s)", id, subnet.ID, subnet.CIDR)
 	return adopted, nil
+}
+
+// changedSinceRead is err, or errAdoptionChanged when err is Neutron's
+// refusal of a mark because the resource changed since it was read.
+func changedSinceRead(id string, err error) error {
+	if neutron.IsStale(err) {
+		return fmt.Errorf("adopting Neutron network %s: %w", id, errAdoptionChanged)
+	}
+	return err
+}
+
+// sameForAdoption reports whether the network read again before its mark
+// (again) is still what the checks read (read) in every field they looked
+// at. Its revision differs: the subnet's mark raised it.
+func sameForAdoption(read, again neutron.Network) bool {
+	return read.ID == again.ID && read.Name == again.Name && read.Description == again.Description &&
+		read.Shared == again.Shared && read.External == again.External && read.MTU == again.MTU && read.ProjectID == again.ProjectID
 }
 
 // adoptable refuses a network another namespace, or another cluster,

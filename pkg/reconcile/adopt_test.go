@@ -32,7 +32,8 @@ func TestAdoptionRecordsThenMarks(t *testing.T) {
 	}
 	if got := f.neutron.Requests(); !slices.Equal(got, []string{
 		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, // the first pass: read, record
-		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork,
+		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, neutronfake.UpdateSubnet,
+		neutronfake.GetNetwork, neutronfake.UpdateNetwork, // read again: the subnet's mark raised the network's revision
 	}) {
 		t.Errorf("Neutron requests = %q", got)
 	}

@@ -28,6 +28,12 @@ func adoptionRefused(format string, args ...any) error {
 // moment later, has it.
 var errAdoptionRecordPending = errors.New("the adoption record written to status is not in the cache yet")
 
+// errAdoptionChanged is an adoption whose network or subnet changed between
+// the pass's checks and its mark, which Neutron therefore refused (If-Match
+// on the revision read): another Network's adoption may have marked it. It
+// is never marked over; the next pass, a moment later, reads it again.
+var errAdoptionChanged = errors.New("the Neutron network or its subnet changed since it was read, and was not marked; it is read again")
+
 // adoptionRecord ends the pass that found the network and subnet to adopt:
 // their own names go into status before either is marked.
 type adoptionRecord struct{ adopted *samplecrdv1.AdoptedResources }

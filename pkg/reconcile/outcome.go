@@ -202,6 +202,10 @@ func classify(ph phase, err error) verdict {
 	case errors.Is(err, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.
 		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
+	case errors.Is(err, errAdoptionChanged):
+		// Not Neutron's refusal of the request, which was right when
+		// sent: a read again settles it, a refusal or a mark, soon.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
 	case neutron.IsAuthError(err):
 		// Lasts until the credentials are fixed, which the Neutron
 		// session notices by itself; backoff keeps the retries cheap.
@@ -317,12 +321,12 @@ func boundTo(msg string, max int) string {
 	}
 	// The note takes at most 40 bytes; the cut backs off to a rune start,
 	// and to before a backslash close by, so as not to cut an escape
-	// (at most 6 bytes: \u2028) in two.
+	// (at most 10 bytes: \U000e0041, a tag character) in two.
 	cut := max - 40
 	for cut > 0 && !utf8.RuneStart(msg[cut]) {
 		cut--
 	}
-	near := cut - min(cut, 5)
+	near := cut - min(cut, 9)
 	if i := strings.LastIndexByte(msg[near:cut], '\\'); i >= 0 {
 		cut = near + i
 	}
@@ -333,9 +337,11 @@ func boundTo(msg string, max int) string {
 // where a message is read (a log line, kubectl describe, a terminal)
 // escaped as Go escapes it in a quoted string: control characters
 // (newline, carriage return, escape...), Unicode's line and paragraph
-// separators, bidirectional controls, and bytes that are not UTF-8. The
-// rest, quotes and backslashes included, is left as it is, so that a
-// message reads as written.
+// separators, its format characters (category Cf: the bidirectional
+// controls, zero-width spaces and joiners, the byte order mark, the
+// invisible tag characters), and bytes that are not UTF-8. The rest,
+// quotes and backslashes included, is left as it is, so that a message
+// reads as written; an emoji joined by U+200D shows its joiner.
 func Printable(s string) string {
 	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
 		return s
@@ -359,7 +365,7 @@ func Printable(s string) string {
 
 // unprintable reports whether r is one that Printable escapes.
 func unprintable(r rune) bool {
-	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control)
+	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf)
 }
 
 // printableError is an error whose text is Printable, for the log keys

@@ -32,6 +32,9 @@ func TestNeutronTextCannotForgeLines(t *testing.T) {
 		{"a terminal escape", "Invalid \x1b[2K\x1b[1Ainput", `Invalid \x1b[2K\x1b[1Ainput`},
 		{"Unicode's line and paragraph separators", "Invalid\u2028input\u2029", `Invalid\u2028input\u2029`},
 		{"a right-to-left override", "Invalid \u202etupni", `Invalid \u202etupni`},
+		{"format characters: zero-width space, joiner, byte order mark, soft hyphen", "In\u200bva\u200dlid\ufeff in\u00adput",
+			`In\u200bva\u200dlid\ufeff in\u00adput`},
+		{"invisible tag characters, beyond the BMP", "Invalid\U000E0041\U000E0042", `Invalid\U000e0041\U000e0042`},
 		{"bytes that are not UTF-8", "Invalid \xff\xfe input", `Invalid \xff\xfe input`},
 		{"quotes, backslashes and accents stay as written", `Nom "réseau" \d+ 'x'`, `Nom "réseau" \d+ 'x'`},
 	}
@@ -64,17 +67,23 @@ func TestNeutronTextCannotForgeLines(t *testing.T) {
 	}
 }
 
-// TestAnEscapeIsNeverCutInTwo: a message of nothing but newlines, cut to
-// MaxMessageLength, ends on a whole escape.
+// TestAnEscapeIsNeverCutInTwo: a message of nothing but escaped
+// characters, cut to MaxMessageLength, ends on a whole escape.
 func TestAnEscapeIsNeverCutInTwo(t *testing.T) {
-	for _, s := range []string{strings.Repeat("\n", 2000), "x" + strings.Repeat("\u2028", 2000), "xy" + strings.Repeat("\x1b", 2000)} {
+	messages := []string{strings.Repeat("\n", 2000), "x" + strings.Repeat("\u2028", 2000), "xy" + strings.Repeat("\x1b", 2000)}
+	// The longest escape, a tag character's (10 bytes), after each
+	// length of text, so that the cut falls at each byte of one.
+	for n := range 10 {
+		messages = append(messages, strings.Repeat("x", n)+strings.Repeat("\U000E0041", 2000))
+	}
+	for _, s := range messages {
 		msg := BoundMessage(s)
 		kept, _, ok := strings.Cut(msg, "…")
 		head := kept
 		if len(msg) > MaxMessageLength || !ok {
 			t.Fatalf("a %d-byte message became %d bytes: %q", len(s), len(msg), msg)
 		}
-		for _, esc := range []string{`\n`, `\u2028`, `\x1b`} {
+		for _, esc := range []string{`\n`, `\u2028`, `\x1b`, `\U000e0041`} {
 			head = strings.ReplaceAll(head, esc, "")
 		}
 		if strings.Contains(head, `\`) {

@@ -5,8 +5,10 @@
 // real client's project_id filters make an admin credential see them, a subnet that overlaps another of its network
 // is refused with Neutron's 400 (of any network after RefuseOverlappingIPs), as is a router interface whose
 // subnet overlaps one already on the router (in Neutron's words, which name the other subnet), a missing resource is a 404 (an error for updates and
-// creates on it, success for deletes), and a request can be made to
-// complete in Neutron after its caller gave up. It records every request
+// creates on it, success for deletes), an update conditional on a
+// revision the network or subnet has left is refused with Neutron's 412
+// (revisions.go), and a request can be made to complete in Neutron after
+// its caller gave up. It records every request
 // and fails the ones a test tells it to.
 package fake
 
@@ -122,6 +124,7 @@ func (f *Neutron) ShareNetwork(id string) {
 	n := f.networks[id]
 	n.Shared = true
 	f.networks[id] = n
+	f.reviseNetwork(id)
 }
 
 // MakeExternal makes network id an external network (router:external),
@@ -133,6 +136,7 @@ func (f *Neutron) MakeExternal(id string) {
 	n := f.networks[id]
 	n.External = true
 	f.networks[id] = n
+	f.reviseNetwork(id)
 }
 
 // AddSubnet stores a subnet as if something had made it before the test,
@@ -311,6 +315,7 @@ func (f *Neutron) storeSubnet(req neutron.SubnetRequest) neutron.Subnet {
 		s.AllocationPools = neutron.DefaultAllocationPools(p, gw)
 	}
 	f.subnets[s.ID] = s
+	f.reviseNetwork(s.NetworkID)
 	return s
 }
 
@@ -622,7 +627,8 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 }
 
 // UpdateSubnet applies u in one piece, checking the new gateway against the
-// new pools, as Neutron does.
+// new pools, as Neutron does, and the revision u is conditional on
+// (revisions.go).
 func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -663,11 +669,17 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	if err := gatewayConflict(UpdateSubnet, s); err != nil {
 		return neutron.Subnet{}, err
 	}
+	if err := ifMatch(UpdateSubnet, u.IfRevision, s.RevisionNumber); err != nil {
+		return neutron.Subnet{}, err
+	}
+	s.RevisionNumber++
 	f.subnets[id] = s
-	return s, nil
+	f.reviseNetwork(s.NetworkID)
+	return f.subnets[id], nil
 }
 
-// UpdateNetwork changes a network; an MTU up to MaxMTU.
+// UpdateNetwork changes a network; an MTU up to MaxMTU; only at the
+// revision u is conditional on (revisions.go).
 func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -690,8 +702,12 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 	if u.Description != nil {
 		n.Description = *u.Description
 	}
+	if err := ifMatch(UpdateNetwork, u.IfRevision, n.RevisionNumber); err != nil {
+		return neutron.Network{}, err
+	}
 	f.networks[id] = n
-	return n, nil
+	f.reviseNetwork(id)
+	return f.networks[id], nil
 }
 
 func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
@@ -707,7 +723,10 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 		return neutron.ErrorForResponse(DeleteSubnet, 409, "SubnetInUse", fmt.Sprintf(
 			"Unable to complete operation on subnet %s: One or more ports have an IP allocation from this subnet.", id))
 	}
-	delete(f.subnets, id)
+	if s, ok := f.subnets[id]; ok {
+		delete(f.subnets, id)
+		f.reviseNetwork(s.NetworkID)
+	}
 	return nil
 }
 
