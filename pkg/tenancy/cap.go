@@ -4,8 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
-
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 )
 
@@ -59,23 +57,6 @@ func created(n *samplecrdv1.Network) time.Time {
 		return time.Unix(1<<62, 0)
 	}
 	return n.CreationTimestamp.Time
-}
-
-// capMayHaveRefused reports whether a Network just deleted in namespace
-// may let its cap take one it refused: only then does the deletion queue
-// the namespace's Networks again. A deletion in a namespace without a
-// cap, or under it, costs nothing beyond itself; when the caches cannot
-// say, it queues them.
-func (p *Policy) capMayHaveRefused(namespace string) bool {
-	g, err := p.GrantsFor(namespace)
-	if err != nil {
-		return true
-	}
-	if g.MaxNetworks == nil {
-		return false
-	}
-	networks, err := p.networks.Networks(namespace).List(labels.Everything())
-	return err != nil || mayHaveRefused(networks, *g.MaxNetworks)
 }
 
 // mayHaveRefused reports whether a cap of limit may have refused one of

@@ -268,6 +268,23 @@ func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
 		network.Namespace, older, limit)}
 }
 
+// capMayHaveRefused reports whether a Network just deleted in namespace
+// may let its cap take one it refused: only then does the deletion queue
+// the namespace's Networks again. A deletion in a namespace without a
+// cap, or under it, costs nothing beyond itself; when the caches cannot
+// say, it queues them.
+func (p *Policy) capMayHaveRefused(namespace string) bool {
+	g, err := p.GrantsFor(namespace)
+	if err != nil {
+		return true
+	}
+	if g.MaxNetworks == nil {
+		return false
+	}
+	networks, err := p.networks.Networks(namespace).List(labels.Everything())
+	return err != nil || mayHaveRefused(networks, *g.MaxNetworks)
+}
+
 // NamesForAdoption reports whether a TenantPolicy that applies to
 // namespace (a default one, or one that selects it) names the Neutron
 // network id in its adoptNetworks: adoption: true, and the flags'

@@ -763,3 +763,12 @@ func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 	}
 	return nil
 }
+
+// reviseNetwork raises network id's revision, as a change of the network
+// or of one of its subnets does. Callers hold f.mu.
+func (f *Neutron) reviseNetwork(id string) {
+	if n, ok := f.networks[id]; ok {
+		n.RevisionNumber++
+		f.networks[id] = n
+	}
+}

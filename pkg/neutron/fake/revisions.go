@@ -20,12 +20,3 @@ func ifMatch(req string, revision *int, current int) error {
 	}
 	return neutron.StaleError(req, *revision, current)
 }
-
-// reviseNetwork raises network id's revision, as a change of the network
-// or of one of its subnets does. Callers hold f.mu.
-func (f *Neutron) reviseNetwork(id string) {
-	if n, ok := f.networks[id]; ok {
-		n.RevisionNumber++
-		f.networks[id] = n
-	}
-}
