@@ -193,6 +193,14 @@ func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler
 		if refusal != nil && network.Status.Router == nil {
 			return nil, refusal
 		}
+		if refusal != nil && refusal.Router {
+			// The detach is a sync of the Network without its router,
+			// which may remake what is missing: all else must be
+			// granted, its namespace's cap too.
+			if err := s.policy.Check(withoutRouter(network)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p, err := s.registry.For(ctx, network)
 	if err != nil {

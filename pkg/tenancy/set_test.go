@@ -304,12 +304,21 @@ func (r *recording) Reconcile(_ context.Context, n *samplecrdv1.Network) reconci
 	return r.out
 }
 
-// routerRefused is a Policy that refuses spec.router, or everything when
-// all is set.
-type routerRefused struct{ all bool }
+// routerRefused is a Policy that refuses spec.router; everything when
+// all is set; and, when capped, a Network without a router too, as a
+// namespace's cap (maxNetworks) does.
+type routerRefused struct{ all, capped bool }
 
 func (p routerRefused) Check(n *samplecrdv1.Network) error {
-	return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "not granted", Router: !p.all}
+	switch {
+	case p.all:
+		return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "not granted"}
+	case n.Spec.Router != nil:
+		return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "router not granted", Router: true}
+	case p.capped:
+		return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "over the namespace's cap"}
+	}
+	return nil
 }
 func (routerRefused) HasSynced() bool             { return true }
 func (routerRefused) OnChange(func(string)) error { return nil }
@@ -318,7 +327,9 @@ func (routerRefused) OnChange(func(string)) error { return nil }
 // used. A Network attached to a router whose grant is withdrawn is synced
 // without its router (so its interface is detached, and its network and
 // subnet kept) and then reports the refusal; one attached to nothing is
-// refused before anything, as before; any other refusal refuses.
+// refused before anything, as before; any other refusal refuses, one of
+// the Network without its router too (its namespace's cap): the detach is
+// a sync, which may remake what is missing.
 func TestAWithdrawnRouterGrantDetaches(t *testing.T) {
 	attached := func() *samplecrdv1.Network {
 		n := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
@@ -343,6 +354,8 @@ func TestAWithdrawnRouterGrantDetaches(t *testing.T) {
 			network: notAttached(), policy: routerRefused{}, wantReason: samplecrdv1.ReasonNotAllowed},
 		{name: "attached, but refused for something else: refused before any pass",
 			network: attached(), policy: routerRefused{all: true}, wantReason: samplecrdv1.ReasonNotAllowed},
+		{name: "attached, the router's grant withdrawn, and past its namespace's cap: refused before any pass (a detach may make nothing)",
+			network: attached(), policy: routerRefused{capped: true}, wantReason: samplecrdv1.ReasonNotAllowed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
