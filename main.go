@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -772,7 +773,11 @@ func (o *options) metricsTLS(ctx context.Context) (*tls.Config, error) {
 	if o.certFile == "" {
 		return serving.SelfSignedTLS(controllerAgentName)
 	}
-	return serving.FileTLS(ctx, o.certFile, o.keyFile, nil)
+	// The expiry of the one served is what
+	// NetworkControllerCertificateExpiring reads.
+	return serving.FileTLS(ctx, o.certFile, o.keyFile, func(cert *x509.Certificate) {
+		metrics.MetricsCertificateExpiration.Set(float64(cert.NotAfter.Unix()))
+	})
 }
 
 // serve serves /healthz and /readyz on probeAddr and /metrics on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -121,8 +122,11 @@ func validated(t *testing.T, args []string) (options, error) {
 // TestMetricsTLS: with --tls-cert-file and --tls-private-key-file the
 // secure /metrics serves that certificate, which a scraper that trusts its
 // CA verifies; without them it serves a self-signed one, which no CA
-// verifies. The files go together, and only with --metrics-secure.
+// verifies. The files go together, and only with --metrics-secure. The
+// expiry of the files' certificate is exported, for the alert that asks
+// for its renewal.
 func TestMetricsTLS(t *testing.T) {
+	metrics.RegisterController()
 	const host = "network-controller.network-controller-system.svc"
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
@@ -189,6 +193,16 @@ func TestMetricsTLS(t *testing.T) {
 			}
 			if verified := err == nil; verified != tc.verifiable {
 				t.Errorf("a scraper that trusts the files' CA verified the server: %v, want %v (%v)", verified, tc.verifiable, err)
+			}
+			if tc.verifiable {
+				leaf, _ := pem.Decode(certPEM)
+				cert, err := x509.ParseCertificate(leaf.Bytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := testutil.GetGaugeMetricValue(metrics.MetricsCertificateExpiration); err != nil || got != float64(cert.NotAfter.Unix()) {
+					t.Errorf("network_controller_serving_certificate_expiration_timestamp_seconds = %v (%v), want the certificate's expiry %v", got, err, cert.NotAfter.Unix())
+				}
 			}
 		})
 	}

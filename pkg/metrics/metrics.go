@@ -109,6 +109,15 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	// MetricsCertificateExpiration is when the certificate the secure
+	// /metrics serves (--tls-cert-file) expires.
+	MetricsCertificateExpiration = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "network_controller",
+		Name:           "serving_certificate_expiration_timestamp_seconds",
+		Help:           "When the certificate the secure /metrics serves (--tls-cert-file) now expires, in seconds since the epoch: it moves when a rotated certificate is loaded. Absent without --tls-cert-file.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	BreakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_breaker_open",
@@ -181,7 +190,7 @@ const (
 var (
 	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
 		NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
-		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped}
+		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped, MetricsCertificateExpiration}
 	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration, HeldBytes, MemoryBudget}
 )
 
