@@ -7,6 +7,11 @@
 // Neutron that finds resources without a Network in the cache. Its sync
 // asks that project's reconciler to collect them, which decides when that
 // is safe (pkg/reconcile/orphans.go).
+//
+// The collector is generic over P, what names a project: any comparable
+// fmt.Stringer (the queue's key holds it, the log prints it). The
+// controller's P is pkg/tenancy's Key; pkg/tenancy imports this package,
+// so this package cannot name that type (test/layout's order).
 package collector
 
 import (
@@ -64,7 +69,7 @@ type Options[P projectName] struct {
 }
 
 // projectName is what names a project: comparable, to be a queue's key, and
-// printable, for the log.
+// printable, for the log (pkg/tenancy's Key).
 type projectName interface {
 	comparable
 	fmt.Stringer
