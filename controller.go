@@ -86,8 +86,9 @@ type Projects interface {
 	// from then on, every list of a project, and every change of what a
 	// namespace is granted, queues with enqueue the Networks it concerns.
 	Start(ctx context.Context, enqueue func(obj any)) error
-	// For returns the Reconciler of network's project; a
-	// *neutron.CredentialsError when its credentials cannot be used.
+	// For returns the Reconciler of network's project, or an error: a
+	// *reconcile.NotAllowedError when its namespace is not granted what it
+	// names, a *neutron.CredentialsError when its credentials cannot be used.
 	For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error)
 }
 
