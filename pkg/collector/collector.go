@@ -52,7 +52,7 @@ type Project interface {
 
 // Options configure a Collector of projects named by P.
 type Options[P projectName] struct {
-	// Project returns the collector of the project of key while it is
+	// Project returns the reconciler of key's project while it is
 	// held; once it is let go its lists stop, and a new one sights the
 	// orphan anew when a Network names the project again.
 	Project func(key P) (Project, bool)
