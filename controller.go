@@ -82,12 +82,13 @@ type Reconciler interface {
 // Reconciler that acts there: pkg/tenancy, which also runs each project's
 // Neutron informer and the garbage collector of its orphans.
 type Projects interface {
-	// Start lists Neutron in the controller's own project, then returns;
-	// from then on, every list of a project, and every change of what a
-	// namespace is granted, queues with enqueue the Networks it concerns.
+	// Start waits for the policy's caches, lists Neutron in the controller's
+	// own project, then returns; from then on every list of a project, and
+	// every change of a namespace's grants, enqueues the Networks it concerns.
 	Start(ctx context.Context, enqueue func(obj any)) error
-	// For returns the Reconciler of network's project; a
-	// *neutron.CredentialsError when its credentials cannot be used.
+	// For returns the Reconciler of network's project, or an error: a
+	// *reconcile.NotAllowedError when its namespace is not granted what it
+	// names, a *neutron.CredentialsError when its credentials cannot be used.
 	For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error)
 }
 

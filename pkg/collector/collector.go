@@ -7,6 +7,11 @@
 // Neutron that finds resources without a Network in the cache. Its sync
 // asks that project's reconciler to collect them, which decides when that
 // is safe (pkg/reconcile/orphans.go).
+//
+// The collector is generic over P, what names a project: any comparable
+// fmt.Stringer (the queue's key holds it, the log prints it). The
+// controller's P is pkg/tenancy's Key; pkg/tenancy imports this package,
+// so this package cannot name that type (test/layout's order).
 package collector
 
 import (
@@ -47,7 +52,7 @@ type Project interface {
 
 // Options configure a Collector of projects named by P.
 type Options[P projectName] struct {
-	// Project returns the collector of the project of key while it is
+	// Project returns the reconciler of key's project while it is
 	// held; once it is let go its lists stop, and a new one sights the
 	// orphan anew when a Network names the project again.
 	Project func(key P) (Project, bool)
@@ -64,7 +69,7 @@ type Options[P projectName] struct {
 }
 
 // projectName is what names a project: comparable, to be a queue's key, and
-// printable, for the log.
+// printable, for the log (pkg/tenancy's Key).
 type projectName interface {
 	comparable
 	fmt.Stringer

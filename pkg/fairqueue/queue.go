@@ -9,11 +9,11 @@ import (
 // Queue is the storage under the Network work queue (client-go's
 // workqueue.Queue): a FIFO per namespace, served round robin. Pop takes
 // the oldest key of the namespace whose turn it is, and that namespace,
-// if it has keys left, goes to the back of the turns. A key waits behind
-// at most one key of each other namespace with keys waiting, however
-// many keys that namespace queued: a resync of a namespace of 10,000
-// Networks no longer puts 10,000 keys ahead of another namespace's new
-// Network. API Priority and Fairness serves its queues in the same way.
+// if it has keys left, goes to the back of the turns. A namespace's
+// oldest key waits behind at most one key of each other namespace,
+// however many keys that namespace queued: a resync of a namespace of
+// 10,000 Networks no longer puts 10,000 keys ahead of another namespace's
+// new Network. API Priority and Fairness serves its queues in the same way.
 //
 // Dedup and one worker per key stay the work queue's (workqueue.Typed):
 // it pushes a key only when the key is not already queued, and Touches

@@ -5,8 +5,8 @@
 // reconciler acts for this Network?" (Set.For), and gets a reconciler or
 // the reason there is none.
 //
-// What a namespace may reach, and why, is one file, policy.go: the
-// administrator's TenantPolicies, their defaults and caps (cap.go), asked
+// What a namespace may reach, and why, is policy.go: the administrator's
+// TenantPolicies and their defaults, and with cap.go their caps, asked
 // before anything of a Network's project. The rest, by role:
 //
 //   - key.go: a credential's name (a cloud of a Secret of a namespace);

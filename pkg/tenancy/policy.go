@@ -90,7 +90,7 @@ func (p *Policy) HasSynced() bool {
 // Networks again, so that a grant takes effect, and is withdrawn, without
 // waiting for the resync. A Network deleted in a namespace with a cap
 // (maxNetworks) that may have refused one of its Networks calls it with
-// the namespace too (capMayHaveRefused, cap.go): that Network may be made
+// the namespace too (capMayHaveRefused, below): that Network may be made
 // now. A deletion under the cap queues nothing.
 func (p *Policy) OnChange(changed func(namespace string)) error {
 	if p.policyInformer == nil {

@@ -98,7 +98,7 @@ type tenant struct {
 	stop           context.CancelFunc
 }
 
-// New returns a Registry whose own project is own.
+// NewRegistry returns a Registry whose own project is own.
 func NewRegistry(own *Project, opts RegistryOptions) *Registry {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -329,7 +329,7 @@ func (r *Registry) keep(ctx context.Context, key Key, data []byte, place neutron
 }
 
 // Release lets go of key's credential, and has the Keeper forget it: the
-// controller calls it once the last Network that named it is gone.
+// Set calls it once the last Network that named it is gone (set.go).
 func (r *Registry) Release(ctx context.Context, key Key) error {
 	if key == (Key{}) {
 		return nil
