@@ -75,10 +75,10 @@ type Parts struct {
 	Recorder record.EventRecorder
 }
 
-// Build returns the Set of the projects of parts' Networks: their policy,
-// the registry of their credentials, and a project (an inventory and a
-// reconciler on it) for the controller's own cloud and for each credential
-// as a Network names it. It is built anew for each leader term, whose end
+// Build returns the Set of the projects of parts' Networks, the one way to
+// have one: their policy, the registry of their credentials, and a project
+// (an inventory and a reconciler on it) for the controller's own cloud and
+// for each credential as a Network names it. It is built anew for each leader term, whose end
 // stops every project's list loop.
 func Build(parts Parts, cfg Config) (*Set, error) {
 	policy := NewPolicy(parts.TenantPolicies, parts.Namespaces, parts.Networks, cfg.Defaults)
@@ -122,7 +122,7 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 		MaxPerNamespace: cfg.MaxCredentialsPerNamespace,
 		RereadAfter:     cfg.CloudReload,
 	})
-	return New(parts.Networks, registry, Options{Policy: policy, Recorder: parts.Recorder, Fence: parts.Fence, MaxRetryDelay: cfg.MaxRetryDelay})
+	return newSet(parts.Networks, registry, policy, setOptions{Recorder: parts.Recorder, Fence: parts.Fence, MaxRetryDelay: cfg.MaxRetryDelay})
 }
 
 // ListOnce is Start for a plan: it waits for the policy's caches, and

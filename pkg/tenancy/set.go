@@ -79,11 +79,8 @@ type checker interface {
 	OnChange(changed func(namespace string)) error
 }
 
-// Options configure a Set.
-type Options struct {
-	// Policy decides what a Network may name outside itself: the
-	// administrator's TenantPolicies.
-	Policy *Policy
+// setOptions configure a Set.
+type setOptions struct {
 	// Recorder writes the garbage collector's Events.
 	Recorder record.EventRecorder
 	// Fence, when set, is asked before the garbage collector writes an
@@ -104,18 +101,13 @@ type Set struct {
 	enqueue func(obj any)
 }
 
-// New returns the Set of the projects of networkInformer's Networks, from
-// registry. It adds to the informer an index by UID, and a handler of
+// newSet returns the Set of the projects of networkInformer's Networks,
+// from registry, refused by policy (a *Policy, or a test's). It adds to the informer an index by UID, and a handler of
 // every deleted Network, which hands it to the garbage collector (should
 // anything of it remain in Neutron, its finalizer having been removed by
 // hand, that collects it) and lets go of its credentials if no other
 // Network names them.
-func New(networkInformer informers.NetworkInformer, registry *Registry, opts Options) (*Set, error) {
-	return newSet(networkInformer, registry, opts.Policy, opts)
-}
-
-// newSet is New on any registry and policy: a test's too.
-func newSet(networkInformer informers.NetworkInformer, registry projectRegistry, policy checker, opts Options) (*Set, error) {
+func newSet(networkInformer informers.NetworkInformer, registry projectRegistry, policy checker, opts setOptions) (*Set, error) {
 	informer := networkInformer.Informer()
 	if err := informer.AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
 		return []string{string(obj.(*samplecrdv1.Network).UID)}, nil

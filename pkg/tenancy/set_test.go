@@ -90,7 +90,7 @@ func newSetFixture(t *testing.T, networks ...*samplecrdv1.Network) *setFixture {
 	f.registry = &heldOwn{own: &Project{Inventory: inv, Reconciler: f.reconciler}}
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	nets := factory.Samplecrd().V1().Networks()
-	set, err := newSet(nets, f.registry, nil, Options{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
+	set, err := newSet(nets, f.registry, nil, setOptions{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
