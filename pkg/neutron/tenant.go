@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"sigs.k8s.io/yaml"
 )
@@ -69,6 +70,14 @@ func parseTenantCloud(own *Cloud, cloudsYAML []byte, name string) (*Cloud, error
 		// administrator's, not every Network author's, to read.
 		return nil, fmt.Errorf("cloud %q authenticates at %q: only the controller's own Keystone is allowed (ask the cluster administrator for its auth_url)", name, auth.IdentityEndpoint)
 	}
+	if sameUser(auth, own.auth) {
+		// A wrong password for the controller's own user, sent again at
+		// each retry, would lock it out where Keystone locks users after
+		// failed logins, and every namespace with it; a right one would
+		// be the controller's own credentials, which are not a
+		// namespace's to use.
+		return nil, fmt.Errorf("cloud %q names the controller's own Keystone user: a namespace's cloud must name a user of its own", name)
+	}
 	auth.AllowReauth = true
 	return &Cloud{auth: auth, endpoint: endpoint, tls: tenantTLS(own.tls), scoped: true}, nil
 }
@@ -120,4 +129,15 @@ func tenantTLS(own *tls.Config) *tls.Config {
 		return nil
 	}
 	return &tls.Config{RootCAs: own.RootCAs, InsecureSkipVerify: own.InsecureSkipVerify} //nolint:gosec // own's setting, which the operator chose
+}
+
+// sameUser reports whether a and b name one Keystone user (by ID, or by
+// name in one domain) or one application credential.
+func sameUser(a, b gophercloud.AuthOptions) bool {
+	switch {
+	case a.UserID != "" && a.UserID == b.UserID,
+		a.ApplicationCredentialID != "" && a.ApplicationCredentialID == b.ApplicationCredentialID:
+		return true
+	}
+	return a.Username != "" && a.Username == b.Username && a.DomainID == b.DomainID && a.DomainName == b.DomainName
 }

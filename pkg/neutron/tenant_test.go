@@ -14,7 +14,7 @@ import (
 // client certificate of its own.
 func ownCloud() *Cloud {
 	return &Cloud{
-		auth: gophercloud.AuthOptions{IdentityEndpoint: "https://keystone.example:5000/v3"},
+		auth: gophercloud.AuthOptions{IdentityEndpoint: "https://keystone.example:5000/v3", Username: "controller", DomainName: "Default"},
 		tls:  &tls.Config{RootCAs: x509.NewCertPool(), Certificates: []tls.Certificate{{}}},
 	}
 }
@@ -81,6 +81,7 @@ func TestATenantCloudIsRefused(t *testing.T) {
 		{"a cloud that is not there", string(tenantYAML("")), "other", `no cloud "other"`},
 		{"no YAML", "clouds: [", "team", "reading clouds.yaml"},
 		{"a system-scoped token, which lists every project's", string(tenantYAML("      system_scope: all\n")), "team", "system-scoped"},
+		{"the controller's own user, whose failed logins would lock it out", strings.Replace(string(tenantYAML("")), "username: team-a", "username: controller", 1), "team", "the controller's own Keystone user"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseTenantCloud(ownCloud(), []byte(tc.yaml), tc.cloud)

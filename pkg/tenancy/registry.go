@@ -79,6 +79,9 @@ type Registry struct {
 
 	mu      sync.Mutex
 	tenants map[Key]*tenant
+	// refused are the credentials that cannot be used, remembered
+	// apart from tenants: they hold no place (refusals.go).
+	refused refusals
 }
 
 // tenant is one credential as last read.
@@ -107,7 +110,7 @@ func NewRegistry(own *Project, opts RegistryOptions) *Registry {
 	if opts.MaxPerNamespace <= 0 || opts.MaxPerNamespace > opts.Max {
 		opts.MaxPerNamespace = opts.Max
 	}
-	return &Registry{opts: opts, own: own, tenants: map[Key]*tenant{}}
+	return &Registry{opts: opts, own: own, tenants: map[Key]*tenant{}, refused: refusals{}}
 }
 
 // StartFunc starts what a project needs running (its list loop) until ctx
@@ -341,6 +344,7 @@ func (r *Registry) Release(ctx context.Context, key Key) error {
 		}
 		delete(r.tenants, key)
 	}
+	delete(r.refused, key)
 	r.mu.Unlock()
 	if r.opts.Keeper == nil {
 		return nil
@@ -354,7 +358,15 @@ func (r *Registry) cached(key Key, now time.Time, deleting bool) (_ *Project, _ 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
-	if !ok || now.Sub(t.readAt) >= r.opts.RereadAfter {
+	if !ok {
+		// A deleting Network reads on: its Secret's refusal may leave it
+		// the kept copy.
+		if err, held := r.refused.get(key, now, r.opts.RereadAfter); held && !deleting {
+			return nil, err, true
+		}
+		return nil, nil, false
+	}
+	if now.Sub(t.readAt) >= r.opts.RereadAfter {
 		return nil, nil, false
 	}
 	t.usedAt = now
@@ -393,9 +405,13 @@ func (r *Registry) update(key Key, digest [sha256.Size]byte, client neutron.Inte
 	t, ok := r.tenants[key]
 	if !ok && err != nil {
 		// Nothing built, nothing to hold: a reading that cannot be used
-		// takes no place, and is read again at the next sync.
+		// takes no place, and is remembered until it is due again.
+		if refusable(err) {
+			r.refused.put(key, err, now, r.opts.RereadAfter)
+		}
 		return nil, err
 	}
+	delete(r.refused, key)
 	if !ok {
 		t = &tenant{}
 		r.tenants[key] = t

@@ -194,6 +194,14 @@ func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler
 			}
 		}
 	}
+	if network.DeletionTimestamp != nil && madeNothing(network.Status) {
+		// Its author may write its finalizers, so any Network can be
+		// made to be deleted, one the policy refused too: one for which
+		// nothing was ever made is finished through the controller's
+		// own project (whose Delete finds nothing of its UID), and the
+		// Secret it names is never read.
+		return s.registry.Own().Reconciler, nil
+	}
 	p, err := s.registry.For(ctx, network)
 	if err != nil {
 		return nil, err
@@ -205,6 +213,15 @@ func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler
 		return nil, refusal
 	}
 	return p.Reconciler, nil
+}
+
+// madeNothing reports whether status records nothing made in Neutron, nor
+// where it would be: the place is recorded before anything is made
+// (pkg/reconcile's ladder), and a Network of a controller before places
+// recorded its project.
+func madeNothing(status samplecrdv1.NetworkStatus) bool {
+	return status.Place == nil && status.ProjectID == "" && status.NetworkID == "" && status.SubnetID == "" &&
+		status.Router == nil && status.Adopted == nil
 }
 
 // Own is the controller's own project.
