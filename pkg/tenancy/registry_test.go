@@ -95,7 +95,9 @@ func newBoundedFixture(t *testing.T, max, perNamespace int, secrets ...*corev1.S
 func ownCloud(t *testing.T) *neutron.Cloud {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "clouds.yaml")
-	if err := os.WriteFile(path, cloudsYAML("own", keystone), 0o600); err != nil {
+	// The controller's user is its own: a namespace's may not be it.
+	own := strings.Replace(string(cloudsYAML("own", keystone)), "username: u", "username: controller", 1)
+	if err := os.WriteFile(path, []byte(own), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("OS_CLIENT_CONFIG_FILE", path)
