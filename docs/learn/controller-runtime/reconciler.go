@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -39,14 +40,24 @@ type NetworkReconciler struct {
 }
 
 // SetupWithManager is NewController's counterpart: For is the informer and
-// its handlers, the predicate is needsSync (a new generation, or the start
-// of a deletion, which also changes the generation of an object with
-// finalizers).
+// its handlers, the predicate is needsSync.
 func (r *NetworkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&samplecrdv1.Network{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&samplecrdv1.Network{}, builder.WithPredicates(needsSync)).
 		Complete(r)
 }
+
+// needsSync is controller.go's needsSync as a predicate: a new generation
+// (a spec change, or the start of a deletion, which changes the generation
+// of an object with finalizers), or a resync. GenerationChangedPredicate
+// alone drops resyncs (an update with the same resourceVersion), and with
+// them the periodic re-check that finds what changed in Neutron behind the
+// controller's back.
+var needsSync = predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+	},
+})
 
 // Reconcile makes Neutron match the Network named by req. Returning an
 // error is AddRateLimited; nil is Forget.

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/neutron"
@@ -123,5 +124,32 @@ func TestNeutronDownIsNotReady(t *testing.T) {
 	cond := meta.FindStatusCondition(f.network().Status.Conditions, samplecrdv1.ConditionReady)
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != samplecrdv1.ReasonNeutronUnavailable {
 		t.Errorf("Ready = %+v, want False/NeutronUnavailable", cond)
+	}
+}
+
+// TestNeedsSyncKeepsResyncs: the predicate passes what controller.go's
+// needsSync passes (a resync, a new generation, the start of a deletion)
+// and drops the controller's own status writes coming back.
+func TestNeedsSyncKeepsResyncs(t *testing.T) {
+	old := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", ResourceVersion: "7", Generation: 1}}
+	with := func(change func(*samplecrdv1.Network)) *samplecrdv1.Network {
+		n := old.DeepCopy()
+		change(n)
+		return n
+	}
+	for _, tc := range []struct {
+		name string
+		new  *samplecrdv1.Network
+		want bool
+	}{
+		{"a resync: the same resourceVersion", with(func(*samplecrdv1.Network) {}), true},
+		{"a spec change: a new generation", with(func(n *samplecrdv1.Network) { n.ResourceVersion, n.Generation = "8", 2 }), true},
+		{"a status write coming back", with(func(n *samplecrdv1.Network) { n.ResourceVersion, n.Status.NetworkID = "8", "net-1" }), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := needsSync.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: tc.new}); got != tc.want {
+				t.Errorf("needsSync = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
