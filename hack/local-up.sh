@@ -61,7 +61,7 @@ fi
 # shellcheck source=/dev/null
 source "${state}/env"
 kubectl apply -f artifacts/examples/example-network.yaml
-kubectl get networks
+kubectl get networks.samplecrd.k8s.io
 
 cat <<MSG
 
@@ -78,7 +78,7 @@ The controller is not part of the stack: \`make run\` runs it in the
 foreground on this stack (or run bin/network-controller yourself with
 --kubeconfig and --os-cloud as above). Then, in another terminal:
   source .local/env
-  kubectl get networks -o wide
+  kubectl get networks.samplecrd.k8s.io -o wide
   ovn-nbctl --db=\$OVN_NB_DB show
 Stop the stack with: make down
 MSG

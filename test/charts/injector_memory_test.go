@@ -13,7 +13,8 @@ import (
 
 // baseline is what the injector needs besides its memory budget: its
 // mapped code and runtime outside the Go heap, its own heap
-// (docs/sidecar-injection.md, "Bounded memory"); outsideHeap is the part
+// (docs/sidecar-injection.md, "How this project does it": bounded
+// memory); outsideHeap is the part
 // GOMEMLIMIT does not count, measured at about 40 MiB.
 var (
 	baseline    = resource.MustParse("96Mi")
