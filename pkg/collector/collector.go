@@ -1,17 +1,3 @@
-// Package collector is the garbage collector of what Neutron holds for
-// Networks that are gone: a small controller of its own, apart from the
-// Network controller, as kube-controller-manager's garbage collector is
-// apart from its ReplicaSet controller. Its queue holds orphans, by the
-// UID their Neutron resources carry and the project they are in: the
-// Network informer's delete events queue them, and so does every list of
-// Neutron that finds resources without a Network in the cache. Its sync
-// asks that project's reconciler to collect them, which decides when that
-// is safe (pkg/reconcile/orphans.go).
-//
-// The collector is generic over P, what names a project: any comparable
-// fmt.Stringer (the queue's key holds it, the log prints it). The
-// controller's P is pkg/tenancy's Key; pkg/tenancy imports this package,
-// so this package cannot name that type (test/layout's order).
 package collector
 
 import (
@@ -20,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -28,33 +13,39 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/samplecrd/network-controller/pkg/fairqueue"
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // Key is one orphan: the Network UID its Neutron resources carry (their
-// namespace/name in Neutron may be cut short, so the UID is the only
-// exact handle), in the project of Tenant. P names a project (pkg/tenancy's
-// Key); the collector never looks inside it, only hands it back to
-// Options.Project.
+// name in Neutron may be cut short, so the UID is the only exact handle),
+// in the project of Tenant. P names a project (pkg/tenancy's Key); the
+// collector never looks inside it, only hands it back to Options.Project.
+// Namespace is the Network's, which the queue is fair across; a UID has
+// one, so it adds nothing to the key's identity.
 type Key[P projectName] struct {
-	Tenant P
-	UID    types.UID
+	Tenant    P
+	Namespace string
+	UID       types.UID
 }
 
 func (k Key[P]) String() string { return "uid " + string(k.UID) + " in " + k.Tenant.String() }
 
-// Project collects the orphans of one project: pkg/reconcile's Reconciler.
+// namespace is the namespace whose turn and retry budget k takes.
+func (k Key[P]) namespace() string { return k.Namespace }
+
+// Project collects the orphans of one project: *Orphans, or a test's.
 type Project interface {
-	// CollectOrphans collects what Neutron holds for uid; cached says
-	// the Network informer's cache still holds a Network of uid.
-	CollectOrphans(ctx context.Context, uid types.UID, cached bool) reconcile.Outcome
+	// Collect collects what Neutron holds for uid; cached says the
+	// Network informer's cache still holds a Network of uid.
+	Collect(ctx context.Context, uid types.UID, cached bool) reconcile.Outcome
 }
 
 // Options configure a Collector of projects named by P.
 type Options[P projectName] struct {
-	// Project returns the reconciler of key's project while it is
-	// held; once it is let go its lists stop, and a new one sights the
-	// orphan anew when a Network names the project again.
+	// Project returns the collection of key's project (its Orphans)
+	// while it is held; once it is let go its lists stop, and a new one
+	// sights the orphan anew when a Network names the project again.
 	Project func(key P) (Project, bool)
 	// Cached reports whether the Network informer's cache holds a
 	// Network of uid.
@@ -81,20 +72,32 @@ type Collector[P projectName] struct {
 	queue workqueue.TypedRateLimitingInterface[Key[P]]
 }
 
-// New returns a Collector with an empty queue.
+// New returns a Collector with an empty queue. The queue is the Network
+// queue's kind (pkg/fairqueue): each namespace has its own retry bucket
+// and its own turn, so one namespace's orphans, however many fail or
+// wait, do not delay another's.
 func New[P projectName](opts Options[P]) *Collector[P] {
-	limiter := workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[Key[P]](5*time.Millisecond, opts.MaxRetryDelay),
-		&workqueue.TypedBucketRateLimiter[Key[P]]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-	)
-	return &Collector[P]{opts: opts, queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-		workqueue.TypedRateLimitingQueueConfig[Key[P]]{Name: "orphans"})}
+	return &Collector[P]{opts: opts, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+		fairqueue.NewRateLimiterFor(opts.MaxRetryDelay, Key[P].namespace),
+		fairqueue.QueueConfigFor("orphans", Key[P].namespace))}
 }
 
 // Enqueue queues the collection of what the project of tenant holds for
-// uid.
-func (c *Collector[P]) Enqueue(tenant P, uid types.UID) {
-	c.queue.Add(Key[P]{Tenant: tenant, UID: uid})
+// uid, a Network of namespace.
+func (c *Collector[P]) Enqueue(tenant P, namespace string, uid types.UID) {
+	c.queue.Add(Key[P]{Tenant: tenant, Namespace: namespace, UID: uid})
+}
+
+// Sight hands the collector what a list of tenant's Neutron, begun at
+// started, found without a Network in the informer's cache: o, that
+// project's collection, sights them, and those in the controller's scope
+// are queued. It returns how many.
+func (c *Collector[P]) Sight(tenant P, o *Orphans, started time.Time, missing []types.UID) int {
+	orphaned := o.Sight(started, missing)
+	for _, uid := range orphaned {
+		c.Enqueue(tenant, o.namespaceOf(uid), uid)
+	}
+	return len(orphaned)
 }
 
 // Len is how many orphans wait in the queue.
@@ -156,7 +159,7 @@ func (c *Collector[P]) sync(ctx context.Context, key Key[P]) (reconcile.Requeue,
 		// anew.
 		return reconcile.Forget, 0, nil
 	}
-	out := p.CollectOrphans(ctx, key.UID, c.opts.Cached(key.UID))
+	out := p.Collect(ctx, key.UID, c.opts.Cached(key.UID))
 	if c.opts.Fence != nil {
 		if err := c.opts.Fence(); err != nil {
 			return reconcile.AddRateLimited, 0, errors.Join(out.Err, fmt.Errorf("not recording the collection's Events: %w", err))

@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
-const gone = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
+const goneUID = otherUID
 
 // project answers every collection with outcome, and records the calls.
 type project struct {
@@ -24,8 +25,8 @@ type project struct {
 	calls   []string
 }
 
-func (p *project) CollectOrphans(_ context.Context, uid types.UID, cached bool) reconcile.Outcome {
-	p.calls = append(p.calls, map[bool]string{true: "CollectOrphans cached", false: "CollectOrphans uncached"}[cached])
+func (p *project) Collect(_ context.Context, uid types.UID, cached bool) reconcile.Outcome {
+	p.calls = append(p.calls, map[bool]string{true: "Collect cached", false: "Collect uncached"}[cached])
 	return p.outcome
 }
 
@@ -47,16 +48,16 @@ func TestTheCollectorsSync(t *testing.T) {
 		wantEvents   []string
 		wantRequeues int
 	}{
-		{name: "an orphan of a project no longer held: let go, its next list sights it again", key: Key[credential]{Tenant: letGo, UID: gone}},
-		{name: "an orphan: CollectOrphans, told the Network is not cached; its Event goes on the namespace",
-			key: Key[credential]{UID: gone}, outcome: capped, wantCalls: []string{"CollectOrphans uncached"}, wantEvents: []string{"Warning OrphanCollectionCapped"}},
-		{name: "the UID of a Network still in the cache: CollectOrphans says so",
-			key: Key[credential]{UID: gone}, cached: true, wantCalls: []string{"CollectOrphans cached"}},
+		{name: "an orphan of a project no longer held: let go, its next list sights it again", key: Key[credential]{Tenant: letGo, UID: goneUID}},
+		{name: "an orphan: Collect, told the Network is not cached; its Event goes on the namespace",
+			key: Key[credential]{UID: goneUID}, outcome: capped, wantCalls: []string{"Collect uncached"}, wantEvents: []string{"Warning OrphanCollectionCapped"}},
+		{name: "the UID of a Network still in the cache: Collect says so",
+			key: Key[credential]{UID: goneUID}, cached: true, wantCalls: []string{"Collect cached"}},
 		{name: "a collection that failed: retried with backoff",
-			key: Key[credential]{UID: gone}, outcome: reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: errors.New("down")},
-			wantCalls: []string{"CollectOrphans uncached"}, wantRequeues: 1},
+			key: Key[credential]{UID: goneUID}, outcome: reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: errors.New("down")},
+			wantCalls: []string{"Collect uncached"}, wantRequeues: 1},
 		{name: "a replica that cannot prove it leads records no Event, and retries",
-			key: Key[credential]{UID: gone}, outcome: capped, fenced: true, wantCalls: []string{"CollectOrphans uncached"}, wantRequeues: 1},
+			key: Key[credential]{UID: goneUID}, outcome: capped, fenced: true, wantCalls: []string{"Collect uncached"}, wantRequeues: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &project{outcome: tc.outcome}
@@ -71,7 +72,7 @@ func TestTheCollectorsSync(t *testing.T) {
 				Recorder: recorder, Fence: fence, MaxRetryDelay: time.Minute,
 			})
 			_, ctx := ktesting.NewTestContext(t)
-			c.Enqueue(tc.key.Tenant, tc.key.UID)
+			c.Enqueue(tc.key.Tenant, tc.key.Namespace, tc.key.UID)
 			c.processNextItem(ctx)
 			if !slices.Equal(p.calls, tc.wantCalls) {
 				t.Errorf("calls %q, want %q", p.calls, tc.wantCalls)
@@ -95,7 +96,7 @@ func TestRunStopsWithItsContext(t *testing.T) {
 		c.Run(ctx, 2)
 		close(done)
 	}()
-	c.Enqueue(own, gone)
+	c.Enqueue(own, "default", goneUID)
 	cancel()
 	select {
 	case <-done:
@@ -121,3 +122,82 @@ func events(r *record.FakeRecorder) []string {
 type credential struct{ name string }
 
 func (c credential) String() string { return c.name }
+
+// answering answers every collection with what answer says of its UID,
+// and records the UIDs it was asked, in order.
+type answering struct {
+	answer func(uid types.UID) reconcile.Outcome
+	asked  []types.UID
+}
+
+func (p *answering) Collect(_ context.Context, uid types.UID, _ bool) reconcile.Outcome {
+	p.asked = append(p.asked, uid)
+	return p.answer(uid)
+}
+
+// TestOneNamespacesOrphansDoNotDelayAnothers: the collector's queue is
+// fair across namespaces, as the Network queue is (pkg/fairqueue). With
+// 1,000 orphans of namespace a queued, b's is served after at most one of
+// a's; and with a's 1,000 failing, b's retry waits its own backoff, not
+// a's spent budget (one shared 10/s bucket would hold it back a minute
+// and a half).
+func TestOneNamespacesOrphansDoNotDelayAnothers(t *testing.T) {
+	const ofB = types.UID("b")
+	ofA := func(i int) types.UID { return types.UID(fmt.Sprintf("a-%d", i)) }
+	newCollector := func(p *answering) *Collector[credential] {
+		return New(Options[credential]{
+			Project:  func(credential) (Project, bool) { return p, true },
+			Cached:   func(types.UID) bool { return false },
+			Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Minute,
+		})
+	}
+
+	t.Run("waiting: b's orphan takes the next turn", func(t *testing.T) {
+		p := &answering{answer: func(types.UID) reconcile.Outcome { return reconcile.Outcome{} }}
+		c := newCollector(p)
+		_, ctx := ktesting.NewTestContext(t)
+		for i := range 1000 {
+			c.Enqueue(own, "a", ofA(i))
+		}
+		c.Enqueue(own, "b", ofB)
+		for range 2 {
+			c.processNextItem(ctx)
+		}
+		if !slices.Contains(p.asked, ofB) {
+			t.Errorf("collected %q first; want b's orphan among the first two, not behind a's 1,000", p.asked)
+		}
+	})
+
+	t.Run("failing: b's retry is not behind a's 1,000", func(t *testing.T) {
+		bTries := 0
+		p := &answering{answer: func(uid types.UID) reconcile.Outcome {
+			if uid == ofB {
+				bTries++
+				if bTries > 1 {
+					return reconcile.Outcome{}
+				}
+			}
+			return reconcile.Outcome{Requeue: reconcile.AddRateLimited}
+		}}
+		c := newCollector(p)
+		_, ctx := ktesting.NewTestContext(t)
+		for i := range 1000 {
+			c.Enqueue(own, "a", ofA(i))
+		}
+		for range 1000 {
+			c.processNextItem(ctx) // each of a's fails once: a's budget is spent
+		}
+		c.Enqueue(own, "b", ofB)
+		deadline, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		go func() {
+			<-deadline.Done()
+			c.queue.ShutDown()
+		}()
+		for bTries < 2 && c.processNextItem(ctx) {
+		}
+		if bTries < 2 {
+			t.Errorf("b's orphan failed once and was not retried within 10s: it waits behind a's failures")
+		}
+	})
+}

@@ -1,6 +1,6 @@
-// Package fairqueue makes the Network work queue fair across namespaces:
-// one namespace's failures or backlog do not delay another namespace's
-// Networks.
+// Package fairqueue makes the Network work queue, and the garbage
+// collector's (pkg/collector), fair across namespaces: one namespace's
+// failures or backlog do not delay another namespace's keys.
 //
 // client-go's default controller rate limiter is the larger of a per-key
 // exponential backoff and one token bucket (10/s, burst 100) shared by

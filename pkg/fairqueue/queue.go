@@ -23,10 +23,15 @@ import (
 // queue holds state only for namespaces with keys waiting, never for
 // every namespace it has seen.
 //
+// Keys are of any type K whose namespace a function tells: the Network
+// queue's cache.ObjectName (NewQueue), the garbage collector's orphans
+// (NewQueueFor).
+//
 // Not safe for concurrent use: workqueue.Typed calls it under its lock.
-type Queue struct {
+type Queue[K comparable] struct {
+	namespace func(K) string
 	// fifos holds the waiting keys of each namespace with keys waiting.
-	fifos map[string]*buffer.Ring[cache.ObjectName]
+	fifos map[string]*buffer.Ring[K]
 	// turns holds the namespaces of fifos, each once, in the order they
 	// are served.
 	turns buffer.Ring[string]
@@ -34,11 +39,15 @@ type Queue struct {
 	len int
 }
 
-var _ workqueue.Queue[cache.ObjectName] = (*Queue)(nil)
+var _ workqueue.Queue[cache.ObjectName] = (*Queue[cache.ObjectName])(nil)
 
-// NewQueue returns an empty Queue.
-func NewQueue() *Queue {
-	return &Queue{fifos: map[string]*buffer.Ring[cache.ObjectName]{}}
+// NewQueue returns an empty Queue of the Network queue's keys.
+func NewQueue() *Queue[cache.ObjectName] { return NewQueueFor(objectNamespace) }
+
+// NewQueueFor returns an empty Queue of keys whose namespace is
+// namespace's.
+func NewQueueFor[K comparable](namespace func(K) string) *Queue[K] {
+	return &Queue[K]{namespace: namespace, fifos: map[string]*buffer.Ring[K]{}}
 }
 
 // QueueConfig is the configuration of a rate-limited work queue named
@@ -47,44 +56,51 @@ func NewQueue() *Queue {
 // named as client-go names them, with the fair Queue underneath instead
 // of the default single FIFO.
 func QueueConfig(name string) workqueue.TypedRateLimitingQueueConfig[cache.ObjectName] {
-	return workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{
+	return QueueConfigFor(name, objectNamespace)
+}
+
+// QueueConfigFor is QueueConfig for keys whose namespace is namespace's.
+func QueueConfigFor[K comparable](name string, namespace func(K) string) workqueue.TypedRateLimitingQueueConfig[K] {
+	return workqueue.TypedRateLimitingQueueConfig[K]{
 		Name: name,
-		DelayingQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[cache.ObjectName]{
+		DelayingQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[K]{
 			Name: name,
-			Queue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[cache.ObjectName]{
+			Queue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[K]{
 				Name:  name,
-				Queue: NewQueue(),
+				Queue: NewQueueFor(namespace),
 			}),
 		}),
 	}
 }
 
 // Touch does nothing: a key added again while it waits keeps its place.
-func (q *Queue) Touch(cache.ObjectName) {}
+func (q *Queue[K]) Touch(K) {}
 
 // Push adds key at the back of its namespace's FIFO; a namespace with no
 // keys waiting takes its turn after those that have.
-func (q *Queue) Push(key cache.ObjectName) {
-	fifo, ok := q.fifos[key.Namespace]
+func (q *Queue[K]) Push(key K) {
+	namespace := q.namespace(key)
+	fifo, ok := q.fifos[namespace]
 	if !ok {
-		fifo = &buffer.Ring[cache.ObjectName]{}
-		q.fifos[key.Namespace] = fifo
-		q.turns.WriteOne(key.Namespace)
+		fifo = &buffer.Ring[K]{}
+		q.fifos[namespace] = fifo
+		q.turns.WriteOne(namespace)
 	}
 	fifo.WriteOne(key)
 	q.len++
 }
 
 // Len returns the number of keys waiting.
-func (q *Queue) Len() int { return q.len }
+func (q *Queue[K]) Len() int { return q.len }
 
 // Pop removes and returns the oldest key of the namespace whose turn it
 // is. The work queue calls it only when Len is not 0; on an empty Queue
 // it returns the zero key.
-func (q *Queue) Pop() cache.ObjectName {
+func (q *Queue[K]) Pop() K {
 	namespace, ok := q.turns.ReadOne()
 	if !ok {
-		return cache.ObjectName{}
+		var zero K
+		return zero
 	}
 	fifo := q.fifos[namespace]
 	key, _ := fifo.ReadOne()
@@ -98,4 +114,4 @@ func (q *Queue) Pop() cache.ObjectName {
 }
 
 // namespaces returns how many namespaces have keys waiting.
-func (q *Queue) namespaces() int { return len(q.fifos) }
+func (q *Queue[K]) namespaces() int { return len(q.fifos) }

@@ -41,46 +41,57 @@ const (
 // per-key backoff holds as many entries). A namespace whose keys all
 // succeed starts again with a full bucket, as a new namespace does.
 //
-// Keys are the queue's cache.ObjectName (namespace and name).
-type RateLimiter struct {
-	backoff workqueue.TypedRateLimiter[cache.ObjectName]
+// Keys are of any type K whose namespace a function tells: the Network
+// queue's cache.ObjectName (NewRateLimiter), the garbage collector's
+// orphans (NewRateLimiterFor).
+type RateLimiter[K comparable] struct {
+	backoff   workqueue.TypedRateLimiter[K]
+	namespace func(K) string
 
 	mu sync.Mutex
-	// buckets holds the bucket and the failing names of each namespace
+	// buckets holds the bucket and the failing keys of each namespace
 	// with a failing key.
-	buckets map[string]*namespaceBucket
+	buckets map[string]*namespaceBucket[K]
 }
 
-// namespaceBucket is the retry budget of one namespace, and the names in
+// namespaceBucket is the retry budget of one namespace, and the keys in
 // it that have failed since they were last forgotten.
-type namespaceBucket struct {
+type namespaceBucket[K comparable] struct {
 	limiter *rate.Limiter
-	failing sets.Set[string]
+	failing sets.Set[K]
 }
 
-var _ workqueue.TypedRateLimiter[cache.ObjectName] = (*RateLimiter)(nil)
+var _ workqueue.TypedRateLimiter[cache.ObjectName] = (*RateLimiter[cache.ObjectName])(nil)
 
-// NewRateLimiter returns a RateLimiter whose per-key backoff is capped at
-// maxDelay.
-func NewRateLimiter(maxDelay time.Duration) *RateLimiter {
-	return &RateLimiter{
-		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](BaseDelay, maxDelay),
-		buckets: map[string]*namespaceBucket{},
+// NewRateLimiter returns a RateLimiter of the Network queue's keys whose
+// per-key backoff is capped at maxDelay.
+func NewRateLimiter(maxDelay time.Duration) *RateLimiter[cache.ObjectName] {
+	return NewRateLimiterFor(maxDelay, objectNamespace)
+}
+
+// NewRateLimiterFor returns a RateLimiter of keys whose namespace is
+// namespace's, whose per-key backoff is capped at maxDelay.
+func NewRateLimiterFor[K comparable](maxDelay time.Duration, namespace func(K) string) *RateLimiter[K] {
+	return &RateLimiter[K]{
+		backoff:   workqueue.NewTypedItemExponentialFailureRateLimiter[K](BaseDelay, maxDelay),
+		namespace: namespace,
+		buckets:   map[string]*namespaceBucket[K]{},
 	}
 }
 
 // When records a failure of key and returns how long to wait before it is
 // retried.
-func (r *RateLimiter) When(key cache.ObjectName) time.Duration {
+func (r *RateLimiter[K]) When(key K) time.Duration {
 	backoff := r.backoff.When(key)
 
 	r.mu.Lock()
-	b, ok := r.buckets[key.Namespace]
+	namespace := r.namespace(key)
+	b, ok := r.buckets[namespace]
 	if !ok {
-		b = &namespaceBucket{limiter: rate.NewLimiter(QPS, Burst), failing: sets.New[string]()}
-		r.buckets[key.Namespace] = b
+		b = &namespaceBucket[K]{limiter: rate.NewLimiter(QPS, Burst), failing: sets.New[K]()}
+		r.buckets[namespace] = b
 	}
-	b.failing.Insert(key.Name)
+	b.failing.Insert(key)
 	bucket := b.limiter.Reserve().Delay()
 	r.mu.Unlock()
 
@@ -89,29 +100,30 @@ func (r *RateLimiter) When(key cache.ObjectName) time.Duration {
 
 // Forget clears key's failures, and its namespace's bucket once no key of
 // the namespace is failing.
-func (r *RateLimiter) Forget(key cache.ObjectName) {
+func (r *RateLimiter[K]) Forget(key K) {
 	r.backoff.Forget(key)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b, ok := r.buckets[key.Namespace]
+	namespace := r.namespace(key)
+	b, ok := r.buckets[namespace]
 	if !ok {
 		return
 	}
-	b.failing.Delete(key.Name)
+	b.failing.Delete(key)
 	if b.failing.Len() == 0 {
-		delete(r.buckets, key.Namespace)
+		delete(r.buckets, namespace)
 	}
 }
 
 // NumRequeues returns how many times key has failed since it was last
 // forgotten.
-func (r *RateLimiter) NumRequeues(key cache.ObjectName) int {
+func (r *RateLimiter[K]) NumRequeues(key K) int {
 	return r.backoff.NumRequeues(key)
 }
 
 // namespaces returns how many namespaces hold a bucket.
-func (r *RateLimiter) namespaces() int {
+func (r *RateLimiter[K]) namespaces() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.buckets)

@@ -191,7 +191,7 @@ func newCloud(t *testing.T, seed func(*neutronfake.Neutron)) *cloud {
 	if p, err := c.neutron.FindSubnetPool(ctx, "pool"); err == nil {
 		c.pool = p.ID
 	}
-	c.real = reconcile.New(c.listed(t, c.neutron), mark, nil, reconcile.Options{})
+	c.real = reconcile.New(c.listed(t, c.neutron), mark, reconcile.Options{})
 	return c
 }
 
@@ -240,7 +240,7 @@ func (c *cloud) project(refused error) Project {
 			inv := inventory.New(dry, c.mark, inventory.Options{})
 			// A failed list is Preflight's to report, as in runPlan.
 			_, _ = inv.Refresh(ctx)
-			r = reconcile.New(inv, c.mark, nil, reconcile.Options{})
+			r = reconcile.New(inv, c.mark, reconcile.Options{})
 		}
 		return r, dry, nil
 	}

@@ -44,11 +44,11 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 		return Outcome{Finalized: true, Events: p.events}
 	}
 	if network.Spec.Router != nil || network.Status.Router != nil {
-		if _, err := r.detachAll(ctx, owned); err != nil {
+		if _, err := detachAll(ctx, r.inv, owned); err != nil {
 			return p.deletionFailure(ctx, owned, err)
 		}
 	}
-	if err := p.deleteOwned(ctx, owned); err != nil {
+	if err := DeleteOwned(ctx, p.inv, owned); err != nil {
 		return p.deletionFailure(ctx, owned, err)
 	}
 	for _, n := range owned.Networks {
@@ -96,7 +96,7 @@ func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
 			"Left Neutron network %s and its subnets in place without the ownership mark (deletionPolicy: Orphan)", keep.ID)
 	}
 	for _, d := range duplicates {
-		if err := p.deleteOwned(ctx, p.inv.Get(p.owner.UID).Only(d.ID)); err != nil {
+		if err := DeleteOwned(ctx, p.inv, p.inv.Get(p.owner.UID).Only(d.ID)); err != nil {
 			return err
 		}
 	}
@@ -136,21 +136,23 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 	return out
 }
 
-// deleteOwned deletes subnets before networks: Neutron refuses to delete a
-// network whose subnets still have ports. A subnet in use may be held by
-// a router interface of ours that nothing recorded (an orphan's, or one
-// whose status write was lost): those are detached, and the delete tried
-// once more.
-func (r *Reconciler) deleteOwned(ctx context.Context, owned inventory.Owned) error {
+// DeleteOwned deletes owned through inv, the project's one door to
+// Neutron: a Network's deletion and the garbage collector's
+// (pkg/collector) alike. Subnets go before networks: Neutron refuses to
+// delete a network whose subnets still have ports. A subnet in use may be
+// held by a router interface of ours that nothing recorded (an orphan's,
+// or one whose status write was lost): those are detached, and the delete
+// tried once more.
+func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned) error {
 	for _, s := range owned.Subnets {
-		err := r.inv.DeleteSubnet(ctx, owned.Owner, s.ID)
+		err := inv.DeleteSubnet(ctx, owned.Owner, s.ID)
 		if inUse(err) {
-			detached, detachErr := r.detachAll(ctx, owned)
+			detached, detachErr := detachAll(ctx, inv, owned)
 			if detachErr != nil {
 				return detachErr
 			}
 			if detached > 0 {
-				err = r.inv.DeleteSubnet(ctx, owned.Owner, s.ID)
+				err = inv.DeleteSubnet(ctx, owned.Owner, s.ID)
 			}
 		}
 		if err != nil {
@@ -158,14 +160,14 @@ func (r *Reconciler) deleteOwned(ctx context.Context, owned inventory.Owned) err
 		}
 	}
 	for _, n := range owned.Networks {
-		if err := r.inv.DeleteNetwork(ctx, owned.Owner, n.ID); err != nil {
+		if err := inv.DeleteNetwork(ctx, owned.Owner, n.ID); err != nil {
 			return err
 		}
 	}
 	// Last: a router of its own is deleted only once no interface of
 	// ours is on it, and Neutron refuses while another tool's is.
 	for _, rt := range owned.Routers {
-		if err := r.inv.DeleteRouter(ctx, owned.Owner, rt.ID); err != nil {
+		if err := inv.DeleteRouter(ctx, owned.Owner, rt.ID); err != nil {
 			return err
 		}
 	}

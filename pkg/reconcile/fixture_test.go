@@ -39,21 +39,16 @@ type fixture struct {
 	r       *Reconciler
 	// events are the Events of every pass, as "Type Reason".
 	events []string
-	// uncached are UIDs of Networks in the API server that the
-	// informer's cache has not caught up with.
-	uncached map[types.UID]bool
 	// fenced, when set, is the inventory's fence's refusal: this replica
 	// cannot prove it still leads.
 	fenced error
 }
 
 // The fixture's reconciler is this cluster's; otherCluster shares its
-// Neutron project, and sameName is another cluster given the same
-// --cluster-name as this one.
+// Neutron project.
 var (
 	ours         = mustMark("test-cluster", testClusterUID)
 	otherCluster = mustMark("other-cluster", otherClusterUID)
-	sameName     = mustMark("test-cluster", otherClusterUID)
 )
 
 // The UIDs of this cluster's kube-system namespace and another's.
@@ -70,10 +65,9 @@ func mustMark(cluster string, clusterUID types.UID) neutron.Mark {
 	return m
 }
 
-// defaultOptions are the fixture's: orphans
-// collected at their first sighting.
+// defaultOptions are the fixture's: no adoption grants.
 func defaultOptions() Options {
-	return Options{CollectOrphans: true, MaxOrphansPerList: 50}
+	return Options{}
 }
 
 func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {
@@ -121,45 +115,16 @@ func (f *fixture) connect(client neutron.Interface, opts Options, clk clock.With
 	f.t.Helper()
 	f.inv = inventory.New(client, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: clk,
 		Fence: func() error { return f.fenced }})
-	f.r = New(f.inv, ours, f.client, opts)
+	f.r = New(f.inv, ours, opts)
 	f.list()
 	f.neutron.ClearRequests()
 	f.client.ClearActions()
 }
 
-// list lists Neutron and sights the orphans it finds, as the controller's
-// handler of a list does.
+// list lists Neutron, as the project's list loop does.
 func (f *fixture) list() {
 	f.t.Helper()
-	listed, err := f.inv.Refresh(f.ctx)
-	if err != nil {
-		return // the inventory's health says why
-	}
-	var missing []types.UID
-	for _, uid := range f.inv.UIDs() {
-		if _, ok := f.networkByUID(uid); !ok {
-			missing = append(missing, uid)
-		}
-	}
-	f.r.SightOrphans(listed.Started, missing)
-}
-
-// networkByUID finds a Network in the clientset, which is the fixture's
-// cache too, save the uncached.
-func (f *fixture) networkByUID(uid types.UID) (*samplecrdv1.Network, bool) {
-	if f.uncached[uid] {
-		return nil, false
-	}
-	list, err := f.client.SamplecrdV1().Networks("").List(f.ctx, metav1.ListOptions{})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for i := range list.Items {
-		if list.Items[i].UID == uid {
-			return &list.Items[i], true
-		}
-	}
-	return nil, false
+	_, _ = f.inv.Refresh(f.ctx) // on failure, the inventory's health says why
 }
 
 // sync runs one pass for the Network default/name.
@@ -186,14 +151,6 @@ func (f *fixture) syncIn(namespace, name string) Outcome {
 		}
 	}
 	f.record(network, out)
-	return out
-}
-
-// collect runs one pass of orphan collection for uid.
-func (f *fixture) collect(uid types.UID) Outcome {
-	_, cached := f.networkByUID(uid)
-	out := f.r.CollectOrphans(f.ctx, uid, cached)
-	f.record(nil, out)
 	return out
 }
 

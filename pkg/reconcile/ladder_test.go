@@ -439,18 +439,6 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 			},
 		},
 		{
-			name:      "swapped to B after A was listed: an orphan of A is not collected through B",
-			seed:      func(f *neutronfake.Neutron) { f.SetProject("project-a"); inSync("192.168.0.0/16", "192.168.0.1")(f) },
-			afterList: nowProjectB,
-			orphan:    testUID,
-			wantErr:   "backoff",
-			check: func(t *testing.T, f *fixture) {
-				if len(f.neutron.Networks()) != 1 {
-					t.Errorf("project A's orphan was deleted through B's credentials: %+v", f.neutron.Networks())
-				}
-			},
-		},
-		{
 			name:       "a new Network whose credentials name a project: the whole place is recorded before anything is made in it",
 			network:    newNetwork("192.168.0.0/16", "192.168.0.1"),
 			seed:       func(f *neutronfake.Neutron) { f.SetProject("project-a"); f.SetRegion("region-1") },

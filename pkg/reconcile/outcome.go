@@ -108,8 +108,6 @@ const (
 	eventAdopted        = "Adopted"
 	eventAttached       = "Attached"
 	eventDetached       = "Detached"
-	// eventOrphanCollectionCapped is recorded on a namespace.
-	eventOrphanCollectionCapped = "OrphanCollectionCapped"
 )
 
 // rejectedRetryInterval is how long a Network that Neutron refused waits

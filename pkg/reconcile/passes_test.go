@@ -5,14 +5,13 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 )
 
-// passCase is one row of a table of passes: a Network (or an orphan's
-// UID), what Neutron holds, and what one pass must do.
+// passCase is one row of a table of passes: a Network, what Neutron holds,
+// and what one pass must do.
 type passCase struct {
 	name    string
 	network *samplecrdv1.Network
@@ -23,8 +22,6 @@ type passCase struct {
 	// options changes the Reconciler's options from defaultOptions.
 	options func(*Options)
 	failOn  map[string]error
-	// orphan, when set, is collected instead of the Network synced.
-	orphan types.UID
 	// wantErr: "" none, "retry-after" a fixed delay, "backoff" an error,
 	// "invalid" no retry until the spec changes.
 	wantErr     string
@@ -61,12 +58,7 @@ func runPasses(t *testing.T, tests []passCase) {
 				tc.afterList(f.neutron)
 			}
 
-			var out Outcome
-			if tc.orphan != "" {
-				out = f.collect(tc.orphan)
-			} else {
-				out = f.syncIn(tc.network.Namespace, tc.network.Name)
-			}
+			out := f.syncIn(tc.network.Namespace, tc.network.Name)
 			if out.Requeue != requeues[tc.wantErr] {
 				t.Fatalf("requeue = %v (%v), want %q", out.Requeue, out.Err, tc.wantErr)
 			}

@@ -1,45 +1,29 @@
 // Package reconcile makes Neutron match one Network. It is the body of the
 // controller's syncHandler: Preflight and the ladder of the network and its
 // subnet (ladder.go), adoption (adopt.go), ranges from pools
-// (subnetpool.go), the router interface (router.go), deletion and release (delete.go), and the collection of
-// what deleted Networks left behind (orphans.go); below them, what a pass
-// chooses from what it read (choose.go), why it stops (errors.go) and what
-// it returns (outcome.go). It reads and writes Neutron only
-// through an inventory.Inventory, and the API server not at all, save one
-// live read before collecting an orphan: each pass returns an Outcome, and
-// the controller writes status, Events and the finalizer from it. classify
-// (outcome.go) is the one table from errors to reasons and retries.
+// (subnetpool.go), the router interface (router.go), and deletion and
+// release (delete.go); below them, what a pass chooses from what it read
+// (choose.go), why it stops (errors.go) and what it returns (outcome.go).
+// It reads and writes Neutron only through an inventory.Inventory, and the
+// API server not at all: each pass returns an Outcome, and the controller
+// writes status, Events and the finalizer from it. classify (outcome.go)
+// is the one table from errors to reasons and retries. What deleted
+// Networks left behind is the garbage collector's (pkg/collector), which
+// deletes it with DeleteOwned.
 package reconcile
 
 import (
 	"context"
 	"fmt"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/orphans"
 	"github.com/samplecrd/network-controller/pkg/tracing"
 )
 
 // Options tune a Reconciler.
 type Options struct {
-	// Namespace, when not empty, is the only namespace whose Networks the
-	// controller manages; Neutron resources of other namespaces are left
-	// alone, even when they look orphaned from here.
-	Namespace string
-	// CollectOrphans turns the collection of Neutron resources whose
-	// Network is gone on; off, they are only counted.
-	CollectOrphans bool
-	// OrphanGracePeriod is how long a resource must have been seen
-	// orphaned, by two lists of Neutron, before it is collected.
-	OrphanGracePeriod time.Duration
-	// MaxOrphansPerList caps the orphans collected per list of Neutron.
-	MaxOrphansPerList int
 	// Adoption says which networks an administrator named, by ID, for a
 	// namespace to adopt (pkg/tenancy); nil names none. Only a named
 	// network may be adopted when another namespace released it, and only
@@ -58,18 +42,12 @@ type AdoptionGrants interface {
 type Reconciler struct {
 	inv  *inventory.Inventory
 	mark neutron.Mark
-	// networks is read live (never the cache) before an orphan is
-	// collected.
-	networks clientset.Interface
-	// orphans decides when a resource whose Network is gone may go.
-	orphans *orphans.Tracker
-	opts    Options
+	opts Options
 }
 
 // New returns a Reconciler that acts through inv on what carries mark.
-func New(inv *inventory.Inventory, mark neutron.Mark, networks clientset.Interface, opts Options) *Reconciler {
-	return &Reconciler{inv: inv, mark: mark, networks: networks,
-		orphans: orphans.New(opts.OrphanGracePeriod, opts.MaxOrphansPerList), opts: opts}
+func New(inv *inventory.Inventory, mark neutron.Mark, opts Options) *Reconciler {
+	return &Reconciler{inv: inv, mark: mark, opts: opts}
 }
 
 // pass is one reconcile of one Network: whom it acts for, and the Events
@@ -111,17 +89,4 @@ func (p *pass) failed(ph phase, err error, obs Observed) Outcome {
 // OwnerOf is the owner Neutron resources of network are created for.
 func OwnerOf(network *samplecrdv1.Network) neutron.Owner {
 	return neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}
-}
-
-// manages reports whether owner's Network is in the controller's scope
-// (--namespace). A controller limited to one namespace cannot see the
-// Networks of others, so their resources must not look orphaned to it.
-func (r *Reconciler) manages(owner neutron.Owner) bool {
-	return r.opts.Namespace == "" || owner.Namespace == r.opts.Namespace
-}
-
-// namespaceRef is the object a Warning about a namespace's orphans is
-// recorded on: `kubectl describe namespace` shows it.
-func namespaceRef(namespace string) *corev1.ObjectReference {
-	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: namespace}
 }

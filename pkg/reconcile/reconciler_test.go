@@ -91,7 +91,7 @@ func TestBeforeNeutronIsListedNothingIsAskedAndReadyNetworksAreLeftAlone(t *test
 func TestWhileAProjectsFirstListIsUnderWayANetworkWaitsWithoutAWord(t *testing.T) {
 	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
 	f.inv = inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
-	f.r = New(f.inv, ours, f.client, defaultOptions())
+	f.r = New(f.inv, ours, defaultOptions())
 
 	out, ok := f.r.Preflight(f.network("net"))
 	if ok || out.Condition != nil || out.Warning != "" || out.Requeue != AddRateLimited {

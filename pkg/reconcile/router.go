@@ -213,7 +213,7 @@ func (p *pass) attachWanted(ctx context.Context, plan routerPlan, subnet neutron
 
 // detach removes one of the Network's router interfaces, and says so.
 func (p *pass) detach(ctx context.Context, port neutron.Port) error {
-	if err := p.detachPort(ctx, p.owner, port); err != nil {
+	if err := detachPort(ctx, p.inv, p.owner, port); err != nil {
 		return err
 	}
 	if p.router != nil && p.router.InterfacePortID == port.ID {
@@ -225,10 +225,10 @@ func (p *pass) detach(ctx context.Context, port neutron.Port) error {
 	return nil
 }
 
-// detachPort removes owner's router interface port, from its router if
-// it is on one.
-func (r *Reconciler) detachPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
-	if err := r.inv.DetachRouterPort(ctx, owner, port); err != nil {
+// detachPort removes owner's router interface port through inv, from its
+// router if it is on one.
+func detachPort(ctx context.Context, inv *inventory.Inventory, owner neutron.Owner, port neutron.Port) error {
+	if err := inv.DetachRouterPort(ctx, owner, port); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Detached a router interface", "owner", owner.Key(), "routerID", port.DeviceID, "portID", port.ID)
@@ -240,15 +240,15 @@ func (r *Reconciler) detachPort(ctx context.Context, owner neutron.Owner, port n
 // else only once Neutron refused to delete a subnet as in use, so that a
 // delete costs no read where no router ever was.
 // It returns how many it removed.
-func (r *Reconciler) detachAll(ctx context.Context, owned inventory.Owned) (int, error) {
+func detachAll(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned) (int, error) {
 	detached := 0
 	for _, n := range owned.Networks {
-		ports, err := r.inv.RouterPortsOf(ctx, owned.Owner, n.ID)
+		ports, err := inv.RouterPortsOf(ctx, owned.Owner, n.ID)
 		if err != nil {
 			return detached, err
 		}
 		for _, port := range ports {
-			if err := r.detachPort(ctx, owned.Owner, port); err != nil {
+			if err := detachPort(ctx, inv, owned.Owner, port); err != nil {
 				return detached, err
 			}
 			detached++

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/samplecrd/network-controller/pkg/collector"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/inventory"
@@ -27,7 +28,7 @@ type Config struct {
 	// NeutronTimeout bounds one request to Neutron.
 	NeutronResyncPeriod, NeutronTimeout time.Duration
 	// OrphanCollection, OrphanGracePeriod and MaxOrphansPerList
-	// configure each project's garbage collection (pkg/reconcile).
+	// configure each project's garbage collection (pkg/collector).
 	OrphanCollection  bool
 	OrphanGracePeriod time.Duration
 	MaxOrphansPerList int
@@ -49,7 +50,7 @@ type Parts struct {
 	TenantPolicies informers.TenantPolicyInformer
 	Namespaces     coreinformers.NamespaceInformer
 	// Secrets reads the namespaces' credentials; NetworkClient is what
-	// each project's reconciler reads Networks with.
+	// each project's garbage collection reads Networks with, live.
 	Secrets       corev1client.SecretsGetter
 	NetworkClient versioned.Interface
 	// Mark is this cluster's ownership mark in Neutron.
@@ -77,7 +78,7 @@ type Parts struct {
 
 // Build returns the Set of the projects of parts' Networks, the one way to
 // have one: their policy, the registry of their credentials, and a project
-// (an inventory and a reconciler on it) for the controller's own cloud and
+// (an inventory, and a reconciler and a garbage collection on it) for the controller's own cloud and
 // for each credential as a Network names it. It is built anew for each leader term, whose end
 // stops every project's list loop.
 func Build(parts Parts, cfg Config) (*Set, error) {
@@ -101,13 +102,16 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 			Reachability:        reach,
 			Fence:               parts.Fence,
 		})
-		return &Project{Key: key, Inventory: inv, Reconciler: reconcile.New(inv, parts.Mark, parts.NetworkClient, reconcile.Options{
-			Namespace:         cfg.Namespace,
-			CollectOrphans:    cfg.OrphanCollection,
-			OrphanGracePeriod: cfg.OrphanGracePeriod,
-			MaxOrphansPerList: cfg.MaxOrphansPerList,
-			Adoption:          policy,
-		})}
+		return &Project{Key: key, Inventory: inv,
+			Reconciler: reconcile.New(inv, parts.Mark, reconcile.Options{Adoption: policy}),
+			Orphans: collector.NewOrphans(inv, collector.Config{
+				Mark:        parts.Mark,
+				Networks:    parts.NetworkClient,
+				Namespace:   cfg.Namespace,
+				Enabled:     cfg.OrphanCollection,
+				GracePeriod: cfg.OrphanGracePeriod,
+				MaxPerList:  cfg.MaxOrphansPerList,
+			})}
 	}
 	registry := NewRegistry(newProject(Key{}, parts.Own), RegistryOptions{
 		Secrets: parts.Secrets,

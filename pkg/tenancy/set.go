@@ -121,7 +121,7 @@ func newSet(networkInformer informers.NetworkInformer, registry projectRegistry,
 			if !ok {
 				return nil, false
 			}
-			return p.Reconciler, true
+			return p.Orphans, true
 		},
 		Cached: func(uid types.UID) bool {
 			_, ok := s.networkByUID(uid)
@@ -136,7 +136,7 @@ func newSet(networkInformer informers.NetworkInformer, registry projectRegistry,
 			obj = tombstone.Obj
 		}
 		if n, ok := obj.(*samplecrdv1.Network); ok {
-			s.collector.Enqueue(KeyOf(n), n.UID)
+			s.collector.Enqueue(KeyOf(n), n.Namespace, n.UID)
 			s.release(n)
 		}
 	}}); err != nil {
@@ -312,11 +312,8 @@ func (s *Set) onNeutronListed(ctx context.Context, p *Project, listed inventory.
 			missing = append(missing, uid)
 		}
 	}
-	orphaned := p.Reconciler.SightOrphans(listed.Started, missing)
-	for _, uid := range orphaned {
-		s.collector.Enqueue(p.Key, uid)
-	}
-	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(listed.Changed), "orphans", len(orphaned))
+	orphaned := s.collector.Sight(p.Key, p.Orphans, listed.Started, missing)
+	klog.FromContext(ctx).V(4).Info("Listed Neutron", "changed", len(listed.Changed), "orphans", orphaned)
 }
 
 // enqueueNamespace queues every Network of namespace, of every namespace

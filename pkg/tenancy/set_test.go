@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/collector"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	"github.com/samplecrd/network-controller/pkg/inventory"
@@ -31,18 +32,9 @@ var ours = func() neutron.Mark {
 	return m
 }()
 
-// sighting is a Reconciler that sights orphans as told, and records what
-// it was given.
-type sighting struct {
-	Reconciler
-	orphans []types.UID
-	missing []types.UID
-}
-
-func (r *sighting) SightOrphans(_ time.Time, missing []types.UID) []types.UID {
-	r.missing = missing
-	return r.orphans
-}
+// idle is the own project's Reconciler, which no test of the Set asks
+// anything of.
+type idle struct{ Reconciler }
 
 // heldOwn holds the own project, and records the keys released.
 type heldOwn struct {
@@ -72,11 +64,11 @@ func (r *heldOwn) Release(_ context.Context, key Key) error {
 }
 
 // setFixture is a Set over a fake clientset's informer, the fake Neutron and
-// a Reconciler that only sights; queued collects what it queues.
+// the own project's garbage collection; queued collects what it queues.
 type setFixture struct {
 	set        *Set
 	neutron    *neutronfake.Neutron
-	reconciler *sighting
+	reconciler *idle
 	registry   *heldOwn
 	informer   cache.SharedIndexInformer
 	client     *fake.Clientset
@@ -85,9 +77,10 @@ type setFixture struct {
 
 func newSetFixture(t *testing.T, networks ...*samplecrdv1.Network) *setFixture {
 	t.Helper()
-	f := &setFixture{neutron: neutronfake.New(), reconciler: &sighting{}, client: fake.NewClientset()}
+	f := &setFixture{neutron: neutronfake.New(), reconciler: &idle{}, client: fake.NewClientset()}
 	inv := inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
-	f.registry = &heldOwn{own: &Project{Inventory: inv, Reconciler: f.reconciler}}
+	f.registry = &heldOwn{own: &Project{Inventory: inv, Reconciler: f.reconciler,
+		Orphans: collector.NewOrphans(inv, collector.Config{Mark: ours, Networks: f.client, Enabled: true, MaxPerList: 50})}}
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	nets := factory.Samplecrd().V1().Networks()
 	set, err := newSet(nets, f.registry, nil, setOptions{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
@@ -125,8 +118,7 @@ func setNetwork(name, uid string, creds bool) *samplecrdv1.Network {
 // TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned: the handler of a
 // list queues the Networks whose resources changed behind our back, every
 // Network when Neutron answers again, and hands the garbage collector the
-// orphans the reconciler sighted among the UIDs without a Network in the
-// cache.
+// UIDs without a Network in the cache, which it sights and queues.
 func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	const gone = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
 	net := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
@@ -134,7 +126,6 @@ func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	for _, o := range []neutron.Owner{reconcile.OwnerOf(net), {Namespace: "default", Name: "gone", UID: gone}} {
 		f.neutron.AddNetwork(ours.ResourceName(o), ours.Description())
 	}
-	f.reconciler.orphans = []types.UID{gone}
 	_, ctx := ktesting.NewTestContext(t)
 
 	listed, err := f.set.Own().Inventory.Refresh(ctx)
@@ -145,11 +136,11 @@ func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	if got := f.drain(); !slices.Equal(got, []string{"default/net"}) {
 		t.Errorf("queued %q, want the changed Network", got)
 	}
+	// Both UIDs carry our mark in a namespace in scope: the collector
+	// would queue either it was given, so one queued means it was given
+	// only the one without a Network in the cache.
 	if n := f.set.collector.Len(); n != 1 {
-		t.Errorf("%d orphans handed to the garbage collector, want the one sighted", n)
-	}
-	if !slices.Equal(f.reconciler.missing, []types.UID{gone}) {
-		t.Errorf("SightOrphans was given %v, want only %s", f.reconciler.missing, gone)
+		t.Errorf("%d orphans handed to the garbage collector, want only %s, the one without a Network", n, gone)
 	}
 
 	f.set.onNeutronListed(ctx, f.set.Own(), inventory.Listed{Recovered: true})

@@ -22,11 +22,13 @@ const module = "github.com/samplecrd/network-controller"
 // pkg/apis, which everyone may). The compiler forbids cycles; this
 // forbids a low package reaching up, e.g. pkg/neutron into pkg/reconcile.
 var layers = [][]string{
-	{"pkg/metrics", "pkg/tracing", "pkg/orphans", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events", "pkg/fairqueue"},
+	{"pkg/metrics", "pkg/tracing", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events", "pkg/fairqueue"},
 	{"pkg/neutron"},
 	{"pkg/neutron/fake", "pkg/desired"},
 	{"pkg/inventory", "pkg/importer"},
 	{"pkg/reconcile"},
+	// pkg/collector, the garbage collector, deletes through a project's
+	// inventory with reconcile's DeleteOwned; pkg/tenancy builds it.
 	{"pkg/collector", "pkg/configmap", "pkg/plan"},
 	{"pkg/tenancy"},            // a Network's place: its policy, credentials and projects
 	{"", "cmd/envoy-injector"}, // the root: package main

@@ -1,8 +1,9 @@
-package reconcile
+package collector
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,9 +12,11 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
 // The tests of this file are the specification of "never touch what you
@@ -41,8 +44,8 @@ func TestOrphanCollectionDeletesOnlyWhatIsProvablyThisClustersAndGone(t *testing
 		name string
 		// seed stores gone's network (and subnet).
 		seed func(f *neutronfake.Neutron)
-		// opts changes the fixture's options.
-		opts func(o *Options)
+		// cfg changes the fixture's Config.
+		cfg func(c *Config)
 		// alive is a Network of gone's UID in the API server but not in
 		// the informer's cache (a watch behind, a stale leader).
 		alive       bool
@@ -76,17 +79,17 @@ func TestOrphanCollectionDeletesOnlyWhatIsProvablyThisClustersAndGone(t *testing
 		{
 			name:     "collection turned off: held back",
 			seed:     func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") },
-			opts:     func(o *Options) { o.CollectOrphans = false },
+			cfg:      func(c *Config) { c.Enabled = false },
 			wantHeld: metrics.HeldDisabled,
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := defaultOptions()
-			if tc.opts != nil {
-				tc.opts(&opts)
+			cfg := defaultConfig()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
 			}
-			f := newFixtureWith(t, opts, nil, nil, tc.seed)
+			f := newFixtureWith(t, cfg, nil, nil, tc.seed)
 			if tc.alive {
 				live := newNetwork("10.1.0.0/24", "10.1.0.1")
 				live.Name, live.UID = gone.Name, gone.UID
@@ -124,9 +127,9 @@ func TestOrphanCollectionDeletesOnlyWhatIsProvablyThisClustersAndGone(t *testing
 // grace period later that finds them still orphaned lets them go.
 func TestAnOrphanWaitsForASecondSightingAGracePeriodLater(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
-	opts := defaultOptions()
-	opts.OrphanGracePeriod = time.Minute
-	f := newFixtureWith(t, opts, clk, nil, func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") })
+	cfg := defaultConfig()
+	cfg.GracePeriod = time.Minute
+	f := newFixtureWith(t, cfg, clk, nil, func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") })
 
 	sync := func() {
 		t.Helper()
@@ -153,10 +156,10 @@ func TestAnOrphanWaitsForASecondSightingAGracePeriodLater(t *testing.T) {
 // MaxOrphansPerList collections; the rest wait for the next list, and one
 // Warning on the namespace says so.
 func TestTheCapHoldsBackTheRestAndWarnsOnce(t *testing.T) {
-	opts := defaultOptions()
-	opts.MaxOrphansPerList = 1
+	cfg := defaultConfig()
+	cfg.MaxPerList = 1
 	var uids []types.UID
-	f := newFixtureWith(t, opts, nil, nil, func(f *neutronfake.Neutron) {
+	f := newFixtureWith(t, cfg, nil, nil, func(f *neutronfake.Neutron) {
 		for i := range 3 {
 			uid := types.UID(fmt.Sprintf("9e9e9e9e-0000-4000-8000-00000000000%d", i))
 			uids = append(uids, uid)
@@ -182,9 +185,9 @@ func TestTheCapHoldsBackTheRestAndWarnsOnce(t *testing.T) {
 // for nothing more (each extra request would be a list of all Neutron).
 func TestAnOrphanWithinItsGracePeriodCostsNoList(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
-	opts := defaultOptions()
-	opts.OrphanGracePeriod = time.Minute
-	f := newFixtureWith(t, opts, clk, nil, func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") })
+	cfg := defaultConfig()
+	cfg.GracePeriod = time.Minute
+	f := newFixtureWith(t, cfg, clk, nil, func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") })
 	// The fixture's list sighted the orphan and asked for the second list,
 	// due a grace period later, not now.
 	if f.inv.ListDue() {
@@ -212,16 +215,16 @@ func TestAnOrphanWithinItsGracePeriodCostsNoList(t *testing.T) {
 // resources are never queued as orphans, nor is anything foreign.
 func TestOrphansOfOtherNamespacesAreNotSighted(t *testing.T) {
 	elsewhere := neutron.Owner{Namespace: "elsewhere", Name: "x", UID: "5e5e5e5e-0000-4000-8000-000000000005"}
-	opts := defaultOptions()
-	opts.Namespace = "default"
-	f := newFixtureWith(t, opts, nil, nil, func(n *neutronfake.Neutron) {
+	cfg := defaultConfig()
+	cfg.Namespace = "default"
+	f := newFixtureWith(t, cfg, nil, nil, func(n *neutronfake.Neutron) {
 		seedOwned(n, ours, gone, "10.1.0.0/24", "10.1.0.1")
 		seedOwned(n, ours, elsewhere, "10.2.0.0/24", "10.2.0.1")
 		seedForeign(n)
 	})
-	got := f.r.SightOrphans(time.Now(), f.inv.UIDs())
+	got := f.o.Sight(time.Now(), f.inv.UIDs())
 	if len(got) != 1 || got[0] != gone.UID {
-		t.Errorf("SightOrphans = %v, want only %s", got, gone.UID)
+		t.Errorf("Sight = %v, want only %s", got, gone.UID)
 	}
 	if out := f.collect(elsewhere.UID); out.Err != nil || len(f.neutron.Requests()) != 0 {
 		t.Errorf("collecting another namespace's resources: %v, requests %q", out.Err, f.neutron.Requests())
@@ -229,12 +232,25 @@ func TestOrphansOfOtherNamespacesAreNotSighted(t *testing.T) {
 	untouched(t, f)
 }
 
-// TestCollectOrphansByUID is the table of passes of what a Network that is gone left behind.
+// TestCollectOrphansByUID is the table of collections of what a Network
+// that is gone left behind: what each asks of Neutron.
 func TestCollectOrphansByUID(t *testing.T) {
-	runPasses(t, []passCase{
+	for _, tc := range []struct {
+		name string
+		// network, when set, is in the API server and the cache.
+		network *samplecrdv1.Network
+		seed    func(*neutronfake.Neutron)
+		// afterList changes Neutron after the fixture's first list,
+		// before the collection: what changes between the inventory's
+		// lists.
+		afterList   func(*neutronfake.Neutron)
+		orphan      types.UID
+		wantRequeue reconcile.Requeue
+		wantNeutron []string
+		check       func(t *testing.T, f *fixture)
+	}{
 		{
 			name:        "what Neutron holds for a Network that is gone is collected, by its UID",
-			network:     nil,
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			orphan:      testUID,
 			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
@@ -258,16 +274,51 @@ func TestCollectOrphansByUID(t *testing.T) {
 		},
 		{
 			name:    "nothing is collected for a UID whose Network exists",
-			network: provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
+			network: newNetwork("192.168.0.0/16", "192.168.0.1"),
 			seed:    inSync("192.168.0.0/16", "192.168.0.1"),
 			orphan:  testUID,
 		},
 		{
-			name:    "another cluster's resources of a UID with no Network here are not orphans of ours",
-			network: nil,
-			seed:    seedForeign,
-			orphan:  otherUID,
-			check:   untouched,
+			name:   "another cluster's resources of a UID with no Network here are not orphans of ours",
+			seed:   seedForeign,
+			orphan: otherUID,
+			check:  untouched,
 		},
-	})
+		{
+			name:        "the controller's clouds.yaml swapped to B after A was listed: an orphan of A is not collected through B",
+			seed:        func(f *neutronfake.Neutron) { f.SetProject("project-a"); inSync("192.168.0.0/16", "192.168.0.1")(f) },
+			afterList:   func(f *neutronfake.Neutron) { f.SetProject("project-b") },
+			orphan:      testUID,
+			wantRequeue: reconcile.AddRateLimited,
+			check: func(t *testing.T, f *fixture) {
+				if len(f.neutron.Networks()) != 1 {
+					t.Errorf("project A's orphan was deleted through B's credentials: %+v", f.neutron.Networks())
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var networks []*samplecrdv1.Network
+			if tc.network != nil {
+				networks = append(networks, tc.network)
+			}
+			f := newFixtureWith(t, defaultConfig(), nil, networks, tc.seed)
+			if tc.afterList != nil {
+				tc.afterList(f.neutron)
+			}
+			out := f.collect(tc.orphan)
+			if out.Requeue != tc.wantRequeue {
+				t.Fatalf("requeue = %v (%v), want %v", out.Requeue, out.Err, tc.wantRequeue)
+			}
+			if got := f.neutron.Requests(); !slices.Equal(got, tc.wantNeutron) {
+				t.Errorf("Neutron requests = %q, want %q", got, tc.wantNeutron)
+			}
+			if got := f.takeEvents(); len(got) != 0 {
+				t.Errorf("events = %q, want none", got)
+			}
+			if tc.check != nil {
+				tc.check(t, f)
+			}
+		})
+	}
 }

@@ -1,17 +1,4 @@
-// Package orphans decides when Neutron resources whose Network is gone
-// may be collected. The controller's view of both sides is a cache: the
-// informer's of the API server, the inventory's of Neutron. A cache that is
-// behind (a leader resuming after a pause, a restore from backup, a watch
-// that has not caught up) makes a living Network look gone, and what is
-// deleted in Neutron cannot be undone. So, like kube-controller-manager's
-// garbage collector, the controller collects only what it has seen
-// orphaned twice, at least a grace period apart, and then confirmed with a
-// live read; and no more than a fixed number per list of Neutron, so that
-// a wrong view of the world costs a bounded, visible amount.
-//
-// A Tracker holds the sightings and the per-list budget; the live read is
-// the reconciler's (pkg/reconcile, CollectOrphans).
-package orphans
+package collector
 
 import (
 	"sync"
@@ -20,9 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Tracker remembers when each orphan was sighted and how many deletions
-// the latest list of Neutron still allows.
-type Tracker struct {
+// tracker remembers, for one project, when each orphan was sighted and how
+// many deletions the latest list of Neutron still allows. It decides when
+// an orphan may be collected: once two lists begun at least the grace
+// period apart found it orphaned, and while the list's budget lasts.
+type tracker struct {
 	grace      time.Duration
 	maxPerList int
 
@@ -38,18 +27,18 @@ type Tracker struct {
 // to, and the latest.
 type sighting struct{ first, last time.Time }
 
-// New returns a Tracker that allows a deletion once an orphan has been
+// newTracker returns a tracker that allows a deletion once an orphan has been
 // seen by two lists begun at least grace apart, and at most maxPerList
 // deletions per list.
-func New(grace time.Duration, maxPerList int) *Tracker {
-	return &Tracker{grace: grace, maxPerList: maxPerList, sightings: map[types.UID]sighting{}}
+func newTracker(grace time.Duration, maxPerList int) *tracker {
+	return &tracker{grace: grace, maxPerList: maxPerList, sightings: map[types.UID]sighting{}}
 }
 
 // NewList starts the budget of a list of Neutron that began at started and
 // found orphans, and forgets every UID it did not find orphaned. It
 // reports the UIDs sighted for the first time, for which a second list is
 // due a grace period later.
-func (t *Tracker) NewList(started time.Time, orphans []types.UID) (firstSighted []types.UID) {
+func (t *tracker) NewList(started time.Time, orphans []types.UID) (firstSighted []types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.budget, t.capped = t.maxPerList, false
@@ -69,7 +58,7 @@ func (t *Tracker) NewList(started time.Time, orphans []types.UID) (firstSighted 
 
 // Due reports whether uid has been seen orphaned by two lists begun at
 // least the grace period apart.
-func (t *Tracker) Due(uid types.UID) bool {
+func (t *tracker) Due(uid types.UID) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.sightings[uid]
@@ -77,7 +66,7 @@ func (t *Tracker) Due(uid types.UID) bool {
 }
 
 // Sighted reports whether a list has found uid orphaned yet.
-func (t *Tracker) Sighted(uid types.UID) bool {
+func (t *tracker) Sighted(uid types.UID) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, ok := t.sightings[uid]
@@ -87,7 +76,7 @@ func (t *Tracker) Sighted(uid types.UID) bool {
 // Take takes one deletion from the latest list's budget. When none is
 // left it returns false, and firstRefusal is true the first time in that
 // list, so the caller warns once.
-func (t *Tracker) Take() (ok, firstRefusal bool) {
+func (t *tracker) Take() (ok, firstRefusal bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.budget > 0 {
@@ -100,7 +89,7 @@ func (t *Tracker) Take() (ok, firstRefusal bool) {
 }
 
 // Forget drops uid: its Network is there after all, or it was collected.
-func (t *Tracker) Forget(uid types.UID) {
+func (t *tracker) Forget(uid types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.sightings, uid)

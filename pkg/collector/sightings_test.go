@@ -1,61 +1,59 @@
-package orphans_test
+package collector
 
 import (
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/samplecrd/network-controller/pkg/orphans"
 )
 
-const a, b = types.UID("a"), types.UID("b")
+const uidA, uidB = types.UID("a"), types.UID("b")
 
 var t0 = time.Unix(1e9, 0)
 
 func TestAnOrphanIsDueOnlyAfterTwoSightingsAGracePeriodApart(t *testing.T) {
-	tr := orphans.New(time.Minute, 10)
-	if first := tr.NewList(t0, []types.UID{a}); len(first) != 1 || first[0] != a {
+	tr := newTracker(time.Minute, 10)
+	if first := tr.NewList(t0, []types.UID{uidA}); len(first) != 1 || first[0] != uidA {
 		t.Fatalf("first sightings = %v, want [a]", first)
 	}
-	if tr.Due(a) || !tr.Sighted(a) {
-		t.Errorf("after one sighting: due %v, sighted %v; want not due, sighted", tr.Due(a), tr.Sighted(a))
+	if tr.Due(uidA) || !tr.Sighted(uidA) {
+		t.Errorf("after one sighting: due %v, sighted %v; want not due, sighted", tr.Due(uidA), tr.Sighted(uidA))
 	}
-	if first := tr.NewList(t0.Add(59*time.Second), []types.UID{a}); len(first) != 0 {
+	if first := tr.NewList(t0.Add(59*time.Second), []types.UID{uidA}); len(first) != 0 {
 		t.Errorf("a second sighting counted as first: %v", first)
 	}
-	if tr.Due(a) {
+	if tr.Due(uidA) {
 		t.Error("due after two sightings less than the grace period apart")
 	}
-	tr.NewList(t0.Add(time.Minute), []types.UID{a})
-	if !tr.Due(a) {
+	tr.NewList(t0.Add(time.Minute), []types.UID{uidA})
+	if !tr.Due(uidA) {
 		t.Error("not due after two sightings the grace period apart")
 	}
-	if tr.Due(b) || tr.Sighted(b) {
+	if tr.Due(uidB) || tr.Sighted(uidB) {
 		t.Error("a UID never sighted is due or sighted")
 	}
 }
 
 func TestAListThatDoesNotShowAnOrphanStartsItsCountAgain(t *testing.T) {
-	tr := orphans.New(time.Minute, 10)
-	tr.NewList(t0, []types.UID{a})
+	tr := newTracker(time.Minute, 10)
+	tr.NewList(t0, []types.UID{uidA})
 	tr.NewList(t0.Add(30*time.Second), nil) // its Network came back into view
-	tr.NewList(t0.Add(2*time.Minute), []types.UID{a})
-	if tr.Due(a) {
+	tr.NewList(t0.Add(2*time.Minute), []types.UID{uidA})
+	if tr.Due(uidA) {
 		t.Error("due although a list in between did not find it orphaned")
 	}
-	tr.NewList(t0.Add(3*time.Minute), []types.UID{a})
-	if !tr.Due(a) {
+	tr.NewList(t0.Add(3*time.Minute), []types.UID{uidA})
+	if !tr.Due(uidA) {
 		t.Error("not due a grace period after it was sighted again")
 	}
-	tr.Forget(a)
-	if tr.Due(a) {
+	tr.Forget(uidA)
+	if tr.Due(uidA) {
 		t.Error("due after Forget")
 	}
 }
 
 func TestEachListAllowsAtMostItsBudgetAndWarnsOnce(t *testing.T) {
-	tr := orphans.New(0, 2)
+	tr := newTracker(0, 2)
 	tr.NewList(t0, nil)
 	for i := range 2 {
 		if ok, _ := tr.Take(); !ok {
