@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 // The errors by which a pass says why it stopped, besides Neutron's and
@@ -33,24 +32,6 @@ var errAdoptionRecordPending = errors.New("the adoption record written to status
 // on the revision read): another Network's adoption may have marked it. It
 // is never marked over; the next pass, a moment later, reads it again.
 var errAdoptionChanged = errors.New("the Neutron network or its subnet changed since it was read, and was not marked; it is read again")
-
-// adoptionRecord ends the pass that found the network and subnet to adopt:
-// their own names go into status before either is marked.
-type adoptionRecord struct{ adopted *samplecrdv1.AdoptedResources }
-
-func (r *adoptionRecord) Error() string {
-	return "Adopting Neutron network " + r.adopted.NetworkID + ": its own names are recorded before it is marked"
-}
-
-// placeRecord ends the pass that would make a Network's first Neutron
-// resource, or the first pass of a Network made before places were
-// recorded: the place goes into status before anything (more) is done
-// there.
-type placeRecord struct{ place neutron.Place }
-
-func (r *placeRecord) Error() string {
-	return "Recording the Network's place, " + r.place.String() + ", in status before anything is made there"
-}
 
 // externalNetworkError is a router of the Network's own that cannot be
 // made: spec.router.externalNetwork names no external network, or one the

@@ -3,12 +3,15 @@
 // subnet (ladder.go), adoption (adopt.go), ranges from pools
 // (subnetpool.go), the router interface (router.go), deletion and release (delete.go), and the collection of
 // what deleted Networks left behind (orphans.go); below them, what a pass
-// chooses from what it read (choose.go), why it stops (errors.go) and what
-// it returns (outcome.go). It reads and writes Neutron only
-// through an inventory.Inventory, and the API server not at all, save one
-// live read before collecting an orphan: each pass returns an Outcome, and
-// the controller writes status, Events and the finalizer from it. classify
-// (outcome.go) is the one table from errors to reasons and retries.
+// chooses from what it read (choose.go), why it stops (errors.go), what
+// it stores before it writes to Neutron (record.go) and what it returns
+// (outcome.go). It reads and writes Neutron only through an
+// inventory.Inventory, and the API server only for one live read before
+// collecting an orphan and for the record a pass stores in status before
+// it makes or marks anything (a Network's place, an adoption's names):
+// each pass returns an Outcome, and the controller writes status, Events
+// and the finalizer from it. classify (outcome.go) is the one table from
+// errors to reasons and retries.
 package reconcile
 
 import (
@@ -46,6 +49,10 @@ type Options struct {
 	// a named one (or one the namespace itself released) has the fields in
 	// which it differs from the spec named (adopt.go).
 	Adoption AdoptionGrants
+	// Records writes what a pass must have stored before it changes
+	// Neutron (record.go); nil applies it through the Reconciler's
+	// networks client (ApplyRecord). A plan's writes nothing.
+	Records RecordWriter
 }
 
 // AdoptionGrants says whether a TenantPolicy that selects a namespace
@@ -63,13 +70,19 @@ type Reconciler struct {
 	networks clientset.Interface
 	// orphans decides when a resource whose Network is gone may go.
 	orphans *orphans.Tracker
+	// records stores a pass's Record before the pass goes on.
+	records RecordWriter
 	opts    Options
 }
 
 // New returns a Reconciler that acts through inv on what carries mark.
 func New(inv *inventory.Inventory, mark neutron.Mark, networks clientset.Interface, opts Options) *Reconciler {
-	return &Reconciler{inv: inv, mark: mark, networks: networks,
+	r := &Reconciler{inv: inv, mark: mark, networks: networks, records: opts.Records,
 		orphans: orphans.New(opts.OrphanGracePeriod, opts.MaxOrphansPerList), opts: opts}
+	if r.records == nil {
+		r.records = ApplyRecord{Client: networks}
+	}
+	return r
 }
 
 // pass is one reconcile of one Network: whom it acts for, and the Events
@@ -86,11 +99,14 @@ type pass struct {
 	// carry (pkg/tracing), named by a condition that Neutron's answer, or
 	// its silence, caused; "" when the pass has none.
 	requestID string
+	// recorded is the place and adoption the API server holds, as far as
+	// the pass knows: status's, until the pass stores more (writeRecord).
+	recorded Record
 }
 
 func (r *Reconciler) newPass(ctx context.Context, network *samplecrdv1.Network) *pass {
 	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router,
-		requestID: tracing.RequestID(ctx)}
+		requestID: tracing.RequestID(ctx), recorded: Record{Place: recordedPlace(network.Status), Adopted: network.Status.Adopted}}
 }
 
 func (p *pass) eventf(eventType, reason, format string, args ...any) {

@@ -49,7 +49,8 @@ type Parts struct {
 	TenantPolicies informers.TenantPolicyInformer
 	Namespaces     coreinformers.NamespaceInformer
 	// Secrets reads the namespaces' credentials; NetworkClient is what
-	// each project's reconciler reads Networks with.
+	// each project's reconciler reads Networks, and writes its records,
+	// with.
 	Secrets       corev1client.SecretsGetter
 	NetworkClient versioned.Interface
 	// Mark is this cluster's ownership mark in Neutron.
@@ -73,6 +74,10 @@ type Parts struct {
 	Wrap func(Key, neutron.Interface) neutron.Interface
 	// Recorder writes the garbage collector's Events; nil for a plan.
 	Recorder record.EventRecorder
+	// Records stores what each reconciler's pass must have in status
+	// before it writes to Neutron; nil applies it through NetworkClient
+	// (reconcile.ApplyRecord). A plan's writes nothing (plan.Unwritten).
+	Records reconcile.RecordWriter
 }
 
 // Build returns the Set of the projects of parts' Networks, the one way to
@@ -107,6 +112,7 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 			OrphanGracePeriod: cfg.OrphanGracePeriod,
 			MaxOrphansPerList: cfg.MaxOrphansPerList,
 			Adoption:          policy,
+			Records:           parts.Records,
 		})}
 	}
 	registry := NewRegistry(newProject(Key{}, parts.Own), RegistryOptions{
