@@ -377,6 +377,7 @@ func runPlan(ctx context.Context, opts options, files []string, namespace string
 		Networks: clusterFactory.Samplecrd().V1().Networks(), TenantPolicies: clusterFactory.Samplecrd().V1().TenantPolicies(),
 		Namespaces: kubeFactory.Core().V1().Namespaces(), Secrets: kubeClient.CoreV1(), NetworkClient: networkClient, Mark: mark,
 		Own: neutronClient, OwnCloud: ownCloud, Reach: &neutron.Reachability{}, Connect: opts.tenantSession(tracenoop.NewTracerProvider()),
+		Records: plan.Unwritten{},
 		Wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
 			dryRuns[key] = plan.NewDryRun(client)
 			return dryRuns[key]

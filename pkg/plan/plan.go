@@ -13,10 +13,10 @@ import (
 	"github.com/samplecrd/network-controller/pkg/reconcile"
 )
 
-// maxPasses bounds the passes a plan runs. A sync that makes a Network
-// takes three (the project recorded, then the network and subnet made;
-// an adoption: recorded, marked), and the last pass of a plan is the one
-// that finds nothing left to do.
+// maxPasses bounds the passes a plan runs. A sync that makes or adopts a
+// Network takes one (its place, or the adoption's names, stored in status
+// first, in the same pass), and one that waits without a failure (its
+// project's first list under way) is followed by another.
 const maxPasses = 5
 
 // Reconciler is what a plan asks of a project's reconciler, as the
@@ -89,9 +89,9 @@ func Sync(ctx context.Context, network *samplecrdv1.Network, exists bool, projec
 		if out.Finalized || meta.IsStatusConditionTrue(network.Status.Conditions, samplecrdv1.ConditionReady) && out.Err == nil {
 			return res
 		}
-		// A step of a sync (the project or an adoption recorded, the
-		// first list under way) goes on at its next pass; anything else
-		// is the controller's last word until something changes.
+		// A pass that waits without a failure (the first list under
+		// way) goes on at its next pass; anything else is the
+		// controller's last word until something changes.
 		if out.Requeue != reconcile.AddRateLimited || out.Err != nil {
 			res.Refused = true
 			if out.Condition == nil && out.Err != nil {

@@ -58,7 +58,7 @@ func TestWhatASyncWouldDo(t *testing.T) {
 		wantError    string
 		wantWarnings int
 	}{{
-		name: "a new Network: its project recorded, then a network and a subnet created",
+		name: "a new Network: its place recorded, then a network and a subnet created, in one pass",
 		spec: web, want: []string{"create network", "create subnet on network (new network): cidr=\"10.1.0.0/24\", gateway=\"10.1.0.1\""},
 		wantReason: samplecrdv1.ReasonProvisioned,
 	}, {
@@ -191,7 +191,7 @@ func newCloud(t *testing.T, seed func(*neutronfake.Neutron)) *cloud {
 	if p, err := c.neutron.FindSubnetPool(ctx, "pool"); err == nil {
 		c.pool = p.ID
 	}
-	c.real = reconcile.New(c.listed(t, c.neutron), mark, reconcile.Options{})
+	c.real = reconcile.New(c.listed(t, c.neutron), mark, reconcile.Options{Records: Unwritten{}})
 	return c
 }
 
@@ -240,7 +240,7 @@ func (c *cloud) project(refused error) Project {
 			inv := inventory.New(dry, c.mark, inventory.Options{})
 			// A failed list is Preflight's to report, as in runPlan.
 			_, _ = inv.Refresh(ctx)
-			r = reconcile.New(inv, c.mark, reconcile.Options{})
+			r = reconcile.New(inv, c.mark, reconcile.Options{Records: Unwritten{}})
 		}
 		return r, dry, nil
 	}

@@ -53,9 +53,8 @@ import (
 // matches: a field at a time, the names would tell its settings.
 //
 // Then it records the network's and subnet's own names and descriptions in
-// status (so that releasing them puts them back): the pass ends there, and
-// the controller writes the record. The next pass, which finds the record
-// in the informer's cache, so in the API server, marks the subnet, then
+// status (so that releasing them puts them back), and goes on only once
+// the API server has stored them (record.go): it marks the subnet, then
 // the network (so that a crash in between leaves a marked subnet, which the
 // next attempt accepts as this Network's, and which an Orphan delete
 // releases). Each mark is written onto the revision the checks read
@@ -70,8 +69,8 @@ import (
 // says Delete.
 
 // adoptNetwork adopts the network spec.adopt names, and its subnet of
-// want's cidr, and returns the network; or, the first time, the record to
-// write before anything is marked (an *adoptionRecord).
+// want's cidr, and returns the network, having stored the record of their
+// names before it marks either.
 func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.Network, error) {
 	network, owner, id := p.network, p.owner, p.network.Spec.Adopt.NetworkID
 	net, err := p.inv.GetNetwork(ctx, id)
@@ -122,7 +121,7 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 			"Neutron subnet %s differs from the spec in %s; nothing was changed: make the spec say what Neutron holds, or change Neutron",
 			subnet.ID, strings.Join(diffs, ", "))}
 	}
-	if err := p.recordAdoption(net, subnet); err != nil {
+	if err := p.recordAdoption(ctx, net, subnet); err != nil {
 		return neutron.Network{}, err
 	}
 	if err := p.inv.MarkSubnet(ctx, owner, subnet); err != nil {
@@ -212,23 +211,24 @@ func mismatchUnseen(id string) error {
 			"`network-controller import`, run by someone who may read the project, prints the Network that matches it (docs/import.md)", id)}
 }
 
-// recordAdoption returns the record of what net and subnet are called
-// now, to be written before either is marked, unless the status in the
-// cache already holds the record of these two. A resource that already
-// carries this Network's name without a record in the cache was marked by
-// an earlier attempt whose record the cache has not caught up with: its
-// name now is ours, not the original, so nothing is recorded from it.
-func (p *pass) recordAdoption(net neutron.Network, subnet neutron.Subnet) error {
+// recordAdoption stores what net and subnet are called now in the
+// Network's status, before either is marked, unless status already holds
+// the record of these two; the pass marks them only once the API server
+// has it. A resource that already carries this Network's name without a
+// record in the cache was marked by an earlier attempt whose record the
+// cache has not caught up with: its name now is ours, not the original, so
+// nothing is recorded from it.
+func (p *pass) recordAdoption(ctx context.Context, net neutron.Network, subnet neutron.Subnet) error {
 	if a := p.network.Status.Adopted; a != nil && a.NetworkID == net.ID && a.SubnetID == subnet.ID {
 		return nil
 	}
 	if p.marked(net.Name, net.Description) || p.marked(subnet.Name, subnet.Description) {
 		return fmt.Errorf("adopting Neutron network %s: %w", net.ID, errAdoptionRecordPending)
 	}
-	return &adoptionRecord{adopted: &samplecrdv1.AdoptedResources{
+	return p.writeRecord(ctx, "the own names of Neutron network "+net.ID+" and its subnet", Record{Place: p.recorded.Place, Adopted: &samplecrdv1.AdoptedResources{
 		NetworkID: net.ID, NetworkName: net.Name, NetworkDescription: net.Description,
 		SubnetID: subnet.ID, SubnetName: subnet.Name, SubnetDescription: subnet.Description,
-	}}
+	}})
 }
 
 // marked reports whether a resource carries the pass's owner's name and

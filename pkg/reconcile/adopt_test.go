@@ -15,28 +15,26 @@ import (
 	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
 )
 
-// TestAdoptionRecordsThenMarks: the first pass records the network's and
-// subnet's own names and ends; the second, which finds the record in the
-// Network's status, marks the subnet, then the network, and is Ready.
-// Nothing is created.
+// TestAdoptionRecordsThenMarks: one pass records the network's and
+// subnet's own names in status, and only once the API server has stored
+// them marks the subnet, then the network, and is Ready. Nothing is
+// created.
 func TestAdoptionRecordsThenMarks(t *testing.T) {
 	f := newFixture(t, adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), func(f *neutronfake.Neutron) {
 		id := f.AddNetwork("handmade", "made by a person")
 		f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
 	})
-	if out := f.sync("net"); out.Requeue != AddRateLimited {
-		t.Fatalf("the first pass: requeue %v (%v), want AddRateLimited", out.Requeue, out.Err)
-	}
-	if out := f.sync("net"); out.Requeue != Forget {
-		t.Fatalf("the second pass: requeue %v (%v), want Forget", out.Requeue, out.Err)
+	if out := f.sync("net"); out.Requeue != Forget || out.Err != nil {
+		t.Fatalf("the pass: requeue %v (%v), want Forget", out.Requeue, out.Err)
 	}
 	if got := f.neutron.Requests(); !slices.Equal(got, []string{
-		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, // the first pass: read, record
-		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, neutronfake.UpdateSubnet,
+		neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf, // read; then the names recorded
+		neutronfake.UpdateSubnet,
 		neutronfake.GetNetwork, neutronfake.UpdateNetwork, // read again: the subnet's mark raised the network's revision
 	}) {
 		t.Errorf("Neutron requests = %q", got)
 	}
+	recordedBeforeAnyWrite(t, f)
 	if got := f.takeEvents(); !slices.Equal(got, []string{"Normal Adopted"}) {
 		t.Errorf("events = %q", got)
 	}
@@ -57,15 +55,15 @@ func TestAdoptionRecordsThenMarks(t *testing.T) {
 	}
 }
 
-// TestAHalfDoneAdoptionKeepsItsRecord: the subnet is marked, the network's
-// mark fails (a 500); the status written for that failure keeps the record
-// of the names, and the next pass finishes the adoption.
+// TestAHalfDoneAdoptionKeepsItsRecord: the names are recorded, the subnet
+// marked, the network's mark fails (a 500); the status written for that
+// failure keeps the record of the names, and the next pass finishes the
+// adoption.
 func TestAHalfDoneAdoptionKeepsItsRecord(t *testing.T) {
 	f := newFixture(t, adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), func(f *neutronfake.Neutron) {
 		id := f.AddNetwork("handmade", "made by a person")
 		f.AddSubnet(id, "handmade-subnet", "by hand", "192.168.0.0/16", "192.168.0.1")
 	})
-	f.sync("net") // records
 	f.neutron.FailOn(neutronfake.UpdateNetwork, neutron.ErrorForResponse("updating network", 500, "", "boom"))
 	if out := f.sync("net"); out.Err == nil {
 		t.Fatal("the pass whose network update failed succeeded")
@@ -81,11 +79,11 @@ func TestAHalfDoneAdoptionKeepsItsRecord(t *testing.T) {
 	f.neutron.FailOn(neutronfake.UpdateNetwork, nil)
 	f.list()
 	if out := f.sync("net"); out.Err != nil {
-		t.Fatalf("the third pass: %v", out.Err)
+		t.Fatalf("the second pass: %v", out.Err)
 	}
 	n := f.network("net")
 	if cond := meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
-		t.Errorf("Ready = %+v after the third pass", cond)
+		t.Errorf("Ready = %+v after the second pass", cond)
 	}
 	if n.Status.Adopted == nil || *n.Status.Adopted != *want {
 		t.Errorf("status.adopted = %+v, want the record kept", n.Status.Adopted)
@@ -120,27 +118,28 @@ func TestAnAdoptionWhoseRecordIsNotCachedYetWaits(t *testing.T) {
 func TestAdoption(t *testing.T) {
 	runPasses(t, []passCase{
 		{
-			name:    "adopt: the first pass records a hand-made network's own names and marks nothing (TestAdoptionRecordsThenMarks goes on)",
+			name:    "adopt: one pass records a hand-made network's own names, then marks it and its subnet (TestAdoptionRecordsThenMarks tells more)",
 			network: adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet),
 			seed: func(f *neutronfake.Neutron) {
 				id := f.AddNetwork("handmade", "made by a person")
 				f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
 			},
-			wantErr:     "soon",
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf},
-			wantReady:   "False/Provisioning",
+			wantNeutron: adoptedRequests,
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Adopted"},
 			check: func(t *testing.T, f *fixture) {
 				want := &samplecrdv1.AdoptedResources{NetworkID: seededNet, NetworkName: "handmade", NetworkDescription: "made by a person",
 					SubnetID: seededSubnet, SubnetName: "handmade"}
 				if got := f.network("net").Status.Adopted; !reflect.DeepEqual(got, want) {
 					t.Errorf("status.adopted = %+v, want %+v", got, want)
 				}
+				recordedBeforeAnyWrite(t, f)
 			},
 		},
 		{
 			name: "adopt: a network of another project, which an admin credential could read by ID, does not exist, and is not touched",
 			network: func() *samplecrdv1.Network {
-				// The place recorded by the pass before.
+				// The place recorded by an earlier pass.
 				return inPlace("project-a", "")(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet))
 			}(),
 			seed: func(f *neutronfake.Neutron) {
@@ -311,13 +310,21 @@ func refusedUntouched(why string) func(t *testing.T, f *fixture) {
 	}
 }
 
-// recorded checks that the first pass of an adoption recorded the names.
+// recorded checks that an adoption recorded the names, and before it
+// marked anything.
 func recorded(t *testing.T, f *fixture) {
 	t.Helper()
 	if a := f.network("net").Status.Adopted; a == nil || a.NetworkID != seededNet {
 		t.Errorf("status.adopted = %+v, want the record of %s", a, seededNet)
 	}
+	recordedBeforeAnyWrite(t, f)
 }
+
+// adoptedRequests are what the one pass of an adoption asks of Neutron:
+// the reads of its checks, then (the names recorded) the marks, the
+// network read again between them.
+var adoptedRequests = []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf,
+	neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork}
 
 // TestAdoptionTakesOnlyWhatIsGranted is what adoption never takes, however
 // the namespace is granted adoption: a network every project uses (shared,
@@ -331,8 +338,7 @@ func TestAdoptionTakesOnlyWhatIsGranted(t *testing.T) {
 	}
 	taken := func(name string, seed func(*neutronfake.Neutron), options func(*Options)) passCase {
 		return passCase{name: name, network: adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), seed: seed, options: options,
-			wantErr: "soon", wantNeutron: []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf},
-			wantReady: "False/Provisioning", check: recorded}
+			wantNeutron: adoptedRequests, wantReady: "True/Provisioned", wantEvents: []string{"Normal Adopted"}, check: recorded}
 	}
 	released := func(m neutron.Mark, o neutron.Owner) func(*neutronfake.Neutron) {
 		return func(f *neutronfake.Neutron) { handmade(f, m.ResourceName(o), m.Released(o)) }
@@ -358,7 +364,7 @@ func TestAdoptionTakesOnlyWhatIsGranted(t *testing.T) {
 					f.PutPort(neutron.Port{NetworkID: id, DeviceOwner: "compute:nova", ProjectID: "project-a"})
 					f.PutPort(neutron.Port{NetworkID: id, DeviceOwner: "network:router_gateway"}) // Neutron's own: no project
 				}, nil)
-			c.network = inPlace("project-a", "")(c.network) // recorded by the pass before
+			c.network = inPlace("project-a", "")(c.network) // recorded by an earlier pass
 			return c
 		}(),
 		refused("a network another namespace released is refused when no policy names it",

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
 // The errors by which a pass says why it stopped, besides Neutron's and
@@ -34,24 +33,6 @@ var errAdoptionRecordPending = errors.New("the adoption record written to status
 // is never marked over; the next pass, a moment later, reads it again.
 var errAdoptionChanged = errors.New("the Neutron network or its subnet changed since it was read, and was not marked; it is read again")
 
-// adoptionRecord ends the pass that found the network and subnet to adopt:
-// their own names go into status before either is marked.
-type adoptionRecord struct{ adopted *samplecrdv1.AdoptedResources }
-
-func (r *adoptionRecord) Error() string {
-	return "Adopting Neutron network " + r.adopted.NetworkID + ": its own names are recorded before it is marked"
-}
-
-// placeRecord ends the pass that would make a Network's first Neutron
-// resource, or the first pass of a Network made before places were
-// recorded: the place goes into status before anything (more) is done
-// there.
-type placeRecord struct{ place neutron.Place }
-
-func (r *placeRecord) Error() string {
-	return "Recording the Network's place, " + r.place.String() + ", in status before anything is made there"
-}
-
 // externalNetworkError is a router of the Network's own that cannot be
 // made: spec.router.externalNetwork names no external network, or one the
 // administrator does not allow.
@@ -62,3 +43,16 @@ func (e *externalNetworkError) Error() string { return e.msg }
 func externalNetworkRefused(format string, args ...any) error {
 	return &externalNetworkError{msg: fmt.Sprintf(format, args...)}
 }
+
+// recordError is a record that the API server did not store: nothing was
+// made or marked in Neutron, and the next pass tries again.
+type recordError struct {
+	what string
+	err  error
+}
+
+func (e *recordError) Error() string {
+	return fmt.Sprintf("recording %s in status before anything is done in Neutron: %v; nothing was done there", e.what, e.err)
+}
+
+func (e *recordError) Unwrap() error { return e.err }

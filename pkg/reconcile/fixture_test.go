@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -42,6 +43,12 @@ type fixture struct {
 	// fenced, when set, is the inventory's fence's refusal: this replica
 	// cannot prove it still leads.
 	fenced error
+	// records are the Neutron requests sent before each record (status.place,
+	// status.adopted) reached the API server, one list per record write.
+	records [][]string
+	// recordFault, when set, is the API server's answer to every record
+	// write, and nothing is stored.
+	recordFault error
 }
 
 // The fixture's reconciler is this cluster's; otherCluster shares its
@@ -98,6 +105,7 @@ func newFixtureWith(t *testing.T, opts Options, clk clock.WithTicker, networks [
 		objects = append(objects, bare)
 	}
 	f.client = fake.NewClientset(objects...)
+	f.client.PrependReactor("patch", "networks", f.watchRecords)
 	for _, n := range networks {
 		f.seedStatus(n)
 	}
@@ -115,6 +123,9 @@ func (f *fixture) connect(client neutron.Interface, opts Options, clk clock.With
 	f.t.Helper()
 	f.inv = inventory.New(client, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: clk,
 		Fence: func() error { return f.fenced }})
+	if opts.Records == nil {
+		opts.Records = ApplyRecord{Client: f.client}
+	}
 	f.r = New(f.inv, ours, opts)
 	f.list()
 	f.neutron.ClearRequests()
@@ -125,6 +136,21 @@ func (f *fixture) connect(client neutron.Interface, opts Options, clk clock.With
 func (f *fixture) list() {
 	f.t.Helper()
 	_, _ = f.inv.Refresh(f.ctx) // on failure, the inventory's health says why
+}
+
+// watchRecords is the fake API server's first reactor to a patch: a
+// record write (the pass's own, as RecordFieldManager) notes what Neutron
+// had been asked by then, and fails with recordFault if that is set.
+func (f *fixture) watchRecords(action k8stesting.Action) (bool, runtime.Object, error) {
+	patch, ok := action.(k8stesting.PatchActionImpl)
+	if !ok || patch.GetSubresource() != "status" || patch.PatchOptions.FieldManager != RecordFieldManager {
+		return false, nil, nil
+	}
+	f.records = append(f.records, f.neutron.Requests())
+	if f.recordFault != nil {
+		return true, nil, f.recordFault
+	}
+	return false, nil, nil
 }
 
 // sync runs one pass for the Network default/name.

@@ -76,23 +76,14 @@ func isReady(network *samplecrdv1.Network) bool {
 func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network) Outcome {
 	p := r.newPass(ctx, network)
 	obs, err := p.ladder(ctx)
-	// What status says of an adoption stays, whatever the pass found: the
-	// record is the only copy of the names to give back.
-	obs.Adopted = network.Status.Adopted
-	// So does the place: it never changes once recorded.
-	obs.Place = recordedPlace(network.Status)
+	// What status records of the place and of an adoption stays, whatever
+	// the pass found: the place never changes, and the adoption's record
+	// is the only copy of the names to give back. Only what the API server
+	// has stored is reported (a record it refused is not).
+	obs.Adopted = p.recorded.Adopted
+	obs.Place = p.recorded.Place
 	obs.Router = p.router
 	if err != nil {
-		var (
-			record *adoptionRecord
-			place  *placeRecord
-		)
-		if errors.As(err, &record) {
-			obs.Adopted = record.adopted
-		}
-		if errors.As(err, &place) {
-			obs.Place = place.place
-		}
 		return p.failed(phaseSyncing, err, obs)
 	}
 	cond := ready()
@@ -187,15 +178,15 @@ func (p *pass) samePlace(ctx context.Context) error {
 	return p.inv.ListedIn(now)
 }
 
-// recordPlace ends the first pass of a Network whose status records no
-// place: the place its credentials reach goes into status first, before
-// anything is made or adopted (or, for a Network made before places were
-// recorded, before anything more is done), once neutron.CheckPlace agrees
-// with what status says. Every later pass then checks the credentials
-// against it (samePlace, and the inventory's own check), so a network can
-// never be stranded in a place status does not name, even if its subnet
-// is refused or the process dies right after the create. A noauth
-// Neutron, whose client has no place, records nothing.
+// recordPlace stores, in a Network's status that records no place, the
+// place its credentials reach, before anything is made or adopted (or,
+// for a Network made before places were recorded, before anything more is
+// done), once neutron.CheckPlace agrees with what status says. The pass
+// goes on only once the API server has it, so a network can never be made
+// in a place status does not name, even if its subnet is refused or the
+// process dies right after the create; every later pass checks the
+// credentials against it (samePlace, and the inventory's own check). A
+// noauth Neutron, whose client has no place, records nothing.
 func (p *pass) recordPlace(ctx context.Context) error {
 	if p.network.Status.Place != nil {
 		return nil
@@ -207,7 +198,7 @@ func (p *pass) recordPlace(ctx context.Context) error {
 	if err := neutron.CheckPlace(recordedPlace(p.network.Status), now); err != nil {
 		return err
 	}
-	return &placeRecord{place: now}
+	return p.writeRecord(ctx, "the place, "+now.String()+",", Record{Place: now, Adopted: p.recorded.Adopted})
 }
 
 // ensureNetwork returns the Network's Neutron network, and whether it

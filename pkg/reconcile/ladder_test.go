@@ -439,24 +439,22 @@ func TestCredentialsOfAnotherProjectChangeNothing(t *testing.T) {
 			},
 		},
 		{
-			name:       "a new Network whose credentials name a project: the whole place is recorded before anything is made in it",
-			network:    newNetwork("192.168.0.0/16", "192.168.0.1"),
-			seed:       func(f *neutronfake.Neutron) { f.SetProject("project-a"); f.SetRegion("region-1") },
-			wantErr:    "soon",
-			wantReady:  "False/Provisioning",
-			wantEvents: nil,
+			name:        "a new Network whose credentials name a project: the whole place is stored before anything is made in it, in the same pass",
+			network:     newNetwork("192.168.0.0/16", "192.168.0.1"),
+			seed:        func(f *neutronfake.Neutron) { f.SetProject("project-a"); f.SetRegion("region-1") },
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created"},
 			check: func(t *testing.T, f *fixture) {
 				want := samplecrdv1.Place{AuthURL: neutronfake.FakeAuthURL, Region: "region-1", Interface: "public", ProjectID: "project-a"}
 				if got := f.network("net").Status.Place; got == nil || *got != want {
-					t.Errorf("status.place = %+v, want %+v before any create", got, want)
+					t.Errorf("status.place = %+v, want %+v", got, want)
 				}
-				if len(f.neutron.Networks()) != 0 {
-					t.Errorf("made before the project was recorded: %+v", f.neutron.Networks())
-				}
+				recordedBeforeAnyWrite(t, f)
 			},
 		},
 		{
-			name:        "its project recorded, the next pass makes the network and subnet",
+			name:        "its place already recorded (a crash after the record): the pass makes the network and subnet, and records nothing again",
 			network:     inProjectA(newNetwork("192.168.0.0/16", "192.168.0.1")),
 			seed:        func(f *neutronfake.Neutron) { f.SetProject("project-a") },
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
@@ -578,20 +576,23 @@ func TestCredentialsOfAnotherRegionChangeNothing(t *testing.T) {
 			},
 		},
 		{
-			name: "a Network made before places were recorded: its next pass records the whole place first",
+			name: "a Network made before places were recorded: its next pass stores the whole place first, and goes on",
 			network: func() *samplecrdv1.Network {
 				n := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
 				n.Status.ProjectID = "project-a"
 				return n
 			}(),
 			seed:      seedRegion1,
-			wantErr:   "soon",
-			wantReady: "False/Provisioning",
+			wantReady: "True/Provisioned",
 			check: func(t *testing.T, f *fixture) {
 				want := samplecrdv1.Place{AuthURL: neutronfake.FakeAuthURL, Region: "region-1", Interface: "public", ProjectID: "project-a"}
 				if got := f.network("net").Status.Place; got == nil || *got != want {
 					t.Errorf("status.place = %+v, want %+v", got, want)
 				}
+				if st := f.network("net").Status; st.NetworkID != seededNet || st.SubnetID != seededSubnet {
+					t.Errorf("status = %+v: the record dropped what status said", st)
+				}
+				recordedBeforeAnyWrite(t, f)
 			},
 		},
 		{

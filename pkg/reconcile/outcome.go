@@ -132,10 +132,8 @@ const (
 type verdict struct {
 	// reason is the Ready condition's; "" writes no condition.
 	reason string
-	// warning is the Warning Event's reason when it is not reason's own;
-	// quiet says there is none (a step of a pass, not a failure).
+	// warning is the Warning Event's reason when it is not reason's own.
 	warning string
-	quiet   bool
 	message string
 	requeue Requeue
 	// after is the delay of an AddAfter requeue.
@@ -152,8 +150,7 @@ func classify(ph phase, err error) verdict {
 		rejected *neutron.RejectedError
 		invalid  *desired.InvalidSpecError
 		adoption *adoptionError
-		record   *adoptionRecord
-		place    *placeRecord
+		record   *recordError
 		external *externalNetworkError
 		refused  *NotAllowedError
 	)
@@ -187,11 +184,9 @@ func classify(ph phase, err error) verdict {
 	case ph == phaseReleasing:
 		return verdict{reason: samplecrdv1.ReasonDeleting, warning: eventDeletionFailed, message: "Waiting for Neutron to release the network (deletionPolicy: Orphan): " + err.Error(), requeue: AddRateLimited}
 	case errors.As(err, &record):
-		// Not a failure: the first half of an adoption. No Warning.
-		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: record.Error(), requeue: AddRateLimited}
-	case errors.As(err, &place):
-		// Not a failure either: the place is written before a create.
-		return verdict{reason: samplecrdv1.ReasonProvisioning, quiet: true, message: place.Error(), requeue: AddRateLimited}
+		// The API server did not store what must precede a Neutron
+		// write; nothing was written there. Backoff retries it.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
 	case errors.As(err, &adoption):
 		return verdict{reason: adoption.reason, message: adoption.msg, requeue: AddAfter, after: rejectedRetryInterval}
 	case errors.As(err, &invalid):
@@ -257,12 +252,7 @@ func ProjectRefused(network *samplecrdv1.Network, err error) (_ Outcome, ok bool
 // A verdict without a reason writes no condition.
 func (v verdict) outcome(err error, obs Observed, events []Event) Outcome {
 	out := Outcome{Observed: obs, Events: events, Requeue: v.requeue, After: v.after, Err: printableErr(err)}
-	if v.quiet {
-		// A step of a pass, not a failure: no Warning, no error.
-		out.Err = nil
-	} else {
-		out.Warning = cmp.Or(v.warning, v.reason)
-	}
+	out.Warning = cmp.Or(v.warning, v.reason)
 	if v.reason != "" {
 		cond := notReady(v.reason, v.message)
 		out.Condition = &cond

@@ -22,6 +22,9 @@ type passCase struct {
 	// options changes the Reconciler's options from defaultOptions.
 	options func(*Options)
 	failOn  map[string]error
+	// recordFault, when set, is the API server's answer to the pass's
+	// record write (status.place, status.adopted): nothing is stored.
+	recordFault error
 	// wantErr: "" none, "retry-after" a fixed delay, "backoff" an error,
 	// "invalid" no retry until the spec changes.
 	wantErr     string
@@ -54,6 +57,7 @@ func runPasses(t *testing.T, tests []passCase) {
 			for req, err := range tc.failOn {
 				f.neutron.FailOn(req, err)
 			}
+			f.recordFault = tc.recordFault
 			if tc.afterList != nil {
 				tc.afterList(f.neutron)
 			}

@@ -8,14 +8,16 @@ import (
 )
 
 // TestARecordedPlaceHoldsBeforeTheFirstNetworkIsKnown: a Network's place
-// is recorded by its first pass, and its network is made by the next one;
+// is stored in status before its network is made (in the same pass);
 // status.networkID is written only after the create is answered. Between
-// those writes the Network has a place and no networkID, and the ladder's
+// those writes (a crash, a create whose answer was lost) the Network has a
+// place and no networkID, and the ladder's
 // samePlace (like the delete's) is asked only when status names a
 // network. So:
 //
 //   - credentials moved to another region (or project) between the pass
-//     that records the place and the pass that creates make the network in
+//     that records the place (and died before its create) and the pass
+//     that creates make the network in
 //     the new place, and status then says place = region 1 while the
 //     network is in region 2: the record the whole design rests on lies,
 //     and every later check compares against the wrong place;

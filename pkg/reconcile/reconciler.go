@@ -3,13 +3,15 @@
 // subnet (ladder.go), adoption (adopt.go), ranges from pools
 // (subnetpool.go), the router interface (router.go), and deletion and
 // release (delete.go); below them, what a pass chooses from what it read
-// (choose.go), why it stops (errors.go) and what it returns (outcome.go).
-// It reads and writes Neutron only through an inventory.Inventory, and the
-// API server not at all: each pass returns an Outcome, and the controller
-// writes status, Events and the finalizer from it. classify (outcome.go)
-// is the one table from errors to reasons and retries. What deleted
-// Networks left behind is the garbage collector's (pkg/collector), which
-// deletes it with DeleteOwned.
+// (choose.go), why it stops (errors.go), what it stores before it writes
+// to Neutron (record.go) and what it returns (outcome.go). It reads and
+// writes Neutron only through an inventory.Inventory, and the API server
+// only for the record a pass stores in status before it makes or marks
+// anything (a Network's place, an adoption's names): each pass returns an
+// Outcome, and the controller writes status, Events and the finalizer from
+// it. classify (outcome.go) is the one table from errors to reasons and
+// retries. What deleted Networks left behind is the garbage collector's
+// (pkg/collector), which deletes it with DeleteOwned.
 package reconcile
 
 import (
@@ -30,6 +32,10 @@ type Options struct {
 	// a named one (or one the namespace itself released) has the fields in
 	// which it differs from the spec named (adopt.go).
 	Adoption AdoptionGrants
+	// Records writes what a pass must have stored before it changes
+	// Neutron (record.go): ApplyRecord, or a plan's, which writes
+	// nothing.
+	Records RecordWriter
 }
 
 // AdoptionGrants says whether a TenantPolicy that selects a namespace
@@ -42,12 +48,15 @@ type AdoptionGrants interface {
 type Reconciler struct {
 	inv  *inventory.Inventory
 	mark neutron.Mark
-	opts Options
+	// records stores a pass's Record before the pass goes on.
+	records RecordWriter
+	opts    Options
 }
 
-// New returns a Reconciler that acts through inv on what carries mark.
+// New returns a Reconciler that acts through inv on what carries mark, and
+// stores its records with opts.Records.
 func New(inv *inventory.Inventory, mark neutron.Mark, opts Options) *Reconciler {
-	return &Reconciler{inv: inv, mark: mark, opts: opts}
+	return &Reconciler{inv: inv, mark: mark, records: opts.Records, opts: opts}
 }
 
 // pass is one reconcile of one Network: whom it acts for, and the Events
@@ -64,11 +73,14 @@ type pass struct {
 	// carry (pkg/tracing), named by a condition that Neutron's answer, or
 	// its silence, caused; "" when the pass has none.
 	requestID string
+	// recorded is the place and adoption the API server holds, as far as
+	// the pass knows: status's, until the pass stores more (writeRecord).
+	recorded Record
 }
 
 func (r *Reconciler) newPass(ctx context.Context, network *samplecrdv1.Network) *pass {
 	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router,
-		requestID: tracing.RequestID(ctx)}
+		requestID: tracing.RequestID(ctx), recorded: Record{Place: recordedPlace(network.Status), Adopted: network.Status.Adopted}}
 }
 
 func (p *pass) eventf(eventType, reason, format string, args ...any) {

@@ -50,7 +50,8 @@ type Parts struct {
 	TenantPolicies informers.TenantPolicyInformer
 	Namespaces     coreinformers.NamespaceInformer
 	// Secrets reads the namespaces' credentials; NetworkClient is what
-	// each project's garbage collection reads Networks with, live.
+	// each project's garbage collection reads Networks with, live, and
+	// its reconciler writes its records with.
 	Secrets       corev1client.SecretsGetter
 	NetworkClient versioned.Interface
 	// Mark is this cluster's ownership mark in Neutron.
@@ -74,6 +75,10 @@ type Parts struct {
 	Wrap func(Key, neutron.Interface) neutron.Interface
 	// Recorder writes the garbage collector's Events; nil for a plan.
 	Recorder record.EventRecorder
+	// Records stores what each reconciler's pass must have in status
+	// before it writes to Neutron; nil applies it through NetworkClient
+	// (reconcile.ApplyRecord). A plan's writes nothing (plan.Unwritten).
+	Records reconcile.RecordWriter
 }
 
 // Build returns the Set of the projects of parts' Networks, the one way to
@@ -102,8 +107,12 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 			Reachability:        reach,
 			Fence:               parts.Fence,
 		})
+		records := parts.Records
+		if records == nil {
+			records = reconcile.ApplyRecord{Client: parts.NetworkClient}
+		}
 		return &Project{Key: key, Inventory: inv,
-			Reconciler: reconcile.New(inv, parts.Mark, reconcile.Options{Adoption: policy}),
+			Reconciler: reconcile.New(inv, parts.Mark, reconcile.Options{Adoption: policy, Records: records}),
 			Orphans: collector.NewOrphans(inv, collector.Config{
 				Mark:        parts.Mark,
 				Networks:    parts.NetworkClient,
