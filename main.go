@@ -78,7 +78,7 @@ func newCommand(run func(context.Context, *options.Options) error) *cobra.Comman
 		Short: "Keep OpenStack Neutron equal to the cluster's Networks",
 		Long:  "The network-controller keeps OpenStack Neutron equal to the Network objects (samplecrd.k8s.io/v1) of a Kubernetes cluster: a Neutron network and subnet for each, in the project its namespace may use (README.md).",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, step := range []func() error{opts.Logs.Apply, opts.Complete, opts.Validate} {
+			for _, step := range []func() error{opts.Complete, opts.Validate, opts.Logs.Apply} {
 				if err := step(); err != nil {
 					return command.Exit(command.UsageCode, fmt.Errorf("network-controller: %w", err))
 				}

@@ -34,8 +34,9 @@ func setUsageAndHelpFunc(cmd *cobra.Command, fss cliflag.NamedFlagSets) {
 			fmt.Fprintf(w, "\nUse \"%s [command] --help\" for more information about a command.\n", cmd.CommandPath())
 		}
 	}
+	// Usage is written after a usage error only (help is on stdout).
 	cmd.SetUsageFunc(func(c *cobra.Command) error {
-		usage(c.OutOrStderr())
+		usage(c.ErrOrStderr())
 		return nil
 	})
 	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) {
