@@ -1,63 +1,25 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/component-base/metrics/testutil"
 
+	"github.com/samplecrd/network-controller/pkg/command"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/leader"
 	"github.com/samplecrd/network-controller/pkg/metrics"
-
-	"github.com/spf13/pflag"
+	"github.com/samplecrd/network-controller/pkg/options"
 )
-
-// TestLeaderElectionFlags: the --leader-elect* flags keep their names and
-// defaults, and what client-go would refuse (or panic on) is a clear
-// start-up error instead.
-func TestLeaderElectionFlags(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		args    []string
-		wantErr string
-	}{
-		{name: "defaults are valid"},
-		{name: "disabled: nothing else is checked", args: []string{"--leader-elect=false", "--leader-elect-lease-duration=1s"}},
-		{name: "lease shorter than the renew deadline", args: []string{"--leader-elect-lease-duration=5s"}, wantErr: "leaseDuration"},
-		{name: "retry period too long to renew in time", args: []string{"--leader-elect-retry-period=9s"}, wantErr: "renewDeadline"},
-		{name: "zero retry period", args: []string{"--leader-elect-retry-period=0s"}, wantErr: "retryPeriod"},
-		{name: "only Leases", args: []string{"--leader-elect-resource-lock=endpoints"}, wantErr: "resourceLock"},
-		{name: "no name", args: []string{"--leader-elect-resource-name="}, wantErr: "resourceName"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o, err := validated(t, tc.args)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("validate() = %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Fatalf("validate() = %v, want an error about %s", err, tc.wantErr)
-			}
-			if len(tc.args) == 0 && (o.leaderElection.LeaseDuration.Duration != 15*time.Second || !o.leaderElection.LeaderElect) {
-				t.Errorf("defaults changed: %+v", o.leaderElection)
-			}
-		})
-	}
-}
 
 // TestTheWorksClientsWriteNothingWhileFenced: the clients the work
 // writes with (fencedClients) send reads, and no write of either API
@@ -105,103 +67,62 @@ func TestTheWorksClientsWriteNothingWhileFenced(t *testing.T) {
 	}
 }
 
-// validated parses args as the controller's flags and validates them, as
-// main does.
-func validated(t *testing.T, args []string) (options, error) {
-	t.Helper()
-	var o options
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	o.addFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	o.leaderElection.ResourceNamespace = "default" // as main resolves it
-	return o, o.validate()
-}
-
-// TestMetricsTLS: with --tls-cert-file and --tls-private-key-file the
-// secure /metrics serves that certificate, which a scraper that trusts its
-// CA verifies; without them it serves a self-signed one, which no CA
-// verifies. The files go together, and only with --metrics-secure. The
-// expiry of the files' certificate is exported, for the alert that asks
-// for its renewal.
-func TestMetricsTLS(t *testing.T) {
-	metrics.RegisterController()
-	const host = "network-controller.network-controller-system.svc"
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	// certPEM holds the leaf, then the CA that signed it.
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ca := x509.NewCertPool()
-	ca.AppendCertsFromPEM(certPEM)
-
+// TestTheCommandLine: --help, the controller's and each subcommand's,
+// lists the subcommands and flags and exits 0; a word that is no
+// subcommand, a typo of one among the controller's flags, or a stray
+// argument beside a subcommand's flags exits with the usage and starts no
+// controller. The first case shows the controller would be seen starting.
+func TestTheCommandLine(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		args       []string
-		wantErr    string
-		verifiable bool // a client that trusts the files' CA verifies the server
+		name     string
+		args     []string
+		wantCode int
+		started  bool
+		// wantOut and wantErr are in stdout and stderr.
+		wantOut, wantErr []string
 	}{
-		{name: "plain HTTP", args: nil},
-		{name: "self-signed", args: []string{"--metrics-secure", "--metrics-bind-address=:8443"}},
-		{name: "the files' certificate", args: []string{"--metrics-secure", "--metrics-bind-address=:8443",
-			"--tls-cert-file=" + certFile, "--tls-private-key-file=" + keyFile}, verifiable: true},
-		{name: "a certificate without its key", args: []string{"--metrics-secure", "--metrics-bind-address=:8443",
-			"--tls-cert-file=" + certFile}, wantErr: "give both or neither"},
-		{name: "a key without its certificate", args: []string{"--metrics-secure", "--metrics-bind-address=:8443",
-			"--tls-private-key-file=" + keyFile}, wantErr: "give both or neither"},
-		{name: "a certificate for plain HTTP", args: []string{"--tls-cert-file=" + certFile, "--tls-private-key-file=" + keyFile},
-			wantErr: "--metrics-secure"},
+		{name: "the controller", args: []string{"--kubeconfig=/nonexistent", "--leader-elect-resource-namespace=ns"}, started: true},
+		{name: "help lists the subcommands and the flags' sections", args: []string{"--help"},
+			wantOut: []string{"Available Commands:", "import", "plan", "version", "Leader election flags:", "--leader-elect-lease-duration"}},
+		{name: "plan's help", args: []string{"plan", "--help"}, wantOut: []string{"network-controller plan -f network.yaml", "--filename", "--adoption-namespaces"}},
+		{name: "import's help", args: []string{"import", "-h"}, wantOut: []string{"network-controller import", "--name", "--os-cloud"}},
+		{name: "help of a subcommand", args: []string{"help", "plan"}, wantOut: []string{"network-controller plan -f network.yaml"}},
+		{name: "an unknown command", args: []string{"frobnicate"}, wantCode: command.UsageCode,
+			wantErr: []string{`unknown command "frobnicate" for "network-controller"`, "Usage:"}},
+		{name: "a typo of a subcommand starts no controller", args: []string{"improt", "--kubeconfig=/nonexistent", "--leader-elect-resource-namespace=ns"},
+			wantCode: command.UsageCode, wantErr: []string{`unknown command "improt"`, "did you mean import?"}},
+		{name: "a stray argument", args: []string{"plan", "-f", "x.yaml", "extra"}, wantCode: command.UsageCode,
+			wantErr: []string{`"network-controller plan" takes no arguments, got ["extra"]`, "network-controller plan -f network.yaml"}},
+		{name: "plan without a file", args: []string{"plan"}, wantCode: command.UsageCode, wantErr: []string{"-f (--filename) is required"}},
+		{name: "an unknown flag", args: []string{"--bogus"}, wantCode: command.UsageCode, wantErr: []string{"unknown flag: --bogus", "Usage:"}},
+		{name: "an invalid flag", args: []string{"--kubeconfig=/nonexistent", "--leader-elect-resource-namespace=ns", "--workers=0"},
+			wantCode: command.UsageCode, wantErr: []string{"--workers must be at least 1"}},
+		{name: "version", args: []string{"version"}, wantOut: []string{"network-controller "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := validated(t, tc.args)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("validate() = %v", err)
-			case tc.wantErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("validate() = %v, want an error about %s", err, tc.wantErr)
+			started := false
+			cmd := newCommand(func(context.Context, *options.Options) error {
+				started = true
+				return nil
+			})
+			var stdout, stderr bytes.Buffer
+			cmd.SetArgs(tc.args)
+			cmd.SetOut(&stdout)
+			cmd.SetErr(&stderr)
+			if code := command.Run(cmd); code != tc.wantCode {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, stderr.String())
+			}
+			if started != tc.started {
+				t.Errorf("the controller started: %v, want %v", started, tc.started)
+			}
+			for _, w := range tc.wantOut {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
 				}
-				return
 			}
-			if !o.metricsSecure {
-				return
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			cfg, err := o.metricsTLS(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-			srv.TLS = cfg
-			srv.StartTLS()
-			defer srv.Close()
-			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca, ServerName: host}}}
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-			resp, err := client.Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			if verified := err == nil; verified != tc.verifiable {
-				t.Errorf("a scraper that trusts the files' CA verified the server: %v, want %v (%v)", verified, tc.verifiable, err)
-			}
-			if tc.verifiable {
-				leaf, _ := pem.Decode(certPEM)
-				cert, err := x509.ParseCertificate(leaf.Bytes)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got, err := testutil.GetGaugeMetricValue(metrics.MetricsCertificateExpiration); err != nil || got != float64(cert.NotAfter.Unix()) {
-					t.Errorf("network_controller_serving_certificate_expiration_timestamp_seconds = %v (%v), want the certificate's expiry %v", got, err, cert.NotAfter.Unix())
+			for _, w := range tc.wantErr {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
 				}
 			}
 		})

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,52 +11,56 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/samplecrd/network-controller/pkg/command"
 	"github.com/samplecrd/network-controller/pkg/injector"
 )
 
-// check is `envoy-injector check -f pod.yaml`: what the webhook would
-// decide for each Pod of a file, and why, like `istioctl x check-inject`.
-// It exits 1 when it would deny one.
-func check(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("envoy-injector check", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.StringP("filename", "f", "", `Pods to decide on: YAML or JSON, several documents; "-" is standard input.`)
+// newCheckCommand is `envoy-injector check -f pod.yaml`: what the webhook
+// would decide for each Pod of a file, and why, like `istioctl x
+// check-inject`. It exits 1 when it would deny one.
+func newCheckCommand() *cobra.Command {
+	var file string
 	var source templateSource
-	source.addFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: envoy-injector check -f POD.yaml [--template CONFIGMAP.yaml]\n")
-		fs.PrintDefaults()
+	fss := &cliflag.NamedFlagSets{}
+	fss.FlagSet("check").StringVarP(&file, "filename", "f", "", `Pods to decide on: YAML or JSON, several documents; "-" is standard input.`)
+	source.addFlags(fss.FlagSet("template"))
+	cmd := &cobra.Command{
+		Use:   "check -f POD.yaml [--template CONFIGMAP.yaml]",
+		Short: "Say what the webhook would decide for each Pod, and why",
+		Long:  "Says what the webhook would decide for each Pod of a file, and why, with the patch it would answer; exits 1 when it would deny one (docs/sidecar-injection.md).",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return command.UsageErrorf(cmd, "-f (--filename) is required")
+			}
+			return check(file, cmd.InOrStdin(), cmd.OutOrStdout(), source)
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if *file == "" {
-		fmt.Fprintln(stderr, "envoy-injector check: -f (--filename) is required")
-		return 2
-	}
-	data, err := readInput(*file)
+	command.Setup(cmd, fss)
+	return cmd
+}
+
+// check writes the decision on each Pod of file.
+func check(file string, stdin io.Reader, stdout io.Writer, source templateSource) error {
+	fail := func(err error) error { return command.Exit(1, fmt.Errorf("envoy-injector check: %w", err)) }
+	data, err := readInput(file, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "envoy-injector check: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	// The template is read once, and only if a Pod asks.
 	wh := &injector.Webhook{Template: sync.OnceValues(source.load)}
-	code := 0
+	var denied error
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err == io.EOF {
-			return code
+			return denied
 		} else if err != nil {
-			fmt.Fprintf(stderr, "envoy-injector check: %v\n", err)
-			return 1
+			return fail(err)
 		}
 		var pod corev1.Pod
 		if err := json.Unmarshal(raw, &pod); err != nil || pod.Kind != "Pod" {
@@ -73,15 +76,15 @@ func check(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  patch: %s\n", patch)
 		}
 		if d.Result == injector.ResultDenied {
-			code = 1
+			denied = command.Exit(1, nil)
 		}
 	}
 }
 
-// readInput reads file, or standard input for "-".
-func readInput(file string) ([]byte, error) {
+// readInput reads file, or stdin for "-".
+func readInput(file string, stdin io.Reader) ([]byte, error) {
 	if file == "-" {
-		return io.ReadAll(os.Stdin)
+		return io.ReadAll(stdin)
 	}
 	return os.ReadFile(file)
 }

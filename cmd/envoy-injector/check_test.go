@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,20 +34,19 @@ spec: {containers: [{name: web, image: nginx}]}
 	if err := os.WriteFile(file, []byte(pods), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	code := check([]string{"-f", file, "--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml")}, &stdout, &stderr)
+	code, stdout, stderr := execute(t, "check", "-f", file, "--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml"))
 	if code != 1 {
-		t.Errorf("exit %d, want 1 (one Pod would be denied); stderr %s", code, stderr.String())
+		t.Errorf("exit %d, want 1 (one Pod would be denied); stderr %s", code, stderr)
 	}
 	var decisions []string
-	for line := range strings.Lines(stdout.String()) {
+	for line := range strings.Lines(stdout) {
 		if !strings.HasPrefix(line, " ") {
 			decisions = append(decisions, strings.Join(strings.SplitN(line, ": ", 3)[:2], ": "))
 		}
 	}
 	want := []string{"by-label: injected (Injected)", "plain: skipped (NotRequested)", "on-the-host: skipped (HostNetwork)", "greedy: denied (OverrideRefused)"}
 	if strings.Join(decisions, "\n") != strings.Join(want, "\n") {
-		t.Errorf("decisions:\n%s\nwant:\n%s\n(output:\n%s)", strings.Join(decisions, "\n"), strings.Join(want, "\n"), stdout.String())
+		t.Errorf("decisions:\n%s\nwant:\n%s\n(output:\n%s)", strings.Join(decisions, "\n"), strings.Join(want, "\n"), stdout)
 	}
 }
 
@@ -65,15 +63,14 @@ spec: {containers: [{name: web, image: nginx}]}
 	if err := os.WriteFile(file, []byte(pods), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	check([]string{"-f", file, "--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml")}, &stdout, &stderr)
+	_, stdout, _ := execute(t, "check", "-f", file, "--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml"))
 	var decisions []string
-	for line := range strings.Lines(stdout.String()) {
+	for line := range strings.Lines(stdout) {
 		if !strings.HasPrefix(line, " ") {
 			decisions = append(decisions, line)
 		}
 	}
-	if len(decisions) != 1 || strings.ContainsAny(stdout.String(), "\r\u2028") {
-		t.Errorf("%d lines of decisions for one Pod, want 1:\n%s", len(decisions), stdout.String())
+	if len(decisions) != 1 || strings.ContainsAny(stdout, "\r\u2028") {
+		t.Errorf("%d lines of decisions for one Pod, want 1:\n%s", len(decisions), stdout)
 	}
 }

@@ -2,65 +2,62 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/samplecrd/network-controller/pkg/command"
 	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
 )
 
-// inject is `envoy-injector inject`: the webhook's injection, offline, on
-// manifests, like `istioctl kube-inject`.
-func inject(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("envoy-injector inject", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.StringP("filename", "f", "", `Manifests to inject into: YAML or JSON, several documents and Lists; "-" is standard input. Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs that ask for the sidecar get it; everything else is written out unchanged.`)
+// newInjectCommand is `envoy-injector inject`: the webhook's injection,
+// offline, on manifests, like `istioctl kube-inject`.
+func newInjectCommand() *cobra.Command {
+	var file string
 	var source templateSource
-	source.addFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: envoy-injector inject -f FILE [--template CONFIGMAP.yaml]\n")
-		fs.PrintDefaults()
+	fss := &cliflag.NamedFlagSets{}
+	fss.FlagSet("inject").StringVarP(&file, "filename", "f", "", `Manifests to inject into: YAML or JSON, several documents and Lists; "-" is standard input. Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs that ask for the sidecar get it; everything else is written out unchanged.`)
+	source.addFlags(fss.FlagSet("template"))
+	cmd := &cobra.Command{
+		Use:   "inject -f FILE [--template CONFIGMAP.yaml]",
+		Short: "Inject the sidecar into manifests, offline",
+		Long:  "Writes the manifests of a file with the sidecar the webhook would inject into each Pod and pod template that asks for it (docs/sidecar-injection.md).",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return command.UsageErrorf(cmd, "-f (--filename) is required")
+			}
+			fail := func(err error) error { return command.Exit(1, fmt.Errorf("envoy-injector inject: %w", err)) }
+			tmpl, err := source.load()
+			if err != nil {
+				return fail(err)
+			}
+			in := cmd.InOrStdin()
+			if file != "-" {
+				f, err := os.Open(file)
+				if err != nil {
+					return fail(err)
+				}
+				defer f.Close()
+				in = f
+			}
+			if _, err := injector.InjectManifests(in, cmd.OutOrStdout(), tmpl); err != nil {
+				return fail(err)
+			}
+			return nil
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if *file == "" {
-		fmt.Fprintln(stderr, "envoy-injector inject: -f (--filename) is required")
-		return 2
-	}
-	tmpl, err := source.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "envoy-injector inject: %v\n", err)
-		return 1
-	}
-	in := io.Reader(os.Stdin)
-	if *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			fmt.Fprintf(stderr, "envoy-injector inject: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		in = f
-	}
-	if _, err := injector.InjectManifests(in, stdout, tmpl); err != nil {
-		fmt.Fprintf(stderr, "envoy-injector inject: %v\n", err)
-		return 1
-	}
-	return 0
+	command.Setup(cmd, fss)
+	return cmd
 }
 
 // templateSource is where the offline commands read the template: a

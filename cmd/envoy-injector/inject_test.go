@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,15 +21,15 @@ func TestInjectCommandWritesTheGoldenOutput(t *testing.T) {
 			if _, err := os.Stat(template); err != nil {
 				template = filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml")
 			}
-			var stdout, stderr bytes.Buffer
-			if code := inject([]string{"-f", golden(name, "input.yaml"), "--template", template}, &stdout, &stderr); code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr.String())
+			code, stdout, stderr := execute(t, "inject", "-f", golden(name, "input.yaml"), "--template", template)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			want, err := os.ReadFile(golden(name, "output.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(stdout.Bytes(), want) {
+			if stdout != string(want) {
 				t.Errorf("the output is not %s", golden(name, "output.yaml"))
 			}
 		})
@@ -38,14 +37,13 @@ func TestInjectCommandWritesTheGoldenOutput(t *testing.T) {
 }
 
 func TestInjectCommandRefusesWithTheGoldenMessage(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := inject([]string{"-f", golden("refused-override", "input.yaml"),
-		"--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml")}, &stdout, &stderr)
+	code, _, stderr := execute(t, "inject", "-f", golden("refused-override", "input.yaml"),
+		"--template", filepath.Join("..", "..", "artifacts", "injector", "envoy-initializer.yaml"))
 	want, err := os.ReadFile(golden("refused-override", "error.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code != 1 || !strings.Contains(stderr.String(), strings.TrimSpace(string(want))) {
-		t.Errorf("exit %d, stderr %q: want 1 and the message of error.txt", code, stderr.String())
+	if code != 1 || !strings.Contains(stderr, strings.TrimSpace(string(want))) {
+		t.Errorf("exit %d, stderr %q: want 1 and the message of error.txt", code, stderr)
 	}
 }

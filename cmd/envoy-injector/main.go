@@ -6,6 +6,7 @@
 // It serves HTTPS on --bind-address: POST /mutate (AdmissionReview v1),
 // GET /healthz and /readyz (ready once the ConfigMap informer has synced),
 // and GET /metrics.
+// It is a cobra command (pkg/command), whose subcommand
 // `envoy-injector inject -f FILE` does the same injection offline, on
 // manifests (inject.go); `envoy-injector check -f POD.yaml` says what it
 // would decide for each Pod, and why (check.go).
@@ -34,15 +35,18 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
+	"github.com/samplecrd/network-controller/pkg/command"
 	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/serving"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
+// options are the webhook's command line.
 type options struct {
 	kubeconfig, masterURL string
 	bindAddress           string
@@ -52,66 +56,82 @@ type options struct {
 	maxConcurrent         int
 	memoryBudget          string
 	metricsSecure         bool
+	logs                  *logging.Options
 }
 
-// addFlags binds the webhook's flags to fs.
-func (o *options) addFlags(fs *pflag.FlagSet) {
+// flags binds the webhook's flags, in the sections of its --help.
+func (o *options) flags() *cliflag.NamedFlagSets {
+	fss := &cliflag.NamedFlagSets{}
+	fs := fss.FlagSet("kubernetes")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig.")
+	fs.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or out of cluster the kubeconfig context's (else \"default\").")
+	fs.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
+	fs = fss.FlagSet("serving")
 	fs.StringVar(&o.bindAddress, "bind-address", ":8443", "Address of the HTTPS server (/mutate, /healthz, /readyz, /metrics).")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "Serving certificate (PEM), reloaded when it changes.")
 	fs.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
-	fs.StringVar(&o.configMapNamespace, "configmap-namespace", "", "Namespace of the template ConfigMap; empty means the Pod's namespace, or out of cluster the kubeconfig context's (else \"default\").")
-	fs.StringVar(&o.configMapName, "configmap-name", "envoy-initializer", "Name of the template ConfigMap; its key \"config\" holds containers: and volumes:.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics only to callers the API server authenticates (TokenReview) and authorizes to get it (SubjectAccessReview); needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
 	fs.StringVar(&o.memoryBudget, "memory-budget", defaultMemoryBudget, "Most memory (a quantity) all admission requests together hold at once: their connections, their bodies as they arrive and what answering them costs; a request that finds it spent waits up to a second, then gets 503 (counted as overloaded). At least 100Mi, what the largest review (3 MiB) costs. The container's memory limit must be this plus about 96Mi for the program itself, and GOMEMLIMIT 48Mi below the limit (the chart computes both).")
+	o.logs = logging.AddFlags(fss.FlagSet("logging"))
+	return fss
 }
 
-func main() {
-	if len(os.Args) > 1 && os.Args[1] == "inject" {
-		os.Exit(inject(os.Args[2:], os.Stdout, os.Stderr))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "check" {
-		os.Exit(check(os.Args[2:], os.Stdout, os.Stderr))
-	}
-	var o options
-	o.addFlags(pflag.CommandLine)
-	logOpts := logging.AddFlags(pflag.CommandLine)
-	pflag.Parse()
-	defer logging.Flush()
-	if err := logOpts.Apply(); err != nil {
-		fmt.Fprintf(os.Stderr, "envoy-injector: %v\n", err)
-		os.Exit(2)
-	}
+// validate completes o (the ConfigMap's namespace), says what of it
+// cannot work, and applies the logging flags.
+func (o *options) validate() error {
 	if o.configMapNamespace == "" {
 		ns, err := incluster.Namespace(o.kubeconfig)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "envoy-injector: %v\n", err)
-			os.Exit(2)
+			return err
 		}
 		o.configMapNamespace = ns
 	}
 	if o.maxConcurrent < 1 {
-		fmt.Fprintln(os.Stderr, "envoy-injector: --max-concurrent-reviews must be at least 1")
-		os.Exit(2)
+		return errors.New("--max-concurrent-reviews must be at least 1")
 	}
 	if _, err := o.budget(); err != nil {
-		fmt.Fprintf(os.Stderr, "envoy-injector: %v\n", err)
-		os.Exit(2)
+		return err
 	}
 	if o.certFile == "" || o.keyFile == "" {
-		fmt.Fprintln(os.Stderr, "envoy-injector: --tls-cert-file and --tls-private-key-file are required: the API server calls webhooks over HTTPS only")
-		os.Exit(2)
+		return errors.New("--tls-cert-file and --tls-private-key-file are required: the API server calls webhooks over HTTPS only")
 	}
+	return o.logs.Apply()
+}
 
+func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
-		klog.FromContext(ctx).Error(err, "envoy-injector failed")
-		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	cmd := newCommand(run)
+	cmd.SetContext(ctx)
+	code := command.Run(cmd)
+	stop()
+	os.Exit(code)
+}
+
+// newCommand is `envoy-injector`: with no subcommand, the webhook, served
+// with run once its flags are valid; `inject`, `check` and `version`
+// beside it.
+func newCommand(run func(context.Context, options) error) *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "envoy-injector",
+		Short: "Merge the Envoy sidecar into the Pods that ask for it",
+		Long:  "The envoy-injector is the mutating admission webhook that merges the Envoy sidecar of the ConfigMap envoy-initializer into every Pod created with the annotation initializer.kubernetes.io/envoy: \"true\" (docs/sidecar-injection.md).",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return command.Exit(command.UsageCode, fmt.Errorf("envoy-injector: %w", err))
+			}
+			if err := run(cmd.Context(), o); err != nil {
+				klog.FromContext(cmd.Context()).Error(err, "envoy-injector failed")
+				return command.Exit(1, nil)
+			}
+			return nil
+		},
 	}
-	klog.Flush()
+	cmd.AddCommand(newInjectCommand(), newCheckCommand(), command.NewVersionCommand())
+	command.Setup(cmd, o.flags())
+	return cmd
 }
 
 // defaultMemoryBudget leaves room for the largest review (about 99 MiB,

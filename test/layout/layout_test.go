@@ -23,16 +23,23 @@ const module = "github.com/samplecrd/network-controller"
 // forbids a low package reaching up, e.g. pkg/neutron into pkg/reconcile.
 var layers = [][]string{
 	{"pkg/metrics", "pkg/tracing", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events", "pkg/fairqueue"},
+	{"pkg/command"}, // the programs' cobra commands, run as Kubernetes components run theirs
 	{"pkg/neutron"},
-	{"pkg/neutron/fake", "pkg/desired"},
-	{"pkg/inventory", "pkg/importer"},
+	{"pkg/neutron/fake", "pkg/desired", "pkg/cloud"},
+	{"pkg/inventory"},
 	{"pkg/reconcile"},
 	// pkg/collector, the garbage collector, deletes through a project's
 	// inventory with reconcile's DeleteOwned; pkg/tenancy builds it.
-	{"pkg/collector", "pkg/configmap", "pkg/plan"},
-	{"pkg/tenancy"},            // a Network's place: its policy, credentials and projects
-	{"", "cmd/envoy-injector"}, // the root: package main
+	{"pkg/collector", "pkg/configmap"},
+	{"pkg/tenancy"},              // a Network's place: its policy, credentials and projects
+	{"pkg/options"},              // the controller's command line
+	{"pkg/importer", "pkg/plan"}, // the subcommands, each with its command
+	{"", "cmd/envoy-injector"},   // the root: package main
 }
+
+// rootFiles are the files of the root package, the learner's entry point:
+// the command and its run, and the controller; the rest is in pkg/.
+var rootFiles = []string{"controller.go", "main.go"}
 
 // load loads every package of the module but the tests, with types.
 func load(t *testing.T) []*packages.Package {
@@ -85,6 +92,24 @@ func TestEveryImportPointsDown(t *testing.T) {
 			if toLayer := layerOf(to); toLayer < 0 || toLayer >= fromLayer {
 				t.Errorf("%s (layer %d) imports %s (layer %d): imports point down", from, fromLayer, to, toLayer)
 			}
+		}
+	}
+}
+
+// TestTheRootHoldsTheLessonOnly: package main at the root is main.go and
+// controller.go (and their tests); a command's wiring goes into pkg/.
+func TestTheRootHoldsTheLessonOnly(t *testing.T) {
+	for _, p := range load(t) {
+		if p.PkgPath != module {
+			continue
+		}
+		var files []string
+		for _, f := range p.GoFiles {
+			files = append(files, filepath.Base(f))
+		}
+		sort.Strings(files)
+		if !slices.Equal(files, rootFiles) {
+			t.Errorf("the root package holds %v, want %v: move the rest into a package of pkg/", files, rootFiles)
 		}
 	}
 }

@@ -1,0 +1,142 @@
+// Package command runs both programs' cobra commands the way Kubernetes
+// components run theirs (k8s.io/component-base/cli): flag names
+// normalized, the klog flags registered, the logs flushed on exit. It adds
+// what the programs need beyond that: their exit codes (plan's 1 for a
+// refusal, 2 for a command line it cannot run), a usage error for any word
+// a command does not take, and help that lists a command's subcommands
+// above its flags in named sections.
+package command
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/component-base/cli"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/klog/v2"
+)
+
+// UsageCode is the exit code of a command line the program cannot run: an
+// unknown command or flag, a stray argument, a missing or invalid flag.
+const UsageCode = 2
+
+// ExitError ends a command with Code, after writing Err, when there is
+// one, to standard error as it is: for what a command reports itself
+// (plan's refusals, a check's denial) rather than fails with.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit is an ExitError of code, which writes err (nil: nothing).
+func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// usageError is a command line that cmd cannot run: the error is
+// written with cmd's usage, and the exit code is UsageCode.
+type usageError struct {
+	cmd *cobra.Command
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// UsageErrorf is a usage error of cmd: Run writes it with cmd's usage and
+// exits with UsageCode.
+func UsageErrorf(cmd *cobra.Command, format string, a ...any) error {
+	return &usageError{cmd: cmd, err: fmt.Errorf(format, a...)}
+}
+
+// NoArgs is the Args of every command of both programs: they take flags
+// only. A word on the command line is a typo of a subcommand, or an
+// argument that would otherwise be ignored; either is a usage error, so
+// that `network-controller improt` does not start a controller. Cobra's
+// suggestions name the subcommand meant.
+func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.HasAvailableSubCommands() {
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return UsageErrorf(cmd, "%s", msg)
+	}
+	return UsageErrorf(cmd, "%q takes no arguments, got %q", cmd.CommandPath(), args)
+}
+
+// Setup makes cmd a command of these programs: it takes no arguments
+// (NoArgs), a flag it cannot parse is a usage error, and its help and
+// usage print the flags of fss in their sections, with --help in the
+// section "global", as kube-controller-manager's do. Errors and usage are
+// written by Run alone. Call it once cmd's subcommands are added.
+func Setup(cmd *cobra.Command, fss *cliflag.NamedFlagSets) {
+	cmd.Args = NoArgs
+	// Set before cli.RunNoErrOutput, which then leaves them as they are.
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{cmd: c, err: err} })
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.SuggestionsMinimumDistance = 2 // "improt" suggests import
+	fss.FlagSet("global").BoolP("help", "h", false, "help for "+cmd.Name())
+	for _, name := range fss.Order {
+		cmd.Flags().AddFlagSet(fss.FlagSets[name])
+	}
+	setUsageAndHelpFunc(cmd, *fss)
+}
+
+// Run executes cmd with component-base's boilerplate (cli.RunNoErrOutput,
+// which cli.Run wraps) and returns the process's exit code. cli.Run would
+// exit 1 on any error; these programs say more: 0 on success, the Code of
+// an ExitError, UsageCode for a command line they cannot run (written with
+// the usage), and 1 for any other failure, which is logged, as cli.Run logs
+// it once the command runs.
+func Run(cmd *cobra.Command) int {
+	err := cli.RunNoErrOutput(cmd)
+	code := ExitCode(err)
+	var usage *usageError
+	var exit *ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &usage):
+		// The usage, then the error, which a long usage would otherwise
+		// scroll away (as cli.Run does for flag errors).
+		_ = usage.cmd.Usage()
+		fmt.Fprintf(usage.cmd.ErrOrStderr(), "\nError: %v\n", err)
+	case errors.As(err, &exit):
+		if exit.Err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), exit.Err)
+		}
+	default:
+		klog.ErrorS(err, "Command failed")
+		klog.Flush()
+	}
+	return code
+}
+
+// ExitCode is the exit code Run returns for err, what cmd.Execute
+// returned: for tests that execute a command without a process.
+func ExitCode(err error) int {
+	var usage *usageError
+	var exit *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		return UsageCode
+	case errors.As(err, &exit):
+		return exit.Code
+	}
+	return 1
+}
