@@ -44,7 +44,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/command"
 	"github.com/samplecrd/network-controller/pkg/configmap"
 	"github.com/samplecrd/network-controller/pkg/events"
-	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	"github.com/samplecrd/network-controller/pkg/importer"
 	"github.com/samplecrd/network-controller/pkg/leader"
@@ -123,22 +122,11 @@ func run(ctx context.Context, opts *options.Options) error {
 	// cannot be read is a configuration error, reported at once. Whether
 	// its credentials work is found out, and reported on the Networks,
 	// once the controller runs.
-	tracingConfig, err := tracing.ReadConfig(opts.TracingConfigFile)
+	tp, stopTracing, err := tracing.Start(ctx, opts.TracingConfigFile, controllerAgentName)
 	if err != nil {
 		return err
 	}
-	tp, err := tracing.NewProvider(ctx, tracingConfig, controllerAgentName)
-	if err != nil {
-		return err
-	}
-	// Shut down last: it sends the spans still batched, for a few
-	// seconds at most, so that a collector that is away cannot hold up
-	// the exit the kubelet waits for.
-	defer func() {
-		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = tp.Shutdown(flush)
-	}()
+	defer stopTracing()
 	neutronClient, ownCloud, authErr, err := opts.Cloud.Connect(reach, tp)
 	if err != nil {
 		return err
@@ -166,8 +154,8 @@ func run(ctx context.Context, opts *options.Options) error {
 	// must not act on its stale cache when it resumes (pkg/leader). The
 	// inventory asks it before each write to Neutron; the clients the work
 	// writes to the API server with carry it in their transport. Only the
-	// Lease's own client goes without. (Without leader election the fence
-	// is nil, and refuses nothing.) The work's requests made within a sync
+	// Lease's own client goes without (leader.FencedClients). (Without
+	// leader election the fence is nil, and refuses nothing.) The work's requests made within a sync
 	// are spans of it (pkg/tracing).
 	var fence *leader.Fence
 	if opts.LeaderElection.LeaderElect {
@@ -175,7 +163,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 	traced := rest.CopyConfig(cfg)
 	traced.Wrap(func(rt http.RoundTripper) http.RoundTripper { return tracing.Transport(tp, rt) })
-	workKube, workNetworks, err := fencedClients(traced, fence.Check)
+	workKube, workNetworks, err := leader.FencedClients(traced, fence.Check, metrics.WritesFenced.WithLabelValues(metrics.FencedAPIServer).Inc)
 	if err != nil {
 		return err
 	}
@@ -229,23 +217,6 @@ func run(ctx context.Context, opts *options.Options) error {
 		return work(ctx)
 	}
 	return leader.Run(ctx, kubeClient, opts.LeaderElection, watchdog, fence, work, func() { ready.Set(true, nil) })
-}
-
-// fencedClients are clients of cfg that send no write while check (the
-// fence) refuses (leader.WrapTransport), each refusal counted in
-// network_controller_writes_fenced_total{to="apiserver"}.
-func fencedClients(cfg *rest.Config, check func() error) (kubernetes.Interface, clientset.Interface, error) {
-	fenced := rest.CopyConfig(cfg)
-	fenced.Wrap(leader.WrapTransport(check, metrics.WritesFenced.WithLabelValues(metrics.FencedAPIServer).Inc))
-	kube, err := kubernetes.NewForConfig(fenced)
-	if err != nil {
-		return nil, nil, fmt.Errorf("building the fenced kubernetes clientset: %w", err)
-	}
-	networks, err := clientset.NewForConfig(fenced)
-	if err != nil {
-		return nil, nil, fmt.Errorf("building the fenced network clientset: %w", err)
-	}
-	return kube, networks, nil
 }
 
 // projectsOf is a tenancy.Set as the controller asks for it: For's

@@ -4,6 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 )
 
 // ErrFenced is what a write returns while this replica cannot prove it
@@ -41,3 +46,21 @@ func WrapTransport(check func() error, refused func()) func(http.RoundTripper) h
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// FencedClients are clients of cfg that send no write while check (the
+// fence) refuses (WrapTransport), refused called for each refusal: every
+// client the work writes to the API server with. Only the Lease's own
+// client goes without.
+func FencedClients(cfg *rest.Config, check func() error, refused func()) (kubernetes.Interface, clientset.Interface, error) {
+	fenced := rest.CopyConfig(cfg)
+	fenced.Wrap(WrapTransport(check, refused))
+	kube, err := kubernetes.NewForConfig(fenced)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the fenced kubernetes clientset: %w", err)
+	}
+	networks, err := clientset.NewForConfig(fenced)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the fenced network clientset: %w", err)
+	}
+	return kube, networks, nil
+}

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
@@ -91,6 +92,26 @@ func NewProvider(ctx context.Context, cfg *tracingapi.TracingConfiguration, serv
 		return nil, fmt.Errorf("starting the tracing provider: %w", err)
 	}
 	return tp, nil
+}
+
+// Start returns the TracerProvider of service, configured by the file at
+// path ("" for tracing off), and stop, which sends the spans still
+// batched, for a few seconds at most, so that a collector that is away
+// cannot hold up the exit the kubelet waits for: call it last.
+func Start(ctx context.Context, path, service string) (_ componenttracing.TracerProvider, stop func(), _ error) {
+	cfg, err := ReadConfig(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tp, err := NewProvider(ctx, cfg, service)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tp, func() {
+		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tp.Shutdown(flush)
+	}, nil
 }
 
 // RequestID is the global request ID of the trace in ctx:
