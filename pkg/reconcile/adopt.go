@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/desired"
+	"github.com/samplecrd/network-controller/pkg/inventory"
 	"github.com/samplecrd/network-controller/pkg/neutron"
 )
 
@@ -128,19 +130,35 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 		return neutron.Network{}, changedSinceRead(id, err)
 	}
 	again, err := p.inv.GetNetwork(ctx, id)
-	if err != nil {
-		return neutron.Network{}, err
+	if err == nil && !sameForAdoption(net, again) {
+		err = fmt.Errorf("adopting Neutron network %s: %w", id, errAdoptionChanged)
 	}
-	if !sameForAdoption(net, again) {
-		return neutron.Network{}, fmt.Errorf("adopting Neutron network %s: %w", id, errAdoptionChanged)
+	var adopted neutron.Network
+	if err == nil {
+		adopted, err = p.inv.MarkNetwork(ctx, owner, again)
+		err = changedSinceRead(id, err)
 	}
-	adopted, err := p.inv.MarkNetwork(ctx, owner, again)
 	if err != nil {
-		return neutron.Network{}, changedSinceRead(id, err)
+		// A lost race (another Network marked the network since it was
+		// read) or a failure: the subnet marked above is put back as it
+		// was read, so that no mark of this Network is left on a
+		// network it does not own. A crash before this leaves the mark,
+		// which the next pass completes or, the network being another's,
+		// refuses with the subnet named in status.adopted.
+		return neutron.Network{}, errors.Join(err, p.unmarkSubnet(ctx, subnet))
 	}
 	klog.FromContext(ctx).Info("Adopted Neutron network", "networkID", id, "subnetID", subnet.ID)
 	p.eventf(corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s with subnet %s (%s)", id, subnet.ID, subnet.CIDR)
 	return adopted, nil
+}
+
+// unmarkSubnet puts back the name and description of subnet, as read
+// before this pass marked it.
+func (p *pass) unmarkSubnet(ctx context.Context, subnet neutron.Subnet) error {
+	if err := p.inv.ReleaseSubnet(ctx, p.owner, subnet.ID, &inventory.Restored{Name: subnet.Name, Description: subnet.Description}); err != nil {
+		return fmt.Errorf("putting back Neutron subnet %s as it was before the adoption: %w", subnet.ID, err)
+	}
+	return nil
 }
 
 // changedSinceRead is err, or errAdoptionChanged when err is Neutron's
