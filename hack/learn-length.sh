@@ -1,20 +1,94 @@
 #!/usr/bin/env bash
 # Prints what a learner reads on the learning path (README's "Learn the
-# pattern" leads there): each chapter of docs/learn and controller.go, in
-# lines and words, and the total. README states the total; test/docs fails
-# when the two drift apart.
+# pattern" leads there): each chapter of docs/learn, and the code the
+# chapters send the learner to, in lines and words, and the total. README
+# states the total; test/docs runs this script and fails when the two drift
+# apart.
+#
+# What a chapter sends the learner to is each link to a .go file above the
+# chapter's "Beyond the path" heading (what is below it is further reading):
+# a link whose text is a declared name in code font, [`Name`](file.go) or
+# [`Type.Method`](file.go), is that declaration alone (go doc -src, its doc
+# comment included); any other link to a .go file is the whole file. Each
+# is counted once, however many chapters name it.
 set -o errexit
 set -o nounset
 set -o pipefail
 
+# Go 1.27.3 for go doc, fetched from the module proxy when the machine's Go
+# is older (the Makefile and .ci/run export the same).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
 total_lines=0
 total_words=0
-printf '%-40s %6s %6s\n' file lines words
-for f in docs/learn/[0-9][0-9]-*.md controller.go; do
-	read -r lines words _ < <(wc -lw "${f}")
-	printf '%-40s %6d %6d\n' "${f}" "${lines}" "${words}"
-	total_lines=$((total_lines + lines))
-	total_words=$((total_words + words))
+row() {
+	printf '%-58s %6d %6d\n' "$1" "$2" "$3"
+	total_lines=$((total_lines + $2))
+	total_words=$((total_words + $3))
+}
+
+printf '%-58s %6s %6s\n' "chapter, or code a chapter names" lines words
+declare -A seen=()
+units=()
+for chapter in docs/learn/[0-9][0-9]-*.md; do
+	read -r lines words _ < <(wc -lw "${chapter}")
+	row "${chapter}" "${lines}" "${words}"
+	# The links of the chapter's path: everything above "Beyond the path".
+	while IFS=$'\t' read -r text target; do
+		file=$(realpath --relative-to=. "docs/learn/${target%%#*}")
+		name=${text//\`/}
+		if [[ "${text}" == \`*\` && "${name}" =~ ^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$ ]]; then
+			unit="${file} ${name}"
+		else
+			unit="${file}"
+		fi
+		if [[ -z "${seen[${unit}]:-}" ]]; then
+			seen[${unit}]=1
+			units+=("${unit}")
+		fi
+	done < <(sed '/^## Beyond the path/,$d' "${chapter}" |
+		grep -oE '\[[^]]+\]\([^)]+\.go(#[^)]*)?\)' |
+		sed -E 's/^\[([^]]+)\]\(([^)]+)\)$/\1\t\2/')
 done
-printf '%-40s %6d %6d\n' total "${total_lines}" "${total_words}"
+
+# declaration prints the declaration of name in file, its doc comment
+# included: a func, a method (Type.Method) or a type, up to the closing
+# brace at the start of a line (gofmt's layout). go doc -src would do it,
+# but not for a test file's fixture.
+declaration() {
+	local file=$1 name=$2 start
+	if [[ "${name}" == *.* ]]; then
+		start="^func \\([A-Za-z_]+ \\*?${name%%.*}\\) ${name#*.}\\("
+	else
+		start="^(func ${name}\\(|type ${name} )"
+	fi
+	awk -v start="${start}" '
+		/^\/\// { doc = doc $0 "\n"; next }
+		!found && $0 ~ start { found = 1; printf "%s", doc }
+		{ doc = "" }
+		found { print; if ($0 == "}") exit }
+	' "${file}"
+}
+
+code_lines=0
+for unit in "${units[@]}"; do
+	read -r file name <<<"${unit}"
+	if [[ -n "${name:-}" ]]; then
+		src=$(declaration "${file}" "${name}")
+		if [[ -z "${src}" ]]; then
+			echo "${file} declares no ${name}" >&2
+			exit 1
+		fi
+		lines=$(printf '%s\n' "${src}" | wc -l)
+		words=$(printf '%s\n' "${src}" | wc -w)
+		label="${file} ${name}"
+	else
+		read -r lines words _ < <(wc -lw "${file}")
+		label="${file}"
+	fi
+	row "${label}" "${lines}" "${words}"
+	code_lines=$((code_lines + lines))
+done
+printf '%-58s %6d\n' "of which code" "${code_lines}"
+printf '%-58s %6d %6d\n' total "${total_lines}" "${total_words}"
