@@ -11,7 +11,7 @@
 // leader election, one replica works and the others stand by. This file
 // is the command (cobra, run as Kubernetes components run theirs): `main`
 // builds it, and `run` builds the clients and starts the informers and the
-// controller of controller.go for each term as leader. Its flags are
+// controller of controller.go once it leads. Its flags are
 // pkg/options'; its subcommands, `import` and `plan`, are pkg/importer's
 // and pkg/plan's.
 package main
@@ -96,8 +96,8 @@ func newCommand(run func(context.Context, *options.Options) error) *cobra.Comman
 	return cmd
 }
 
-// run is the controller: the clients, the endpoints, and for each term as
-// leader (or at once without leader election) the informers and the
+// run is the controller: the clients, the endpoints, and once this
+// process leads (or at once without leader election) the informers and the
 // controller of controller.go, until ctx ends.
 func run(ctx context.Context, opts *options.Options) error {
 	metrics.RegisterController()

@@ -83,9 +83,10 @@ type Parts struct {
 
 // Build returns the Set of the projects of parts' Networks, the one way to
 // have one: their policy, the registry of their credentials, and a project
-// (an inventory, and a reconciler and a garbage collection on it) for the controller's own cloud and
-// for each credential as a Network names it. It is built anew for each leader term, whose end
-// stops every project's list loop.
+// (an inventory, and a reconciler and a garbage collection on it) for the
+// controller's own cloud and for each credential as a Network names it.
+// It is built when the process leads, and the end of its leading stops
+// every project's list loop.
 func Build(parts Parts, cfg Config) (*Set, error) {
 	policy := NewPolicy(parts.TenantPolicies, parts.Namespaces, parts.Networks, cfg.Defaults)
 	newProject := func(key Key, client neutron.Interface) *Project {
