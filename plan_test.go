@@ -293,7 +293,7 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 			wantWrites: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork}, wantFinalized: true,
 		},
 		{
-			name: "a Network whose credentials cannot be used: CredentialsUnavailable, nothing asked of Neutron",
+			name:      "a Network whose credentials cannot be used: CredentialsUnavailable, nothing asked of Neutron",
 			network:   func(*samplecrdv1.Network) *samplecrdv1.Network { return withCredentials(newNetwork()) },
 			wantReady: "False/CredentialsUnavailable", wantRefused: true,
 		},
@@ -431,8 +431,8 @@ func TestWhatASyncWouldDo(t *testing.T) {
 	}, {
 		name: "a range from a pool: the plan stops where Neutron chooses it", spec: pooled,
 		grants: &samplecrdv1.TenantPolicySpec{SubnetPools: []string{"pool"}},
-		seed: func(f *neutronfake.Neutron) { f.AddSubnetPool("pool", 26, "10.9.0.0/16") },
-		want: []string{"create network", "create subnet on network (new network): subnetPoolID=\"" + "POOL" + "\""}, wantUnknown: true,
+		seed:   func(f *neutronfake.Neutron) { f.AddSubnetPool("pool", 26, "10.9.0.0/16") },
+		want:   []string{"create network", "create subnet on network (new network): subnetPoolID=\"" + "POOL" + "\""}, wantUnknown: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,4 +34,5 @@ func (Unrecorded) Event(runtime.Object, string, string, string) {}
 func (Unrecorded) Eventf(runtime.Object, string, string, string, ...any) {}
 
 // AnnotatedEventf records nothing.
-func (Unrecorded) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {}
+func (Unrecorded) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {
+}
