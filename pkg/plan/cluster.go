@@ -6,7 +6,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -69,11 +68,18 @@ func (c *Cluster) CatchUp(ctx context.Context, key cache.ObjectName) (*samplecrd
 	if err != nil {
 		return nil, fmt.Errorf("reading the plan's ConfigMaps: %w", err)
 	}
-	if err := replace(c.NetworkInformer.Informer().GetIndexer(), networks.Items, networks.ResourceVersion); err != nil {
-		return nil, err
+	var cachedNetworks, cachedConfigMaps []any
+	for i := range networks.Items {
+		cachedNetworks = append(cachedNetworks, &networks.Items[i])
 	}
-	if err := replace(c.ConfigMapInformer.Informer().GetIndexer(), configMaps.Items, configMaps.ResourceVersion); err != nil {
-		return nil, err
+	for i := range configMaps.Items {
+		cachedConfigMaps = append(cachedConfigMaps, &configMaps.Items[i])
+	}
+	if err := c.NetworkInformer.Informer().GetIndexer().Replace(cachedNetworks, networks.ResourceVersion); err != nil {
+		return nil, fmt.Errorf("filling the plan's Network cache: %w", err)
+	}
+	if err := c.ConfigMapInformer.Informer().GetIndexer().Replace(cachedConfigMaps, configMaps.ResourceVersion); err != nil {
+		return nil, fmt.Errorf("filling the plan's ConfigMap cache: %w", err)
 	}
 	network, err := c.Networks.SamplecrdV1().Networks(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -83,19 +89,4 @@ func (c *Cluster) CatchUp(ctx context.Context, key cache.ObjectName) (*samplecrd
 		return nil, fmt.Errorf("reading Network %s back: %w", key, err)
 	}
 	return network, nil
-}
-
-// replace makes indexer hold items, and nothing else.
-func replace[T any, PT interface {
-	*T
-	runtime.Object
-}](indexer cache.Indexer, items []T, resourceVersion string) error {
-	objs := make([]any, len(items))
-	for i := range items {
-		objs[i] = PT(&items[i])
-	}
-	if err := indexer.Replace(objs, resourceVersion); err != nil {
-		return fmt.Errorf("filling the plan's cache: %w", err)
-	}
-	return nil
 }
