@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2"
@@ -51,6 +52,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/pkg/options"
 	"github.com/samplecrd/network-controller/pkg/plan"
+	"github.com/samplecrd/network-controller/pkg/reconcile"
 	"github.com/samplecrd/network-controller/pkg/serving"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
 	"github.com/samplecrd/network-controller/pkg/tracing"
@@ -91,7 +93,7 @@ func newCommand(run func(context.Context, *options.Options) error) *cobra.Comman
 			return nil
 		},
 	}
-	cmd.AddCommand(importer.NewCommand(), plan.NewCommand(), command.NewVersionCommand())
+	cmd.AddCommand(importer.NewCommand(), plan.NewCommand(planSync), command.NewVersionCommand())
 	command.Setup(cmd, opts.Flags())
 	return cmd
 }
@@ -225,4 +227,18 @@ type projectsOf struct{ *tenancy.Set }
 
 func (p projectsOf) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error) {
 	return p.Set.For(ctx, network)
+}
+
+// planSync is the controller's syncHandler as `plan` runs it (pkg/plan): a
+// Controller over the plan's Cluster and projects, Events unrecorded.
+func planSync(ctx context.Context, cluster *plan.Cluster, projects *tenancy.Set) (plan.SyncFunc, error) {
+	c, err := NewController(ctx, cluster.Kube, cluster.Networks, cluster.NetworkInformer, cluster.ConfigMapInformer, projectsOf{projects}, Options{})
+	if err != nil {
+		return nil, err
+	}
+	c.recorder, c.configMaps.Recorder = cluster.Events, cluster.Events
+	return func(ctx context.Context, key cache.ObjectName) (bool, error) {
+		res := c.syncHandler(ctx, key)
+		return res.requeue == reconcile.AddRateLimited, res.err
+	}, nil
 }

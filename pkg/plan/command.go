@@ -27,8 +27,10 @@ import (
 )
 
 // flags are plan's command line: the controller's cloud, grant and
-// cluster-name flags, and the manifests to plan.
+// cluster-name flags, and the manifests to plan; and the controller's
+// sync, which main.go hands NewCommand.
 type flags struct {
+	newSyncer               NewSyncer
 	kubeconfig, clusterName string
 	cloud                   cloudflags.Options
 	grants                  tenancy.Defaults
@@ -38,10 +40,11 @@ type flags struct {
 
 // NewCommand is `network-controller plan`: for each Network of the
 // manifests, the requests a sync would send to Neutron and the condition
-// the controller would then report. It writes nothing. It exits 1 when a
-// Network would be refused, 2 when it cannot plan.
-func NewCommand() *cobra.Command {
-	f := flags{cloud: cloudflags.NewOptions()}
+// the controller would then report, as the controller's own sync
+// (newSyncer's) finds them. It writes nothing. It exits 1 when a Network
+// would be refused, 2 when it cannot plan.
+func NewCommand(newSyncer NewSyncer) *cobra.Command {
+	f := flags{cloud: cloudflags.NewOptions(), newSyncer: newSyncer}
 	fss := &cliflag.NamedFlagSets{}
 	fs := fss.FlagSet("plan")
 	fs.StringArrayVarP(&f.files, "filename", "f", nil, "A file of Network manifests, as kubectl apply -f takes it, or - for standard input; repeat for several. Other kinds are skipped.")
@@ -90,10 +93,11 @@ func NewCommand() *cobra.Command {
 	return cmd
 }
 
-// run plans the Networks of f's files through the controller's own
-// policy, projects, door and reconciler, on the live cluster and cloud:
-// its API server clients send only reads and dry runs (ReadOnly), and
-// each project's Neutron client is a DryRun. It says on stderr which
+// run plans the Networks of f's files through the controller's own sync,
+// policy, projects, door and reconciler (a Planner), on the live cluster
+// and cloud: its API server clients send only reads and dry runs
+// (ReadOnly), each project's Neutron client is a DryRun, and the
+// controller writes to the Planner's Cluster. It says on stderr which
 // objects of the files it skips.
 func (f flags) run(ctx context.Context, stdin io.Reader, stderr io.Writer) ([]Result, error) {
 	networks, err := readManifests(f.files, f.namespace, stdin, stderr)
@@ -114,6 +118,10 @@ func (f flags) run(ctx context.Context, stdin io.Reader, stderr io.Writer) ([]Re
 	if err != nil {
 		return nil, err
 	}
+	// Whatever runs on ctx (the informers, the plan's controller) ends
+	// with the plan.
+	ctx, done := context.WithCancel(ctx)
+	defer done()
 	mark, err := cloudflags.ClusterMark(ctx, kubeClient, f.clusterName)
 	if err != nil {
 		return nil, err
@@ -123,18 +131,13 @@ func (f flags) run(ctx context.Context, stdin io.Reader, stderr io.Writer) ([]Re
 	if err != nil {
 		return nil, err
 	}
-	dryRuns := map[tenancy.Key]*DryRun{}
 	clusterFactory := informers.NewSharedInformerFactory(networkClient, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	set, err := tenancy.Build(tenancy.Parts{
+	// The controller's own projects, and its own sync over them.
+	planner, err := NewPlanner(ctx, f.newSyncer, tenancy.Parts{
 		Networks: clusterFactory.Samplecrd().V1().Networks(), TenantPolicies: clusterFactory.Samplecrd().V1().TenantPolicies(),
 		Namespaces: kubeFactory.Core().V1().Namespaces(), Secrets: kubeClient.CoreV1(), NetworkClient: networkClient, Mark: mark,
-		Own: neutronClient, OwnCloud: ownCloud, Reach: &neutron.Reachability{}, Connect: f.cloud.TenantSession(noTraces),
-		Records: Unwritten{},
-		Wrap: func(key tenancy.Key, client neutron.Interface) neutron.Interface {
-			dryRuns[key] = NewDryRun(client)
-			return dryRuns[key]
-		}},
+		Own: neutronClient, OwnCloud: ownCloud, Reach: &neutron.Reachability{}, Connect: f.cloud.TenantSession(noTraces)},
 		// A plan holds every credential its files name: it lets none go.
 		tenancy.Config{Defaults: f.grants, NeutronTimeout: f.cloud.Timeout, MaxCredentials: 256, MaxCredentialsPerNamespace: 256,
 			CloudReload: f.cloud.Reload, MaxRetryDelay: f.cloud.MaxRetryDelay})
@@ -144,19 +147,11 @@ func (f flags) run(ctx context.Context, stdin io.Reader, stderr io.Writer) ([]Re
 	// The informers stop when the plan is done: Shutdown waits for them.
 	defer clusterFactory.Shutdown()
 	defer kubeFactory.Shutdown()
-	informing, done := context.WithCancel(ctx)
-	defer done()
-	clusterFactory.Start(informing.Done())
-	kubeFactory.Start(informing.Done())
-	if err := set.ListOnce(ctx); err != nil {
+	defer done() // before Shutdown waits for the informers to stop
+	clusterFactory.Start(ctx.Done())
+	kubeFactory.Start(ctx.Done())
+	if err := planner.Start(ctx); err != nil {
 		return nil, err
-	}
-	project := func(ctx context.Context, network *samplecrdv1.Network) (Reconciler, *DryRun, error) {
-		r, err := set.For(ctx, network)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, dryRuns[tenancy.KeyOf(network)], nil
 	}
 	var results []Result
 	for _, n := range networks {
@@ -169,7 +164,7 @@ func (f flags) run(ctx context.Context, stdin io.Reader, stderr io.Writer) ([]Re
 		if err != nil {
 			return nil, err
 		}
-		results = append(results, Sync(ctx, stored, exists, project))
+		results = append(results, planner.Plan(ctx, stored, exists))
 	}
 	return results, nil
 }

@@ -1,11 +1,13 @@
 // Package plan says what the controller would ask of Neutron to make it
 // match a Network, without asking it (network-controller plan). It runs
-// the controller's own reconciler (pkg/reconcile) through the controller's
-// own door (pkg/inventory) on a Neutron client that sends every read and
-// no write: DryRun records each write as a Request and answers it as
-// Neutron would, so the rest of the pass goes on as it would have. What a
-// sync would do is then exactly what the controller's code does, never a
-// copy of it.
+// the controller's own sync (syncHandler, which main.go hands it as a
+// NewSyncer) with its own projects, reconciler (pkg/reconcile) and door
+// (pkg/inventory), on clients that write nothing: what the controller
+// writes to the API server lands in a Cluster of fakes, and each project's
+// Neutron client sends every read and no write: DryRun records each write
+// as a Request and answers it as Neutron would, so the rest of the sync
+// goes on as it would have. What a sync would do is then exactly what the
+// controller's code does, never a copy of it.
 package plan
 
 import (

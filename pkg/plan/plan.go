@@ -2,35 +2,36 @@ package plan
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
-// maxPasses bounds the passes a plan runs. A sync that makes or adopts a
-// Network takes one (its place, or the adoption's names, stored in status
-// first, in the same pass), and one that waits without a failure (its
-// project's first list under way) is followed by another.
+// maxPasses bounds the syncs a plan runs of one Network. A sync that makes
+// or adopts a Network takes one (its place, or the adoption's names,
+// stored in status first, in the same sync), and one that waits without a
+// failure (its project's first list under way) is followed by another.
 const maxPasses = 5
 
-// Reconciler is what a plan asks of a project's reconciler, as the
-// controller's syncHandler does: pkg/reconcile's Reconciler.
-type Reconciler interface {
-	Preflight(network *samplecrdv1.Network) (_ reconcile.Outcome, ok bool)
-	Reconcile(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
-	Delete(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
-}
+// SyncFunc is the controller's sync of the Network of key: its
+// syncHandler. retry says the controller would sync it again at the next
+// step of its backoff with nothing failed (a project's first list under
+// way); err is why the sync stopped short, if it did.
+type SyncFunc func(ctx context.Context, key cache.ObjectName) (retry bool, err error)
 
-// Project finds the reconciler of network's project, as the controller's
-// projects do (policy first, then the credentials), on a DryRun; the
-// error is what the controller would report, nil when it may go on.
-type Project func(ctx context.Context, network *samplecrdv1.Network) (Reconciler, *DryRun, error)
+// NewSyncer returns the controller's sync over a plan's cluster and
+// projects. It is main.go's, which builds the controller with its own
+// NewController: pkg/plan cannot import it, and has no sync of its own.
+type NewSyncer func(ctx context.Context, cluster *Cluster, projects *tenancy.Set) (SyncFunc, error)
 
 // Result is what the controller would do for one Network.
 type Result struct {
@@ -60,42 +61,79 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Sync plans network: the passes of the controller's sync (project,
-// Preflight, Reconcile, or Delete for a Network being deleted), each on the
-// status the one before would have written, until one ends Ready or
-// refused. Nothing is written: the Requests are the DryRun's.
-func Sync(ctx context.Context, network *samplecrdv1.Network, exists bool, project Project) Result {
-	res := Result{Network: network.Namespace + "/" + network.Name, Exists: exists, Requests: []Request{}}
-	network = network.DeepCopy()
+// Planner runs the controller's own sync on Networks, on clients that
+// write nothing: its projects' Neutron clients are DryRuns, their records
+// Unwritten, and what the controller writes to the API server lands in a
+// Cluster of the plan's own.
+type Planner struct {
+	projects *tenancy.Set
+	neutron  *dryRuns
+	cluster  *Cluster
+	sync     SyncFunc
+}
+
+// NewPlanner builds the projects of parts as the controller's
+// (tenancy.Build), with a DryRun on each project's Neutron client, no
+// record written (Unwritten), no credentials kept and no Event, and the
+// controller's sync over them (newSyncer) on a new Cluster. Start parts'
+// informers, then Start the Planner.
+func NewPlanner(ctx context.Context, newSyncer NewSyncer, parts tenancy.Parts, cfg tenancy.Config) (*Planner, error) {
+	dry := &dryRuns{}
+	parts.Wrap, parts.Records, parts.Keeper, parts.Recorder, parts.Fence = dry.wrap, Unwritten{}, nil, nil, nil
+	set, err := tenancy.Build(parts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cluster := NewCluster()
+	sync, err := newSyncer(ctx, cluster, set)
+	if err != nil {
+		return nil, fmt.Errorf("building the controller: %w", err)
+	}
+	return &Planner{projects: set, neutron: dry, cluster: cluster, sync: sync}, nil
+}
+
+// Start waits for the policy's caches; each project is then listed once,
+// when a Network first names it (tenancy.Set.ListOnce).
+func (p *Planner) Start(ctx context.Context) error { return p.projects.ListOnce(ctx) }
+
+// Plan plans stored, a Network as Admit returns it: the controller's syncs
+// of it, each on what the one before wrote, until it is Ready for its
+// generation, finalized (or not the controller's to finalize), or refused
+// (a sync that the controller would not retry at once, or that failed).
+// Nothing is written: the Requests are the DryRuns'.
+func (p *Planner) Plan(ctx context.Context, stored *samplecrdv1.Network, exists bool) Result {
+	res := Result{Network: stored.Namespace + "/" + stored.Name, Exists: exists, Requests: []Request{}}
+	key := cache.ObjectName{Namespace: stored.Namespace, Name: stored.Name}
+	if err := p.cluster.Seed(stored); err != nil {
+		return internalError(res, err)
+	}
 	for range maxPasses {
-		out, dry := pass(ctx, network, project)
-		if dry != nil {
-			requests, warnings := dry.Take()
-			res.Requests, res.Warnings = append(res.Requests, requests...), append(res.Warnings, warnings...)
-		}
+		retry, err := p.sync(ctx, key)
+		requests, warnings := p.neutron.take()
+		res.Requests, res.Warnings = append(res.Requests, requests...), append(res.Warnings, warnings...)
 		var unknown *UnknownError
-		if errors.As(out.Err, &unknown) {
+		if errors.As(err, &unknown) {
 			res.Unknown, res.Condition = unknown.Error(), nil
 			return res
 		}
-		if out.Condition != nil {
-			res.Condition = out.Condition
-			if err := foldStatus(network, out); err != nil {
-				res.Refused, res.Condition = true, &metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionUnknown,
-					Reason: samplecrdv1.ReasonInternalError, Message: err.Error()}
-				return res
-			}
+		network, readErr := p.cluster.CatchUp(ctx, key)
+		if readErr != nil {
+			return internalError(res, readErr)
 		}
-		if out.Finalized || meta.IsStatusConditionTrue(network.Status.Conditions, samplecrdv1.ConditionReady) && out.Err == nil {
+		if network == nil || network.DeletionTimestamp != nil && !slices.Contains(network.Finalizers, samplecrdv1.NetworkFinalizer) {
+			return res // gone, or finalized: nothing more to do
+		}
+		res.Condition = readyCondition(network, err)
+		if res.Condition != nil && res.Condition.Status == metav1.ConditionTrue && err == nil {
 			return res
 		}
-		// A pass that waits without a failure (the first list under
-		// way) goes on at its next pass; anything else is the
+		// A sync that waits without a failure (the first list under
+		// way) goes on at its next sync; anything else is the
 		// controller's last word until something changes.
-		if out.Requeue != reconcile.AddRateLimited || out.Err != nil {
+		if !retry || err != nil {
 			res.Refused = true
-			if out.Condition == nil && out.Err != nil {
-				res.Error = out.Err.Error()
+			if res.Condition == nil && err != nil {
+				res.Error = err.Error()
 			}
 			return res
 		}
@@ -104,41 +142,48 @@ func Sync(ctx context.Context, network *samplecrdv1.Network, exists bool, projec
 	return res
 }
 
-// pass is one pass of syncHandler's Neutron half on network.
-func pass(ctx context.Context, network *samplecrdv1.Network, project Project) (reconcile.Outcome, *DryRun) {
-	r, dry, err := project(ctx, network)
-	if out, refused := reconcile.ProjectRefused(network, err); refused {
-		return out, dry
-	}
-	if err != nil {
-		return reconcile.Outcome{Err: err, Condition: &metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionUnknown,
-			Reason: samplecrdv1.ReasonNeutronUnavailable, Message: fmt.Sprintf("finding the project: %v", err)}}, dry
-	}
-	if network.DeletionTimestamp != nil {
-		return r.Delete(ctx, network), dry
-	}
-	if out, ok := r.Preflight(network); !ok {
-		return out, dry
-	}
-	return r.Reconcile(ctx, network), dry
-}
-
-// foldStatus writes into network's status what the controller would apply
-// after out: reconcile.StatusApply's apply configuration, which names every
-// field the controller owns, read back as the status it makes.
-func foldStatus(network *samplecrdv1.Network, out reconcile.Outcome) error {
-	ac, _ := reconcile.StatusApply(network, *out.Condition, out.Observed)
-	if ac == nil {
+// readyCondition is network's Ready condition for its generation, as the
+// controller's syncs left it: nil when there is none, or when it is True
+// while the sync stopped with err, which it therefore does not explain.
+func readyCondition(network *samplecrdv1.Network, err error) *metav1.Condition {
+	c := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady)
+	if c == nil || c.ObservedGeneration != network.Generation || c.Status == metav1.ConditionTrue && err != nil {
 		return nil
 	}
-	data, err := json.Marshal(ac.Status)
-	if err != nil {
-		return fmt.Errorf("reading the planned status: %w", err)
+	return c
+}
+
+// internalError is res refused because the plan's own cluster failed it.
+func internalError(res Result, err error) Result {
+	res.Refused, res.Condition = true, &metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionUnknown,
+		Reason: samplecrdv1.ReasonInternalError, Message: err.Error()}
+	return res
+}
+
+// dryRuns are the DryRuns of a plan's projects, one on each project's
+// Neutron client (tenancy.Parts.Wrap). One Network is synced at a time,
+// so what they recorded since the last take is that Network's.
+type dryRuns struct {
+	mu  sync.Mutex
+	all []*DryRun
+}
+
+func (d *dryRuns) wrap(_ tenancy.Key, client neutron.Interface) neutron.Interface {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dry := NewDryRun(client)
+	d.all = append(d.all, dry)
+	return dry
+}
+
+// take returns the writes every DryRun recorded since the last take, and
+// its warnings.
+func (d *dryRuns) take() (requests []Request, warnings []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dry := range d.all {
+		r, w := dry.Take()
+		requests, warnings = append(requests, r...), append(warnings, w...)
 	}
-	var status samplecrdv1.NetworkStatus
-	if err := json.Unmarshal(data, &status); err != nil {
-		return fmt.Errorf("reading the planned status: %w", err)
-	}
-	network.Status = status
-	return nil
+	return requests, warnings
 }
