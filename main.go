@@ -138,15 +138,9 @@ func run(ctx context.Context, opts *options.Options) error {
 	// (the process is stuck: restart it); /readyz as readiness says.
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	ready := &serving.Readiness{Auth: authErr}
-	endpoints := serving.Endpoints{Name: controllerAgentName, ProbeAddress: opts.ProbeBindAddress, MetricsAddress: opts.MetricsBindAddress,
-		Profiling: opts.Profiling, Health: []healthz.HealthChecker{healthz.PingHealthz, watchdog}, Ready: ready.Checks()}
-	if opts.MetricsSecure {
-		if endpoints.Auth, err = serving.NewDelegatedAuth(kubeClient); err != nil {
-			return err
-		}
-		if endpoints.TLS, err = opts.MetricsTLS(ctx, controllerAgentName); err != nil {
-			return err
-		}
+	endpoints, err := opts.Endpoints(ctx, controllerAgentName, kubeClient, []healthz.HealthChecker{healthz.PingHealthz, watchdog}, ready.Checks())
+	if err != nil {
+		return err
 	}
 	if err := endpoints.Serve(ctx); err != nil {
 		return err
@@ -155,10 +149,9 @@ func run(ctx context.Context, opts *options.Options) error {
 	// Every write asks the fence first: a leader frozen past its lease
 	// must not act on its stale cache when it resumes (pkg/leader). The
 	// inventory asks it before each write to Neutron; the clients the work
-	// writes to the API server with carry it in their transport. Only the
-	// Lease's own client goes without (leader.FencedClients). (Without
-	// leader election the fence is nil, and refuses nothing.) The work's requests made within a sync
-	// are spans of it (pkg/tracing).
+	// writes to the API server with carry it in their transport; only the
+	// Lease's own client goes without. Without leader election the fence
+	// is nil, and refuses nothing. A sync's requests are spans of it.
 	var fence *leader.Fence
 	if opts.LeaderElection.LeaderElect {
 		fence = &leader.Fence{}

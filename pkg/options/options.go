@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
@@ -208,6 +210,23 @@ func (o *Options) TenancyConfig() tenancy.Config {
 		MaxCredentials: o.MaxCredentials, MaxCredentialsPerNamespace: o.MaxCredentialsPerNamespace,
 		CloudReload: o.Cloud.Reload, MaxRetryDelay: o.MaxRetryDelay,
 	}
+}
+
+// Endpoints are the controller's /healthz, /readyz and /metrics as the
+// flags say: /metrics over HTTPS, behind the API server's delegated
+// authentication and authorization, with --metrics-secure.
+func (o *Options) Endpoints(ctx context.Context, name string, kube kubernetes.Interface, health, ready []healthz.HealthChecker) (serving.Endpoints, error) {
+	e := serving.Endpoints{Name: name, ProbeAddress: o.ProbeBindAddress, MetricsAddress: o.MetricsBindAddress,
+		Profiling: o.Profiling, Health: health, Ready: ready}
+	if !o.MetricsSecure {
+		return e, nil
+	}
+	var err error
+	if e.Auth, err = serving.NewDelegatedAuth(kube); err != nil {
+		return e, err
+	}
+	e.TLS, err = o.MetricsTLS(ctx, name)
+	return e, err
 }
 
 // MetricsTLS is the TLS configuration of the secure /metrics: the
