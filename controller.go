@@ -49,8 +49,7 @@ const (
 	queueName = "networks"
 )
 
-// Options tune a Controller. The zero value is not useful: see main.go for
-// the defaults.
+// Options tune a Controller; pkg/options has the flags' defaults.
 type Options struct {
 	// MaxRetryDelay caps the per-key exponential backoff of failed syncs:
 	// Neutron unavailable, over quota, or a delete blocked by ports. It is
@@ -151,11 +150,9 @@ func NewController(
 		configMaps: configmap.Publisher{Client: kubeclientset.CoreV1(), Lister: configMapInformer.Lister(),
 			FieldManager: controllerAgentName, Recorder: recorder},
 		projects: projects,
-		// Retries back off per key, as client-go's default limiter does,
-		// capped at MaxRetryDelay so that a Network waiting on a quota or on
-		// ports notices soon; the 10/s bucket is each namespace's own, and
-		// the keys wait in a FIFO per namespace served in turn, so one
-		// namespace's failures or backlog delay only its own Networks.
+		// Retries back off per key, capped at MaxRetryDelay; each namespace
+		// has its own 10/s bucket and FIFO, served in turn, so that one
+		// namespace's failures or backlog delay only its own (chapter 3).
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			fairqueue.NewRateLimiter(opts.MaxRetryDelay), fairqueue.QueueConfig(queueName)),
 		recorder: recorder,
@@ -184,9 +181,7 @@ func NewController(
 		return nil, fmt.Errorf("registering event handlers: %w", err)
 	}
 	// The owned objects: a ConfigMap a Network controls that changes or
-	// goes queues that Network, which repairs it. The informer sees only
-	// the ConfigMaps the controller marked (main.go), and keeps the data
-	// of those a Network controls.
+	// goes queues that Network, which repairs it (chapter 9).
 	if err := configMapInformer.Informer().SetTransform(configmap.StripForCache); err != nil {
 		return nil, fmt.Errorf("setting the ConfigMap informer transform: %w", err)
 	}
