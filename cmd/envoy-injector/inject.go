@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/samplecrd/network-controller/pkg/command"
-	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
 )
 
@@ -98,7 +97,7 @@ func loadTemplate(path, kubeconfig, namespace, name string) (*injector.Template,
 		return nil, err
 	}
 	if namespace == "" {
-		if namespace, err = incluster.Namespace(kubeconfig); err != nil {
+		if namespace, err = command.Namespace(kubeconfig); err != nil {
 			return nil, err
 		}
 	}

@@ -24,8 +24,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/samplecrd/network-controller/pkg/logging"
-
 	_ "k8s.io/component-base/logs/json/register"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -38,12 +36,12 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
+	"github.com/spf13/cobra"
+
 	"github.com/samplecrd/network-controller/pkg/command"
-	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/injector"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/serving"
-	"github.com/spf13/cobra"
 )
 
 // options are the webhook's command line.
@@ -56,7 +54,7 @@ type options struct {
 	maxConcurrent         int
 	memoryBudget          string
 	metricsSecure         bool
-	logs                  *logging.Options
+	logs                  *command.LogOptions
 }
 
 // flags binds the webhook's flags, in the sections of its --help.
@@ -74,7 +72,7 @@ func (o *options) flags() *cliflag.NamedFlagSets {
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics only to callers the API server authenticates (TokenReview) and authorizes to get it (SubjectAccessReview); needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
 	fs.StringVar(&o.memoryBudget, "memory-budget", defaultMemoryBudget, "Most memory (a quantity) all admission requests together hold at once: their connections, their bodies as they arrive and what answering them costs; a request that finds it spent waits up to a second, then gets 503 (counted as overloaded). At least 100Mi, what the largest review (3 MiB) costs. The container's memory limit must be this plus about 96Mi for the program itself, and GOMEMLIMIT 48Mi below the limit (the chart computes both).")
-	o.logs = logging.AddFlags(fss.FlagSet("logging"))
+	o.logs = command.AddLogFlags(fss.FlagSet("logging"))
 	return fss
 }
 
@@ -82,7 +80,7 @@ func (o *options) flags() *cliflag.NamedFlagSets {
 // cannot work, and applies the logging flags.
 func (o *options) validate() error {
 	if o.configMapNamespace == "" {
-		ns, err := incluster.Namespace(o.kubeconfig)
+		ns, err := command.Namespace(o.kubeconfig)
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,8 @@
 // what the programs need beyond that: their exit codes (plan's 1 for a
 // refusal, 2 for a command line it cannot run), a usage error for any word
 // a command does not take, and help that lists a command's subcommands
-// above its flags in named sections.
+// above its flags in named sections; both programs' logging flags
+// (logging.go); and the namespace a program works in (namespace.go).
 package command
 
 import (

@@ -23,10 +23,9 @@ import (
 	componentbaseoptions "k8s.io/component-base/config/options"
 
 	"github.com/samplecrd/network-controller/pkg/cloud"
+	"github.com/samplecrd/network-controller/pkg/command"
 	"github.com/samplecrd/network-controller/pkg/events"
-	"github.com/samplecrd/network-controller/pkg/incluster"
 	"github.com/samplecrd/network-controller/pkg/leader"
-	"github.com/samplecrd/network-controller/pkg/logging"
 	"github.com/samplecrd/network-controller/pkg/metrics"
 	"github.com/samplecrd/network-controller/pkg/serving"
 	"github.com/samplecrd/network-controller/pkg/tenancy"
@@ -66,7 +65,7 @@ type Options struct {
 	TracingConfigFile  string
 
 	// Logs are the logging flags, applied by Logs.Apply.
-	Logs *logging.Options
+	Logs *command.LogOptions
 }
 
 // New returns the controller's defaults.
@@ -140,7 +139,7 @@ func (o *Options) Flags() *cliflag.NamedFlagSets {
 	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "Private key (PEM) of --tls-cert-file, reloaded when it changes.")
 
 	fss.FlagSet("tracing").StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "A TracingConfiguration file, as kube-apiserver's (endpoint: an OTLP gRPC collector, default localhost:4317; samplingRatePerMillion). Set, each sync is an OpenTelemetry span with a child for each request it makes; set or not, each Neutron request carries the sync's trace ID as its global request ID (X-OpenStack-Request-ID), and a condition Neutron's answer caused names the request as Neutron's log does (docs/tracing.md).")
-	o.Logs = logging.AddFlags(fss.FlagSet("logging"))
+	o.Logs = command.AddLogFlags(fss.FlagSet("logging"))
 	return fss
 }
 
@@ -162,7 +161,7 @@ func AddGrantFlags(fs *pflag.FlagSet, d *tenancy.Defaults) {
 func (o *Options) Complete() error {
 	o.Cloud.MaxRetryDelay = o.MaxRetryDelay
 	if o.LeaderElection.ResourceNamespace == "" {
-		ns, err := incluster.Namespace(o.Kubeconfig)
+		ns, err := command.Namespace(o.Kubeconfig)
 		if err != nil {
 			return err
 		}

@@ -1,5 +1,6 @@
-// Package incluster knows where a program runs when it runs in a Pod.
-package incluster
+// The namespace a program works in, which a Pod is told and a kubeconfig names.
+
+package command
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package incluster
+package command
 
 import (
 	"os"

@@ -1,7 +1,8 @@
-// Package logging configures both programs' logs as every Kubernetes
-// component does, through component-base/logs: -v, --vmodule and
+// Both programs' logs, configured as every Kubernetes component does,
+// through component-base/logs: -v, --vmodule and
 // --logging-format=text|json; klog's own deprecated flags are not offered.
-package logging
+
+package command
 
 import (
 	"github.com/spf13/pflag"
@@ -12,17 +13,17 @@ import (
 	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
 )
 
-// Options are the logging flags of one program.
-type Options struct {
+// LogOptions are the logging flags of one program.
+type LogOptions struct {
 	config *logsapi.LoggingConfiguration
 	// features are the logging features at their defaults (JSON is beta,
 	// on); the gate is not offered as a flag.
 	features featuregate.MutableVersionedFeatureGate
 }
 
-// AddFlags adds the logging flags to fs.
-func AddFlags(fs *pflag.FlagSet) *Options {
-	o := &Options{config: logsapi.NewLoggingConfiguration(), features: featuregate.NewFeatureGate()}
+// AddLogFlags adds the logging flags to fs.
+func AddLogFlags(fs *pflag.FlagSet) *LogOptions {
+	o := &LogOptions{config: logsapi.NewLoggingConfiguration(), features: featuregate.NewFeatureGate()}
 	utilruntime.Must(logsapi.AddFeatureGates(o.features))
 	logsapi.AddFlags(o.config, fs)
 	return o
@@ -30,10 +31,10 @@ func AddFlags(fs *pflag.FlagSet) *Options {
 
 // Apply configures the logs from the parsed flags; Flush writes what is
 // buffered, before the program exits.
-func (o *Options) Apply() error {
+func (o *LogOptions) Apply() error {
 	logs.InitLogs()
 	return logsapi.ValidateAndApply(o.config, o.features)
 }
 
-// Flush writes what the logs buffer.
-func Flush() { logs.FlushLogs() }
+// FlushLogs writes what the logs buffer.
+func FlushLogs() { logs.FlushLogs() }
