@@ -27,17 +27,17 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/configmap"
-	"github.com/samplecrd/network-controller/pkg/events"
-	"github.com/samplecrd/network-controller/pkg/fairqueue"
+	"github.com/samplecrd/network-controller/pkg/component/events"
+	"github.com/samplecrd/network-controller/pkg/component/metrics"
+	"github.com/samplecrd/network-controller/pkg/component/tracing"
+	"github.com/samplecrd/network-controller/pkg/controller/configmap"
+	"github.com/samplecrd/network-controller/pkg/controller/fairqueue"
+	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	networkscheme "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/metrics"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tracing"
 )
 
 const (
@@ -49,7 +49,7 @@ const (
 	queueName = "networks"
 )
 
-// Options tune a Controller; pkg/options has the flags' defaults.
+// Options tune a Controller; pkg/controller/options has the flags' defaults.
 type Options struct {
 	// MaxRetryDelay caps the per-key exponential backoff of failed syncs:
 	// Neutron unavailable, over quota, or a delete blocked by ports. It is
@@ -58,12 +58,12 @@ type Options struct {
 	// EventLimit bounds the Events all Networks together write (none when
 	// zero): --event-qps and --event-burst.
 	EventLimit events.Limit
-	// Tracer starts the span of each sync (pkg/tracing); nil starts none.
+	// Tracer starts the span of each sync (pkg/component/tracing); nil starts none.
 	Tracer trace.Tracer
 }
 
 // Reconciler makes Neutron match one Network per call, and says what it
-// did in an Outcome that the controller writes down: pkg/reconcile has the
+// did in an Outcome that the controller writes down: pkg/controller/reconcile has the
 // controller's, the tests a small fake.
 type Reconciler interface {
 	// Preflight refuses what cannot be reconciled now, before the
@@ -78,7 +78,7 @@ type Reconciler interface {
 
 // Projects finds the OpenStack project a Network lives in (the
 // controller's own, or the one its namespace's credentials name) and the
-// Reconciler that acts there: pkg/tenancy, which also runs each project's
+// Reconciler that acts there: pkg/controller/tenancy, which also runs each project's
 // Neutron informer and the garbage collector of its orphans.
 type Projects interface {
 	// Start waits for the policy's caches, lists Neutron in the controller's
@@ -105,7 +105,7 @@ type Controller struct {
 	networksLister listers.NetworkLister
 	networksSynced cache.InformerSynced
 	// configMapsSynced and configMaps are for the objects the controller
-	// owns, the ConfigMaps Networks publish into (pkg/configmap).
+	// owns, the ConfigMaps Networks publish into (pkg/controller/configmap).
 	configMapsSynced cache.InformerSynced
 	configMaps       configmap.Publisher
 
@@ -275,7 +275,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	defer c.workqueue.Done(key)
 
 	// Each sync is a span, whose trace ID every Neutron request of the
-	// sync carries to Neutron's log (pkg/tracing).
+	// sync carries to Neutron's log (pkg/component/tracing).
 	ctx, span := c.tracer.Start(ctx, "Sync Network", trace.WithAttributes(attribute.String("network", key.String())))
 	defer span.End()
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "key", key, "requestID", tracing.RequestID(ctx))
@@ -332,7 +332,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) resu
 	network, err := c.networksLister.Networks(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		// Gone: its Neutron resources, if any are left, are the garbage
-		// collector's (pkg/tenancy hands them over).
+		// collector's (pkg/controller/tenancy hands them over).
 		return result{}
 	}
 	if err != nil {

@@ -26,20 +26,20 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/configmap"
+	"github.com/samplecrd/network-controller/pkg/component/metrics"
+	"github.com/samplecrd/network-controller/pkg/controller/configmap"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
+	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/metrics"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 // fixture is one controller over fake clients and a fake reconciler, in
 // the manner of sample-controller's tests: the objects are put straight
 // into the fake clientset and the informer's indexer, and one syncHandler
-// call is run. What a pass does to Neutron is pkg/reconcile's to test;
+// call is run. What a pass does to Neutron is pkg/controller/reconcile's to test;
 // here, what the controller does with the pass's Outcome.
 type fixture struct {
 	t          *testing.T
@@ -85,7 +85,7 @@ func (r *fakeReconciler) Delete(context.Context, *samplecrdv1.Network) reconcile
 
 // fakeProjects hands every Network the one reconciler, as the controller's
 // own project; it refuses what policy refuses, and credentials as a
-// controller without a cloud does. pkg/tenancy is tested on its own.
+// controller without a cloud does. pkg/controller/tenancy is tested on its own.
 type fakeProjects struct {
 	reconciler *fakeReconciler
 	policy     *tenancy.Policy

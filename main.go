@@ -12,8 +12,8 @@
 // is the command (cobra, run as Kubernetes components run theirs): `main`
 // builds it, and `run` builds the clients and starts the informers and the
 // controller of controller.go once it leads. Its flags are
-// pkg/options'; its subcommands, `import` and `plan`, are pkg/importer's
-// and pkg/plan's.
+// pkg/controller/options'; its subcommands, `import` and `plan`, are pkg/controller/importer's
+// and pkg/controller/plan's.
 package main
 
 import (
@@ -41,21 +41,21 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/cloud"
-	"github.com/samplecrd/network-controller/pkg/command"
-	"github.com/samplecrd/network-controller/pkg/configmap"
-	"github.com/samplecrd/network-controller/pkg/events"
+	"github.com/samplecrd/network-controller/pkg/component/command"
+	"github.com/samplecrd/network-controller/pkg/component/events"
+	"github.com/samplecrd/network-controller/pkg/component/leader"
+	"github.com/samplecrd/network-controller/pkg/component/metrics"
+	"github.com/samplecrd/network-controller/pkg/component/serving"
+	"github.com/samplecrd/network-controller/pkg/component/tracing"
+	"github.com/samplecrd/network-controller/pkg/controller/cloud"
+	"github.com/samplecrd/network-controller/pkg/controller/configmap"
+	"github.com/samplecrd/network-controller/pkg/controller/importer"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+	"github.com/samplecrd/network-controller/pkg/controller/options"
+	"github.com/samplecrd/network-controller/pkg/controller/plan"
+	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
+	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
-	"github.com/samplecrd/network-controller/pkg/importer"
-	"github.com/samplecrd/network-controller/pkg/leader"
-	"github.com/samplecrd/network-controller/pkg/metrics"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/options"
-	"github.com/samplecrd/network-controller/pkg/plan"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/serving"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
-	"github.com/samplecrd/network-controller/pkg/tracing"
 )
 
 func main() {
@@ -147,7 +147,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 
 	// Every write asks the fence first: a leader frozen past its lease
-	// must not act on its stale cache when it resumes (pkg/leader). The
+	// must not act on its stale cache when it resumes (pkg/component/leader). The
 	// inventory asks it before each write to Neutron; the clients the work
 	// writes to the API server with carry it in their transport; only the
 	// Lease's own client goes without. Without leader election the fence
@@ -169,7 +169,7 @@ func run(ctx context.Context, opts *options.Options) error {
 		networks := informerFactory.Samplecrd().V1().Networks()
 		// The ConfigMaps Networks publish into are watched where Networks
 		// are, and only those with the controller's mark: a tenant's
-		// ConfigMaps are not even sent (pkg/configmap).
+		// ConfigMaps are not even sent (pkg/controller/configmap).
 		ownedFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.ResyncPeriod,
 			kubeinformers.WithNamespace(opts.Namespace), kubeinformers.WithTweakListOptions(configmap.SelectMarked))
 		// TenantPolicies are cluster-scoped, and namespaces' labels select
@@ -222,7 +222,7 @@ func (p projectsOf) For(ctx context.Context, network *samplecrdv1.Network) (Reco
 	return p.Set.For(ctx, network)
 }
 
-// planSync is the controller's syncHandler as `plan` runs it (pkg/plan): a
+// planSync is the controller's syncHandler as `plan` runs it (pkg/controller/plan): a
 // Controller over the plan's Cluster and projects, Events unrecorded.
 func planSync(ctx context.Context, cluster *plan.Cluster, projects *tenancy.Set) (plan.SyncFunc, error) {
 	c, err := NewController(ctx, cluster.Kube, cluster.Networks, cluster.NetworkInformer, cluster.ConfigMapInformer, projectsOf{projects}, Options{})

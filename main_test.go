@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/samplecrd/network-controller/pkg/command"
-	"github.com/samplecrd/network-controller/pkg/options"
+	"github.com/samplecrd/network-controller/pkg/component/command"
+	"github.com/samplecrd/network-controller/pkg/controller/options"
 )
 
 // TestTheCommandLine: --help, the controller's and each subcommand's,

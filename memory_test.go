@@ -11,14 +11,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/inventory"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
 // BenchmarkCacheMemoryPerNetwork measures what one Network costs the
 // controller's heap in steady state — its object in the informer's Indexer
-// (after the transform, with pkg/tenancy' index by UID) and its network and subnet in
+// (after the transform, with pkg/controller/tenancy' index by UID) and its network and subnet in
 // the Neutron inventory — at 10,000 Networks, without waiting for Neutron
 // to make 10,000 networks. It reports B/Network; test/bench measures the
 // same on the real stack at smaller N.

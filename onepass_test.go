@@ -15,13 +15,13 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/inventory"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
+	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
-// oneProject hands every Network the one real reconciler: pkg/reconcile
+// oneProject hands every Network the one real reconciler: pkg/controller/reconcile
 // over the fake Neutron, writing to the fixture's fake clientset, so that a
 // test follows a Network through the queue as the controller runs it.
 type oneProject struct{ r *reconcile.Reconciler }

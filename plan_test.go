@@ -21,13 +21,13 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
+	"github.com/samplecrd/network-controller/pkg/controller/plan"
+	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
+	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
-	"github.com/samplecrd/network-controller/pkg/plan"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
 )
 
 // neutronWrites are the fake's requests that change Neutron.
@@ -37,7 +37,7 @@ var neutronWrites = []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet
 
 // world is one Neutron project (a fake) and the namespaces of a cluster,
 // none granted anything by a TenantPolicy: the controller runs on it for
-// real (control), and a plan beside it (plan), each through pkg/tenancy's
+// real (control), and a plan beside it (plan), each through pkg/controller/tenancy's
 // projects (tenancy.Build) as main.go builds them.
 type world struct {
 	t       *testing.T
@@ -160,7 +160,7 @@ func (w *world) make(network *samplecrdv1.Network, others ...*samplecrdv1.Networ
 }
 
 // plan runs `network-controller plan` on stored, as Admit returns it, with
-// others in the API server: the Planner of pkg/plan, with main.go's
+// others in the API server: the Planner of pkg/controller/plan, with main.go's
 // planSync, over a live cluster that it only reads.
 func (w *world) plan(stored *samplecrdv1.Network, exists bool, others ...*samplecrdv1.Network) plan.Result {
 	w.t.Helper()

@@ -15,7 +15,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/yaml"
 
-	"github.com/samplecrd/network-controller/pkg/command"
+	"github.com/samplecrd/network-controller/pkg/component/command"
 	"github.com/samplecrd/network-controller/pkg/injector"
 )
 

@@ -6,7 +6,7 @@
 // It serves HTTPS on --bind-address: POST /mutate (AdmissionReview v1),
 // GET /healthz and /readyz (ready once the ConfigMap informer has synced),
 // and GET /metrics.
-// It is a cobra command (pkg/command), whose subcommand
+// It is a cobra command (pkg/component/command), whose subcommand
 // `envoy-injector inject -f FILE` does the same injection offline, on
 // manifests (inject.go); `envoy-injector check -f POD.yaml` says what it
 // would decide for each Pod, and why (check.go).
@@ -38,10 +38,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/samplecrd/network-controller/pkg/command"
+	"github.com/samplecrd/network-controller/pkg/component/command"
+	"github.com/samplecrd/network-controller/pkg/component/metrics"
+	"github.com/samplecrd/network-controller/pkg/component/serving"
 	"github.com/samplecrd/network-controller/pkg/injector"
-	"github.com/samplecrd/network-controller/pkg/metrics"
-	"github.com/samplecrd/network-controller/pkg/serving"
 )
 
 // options are the webhook's command line.

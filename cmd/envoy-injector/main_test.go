@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/samplecrd/network-controller/pkg/command"
+	"github.com/samplecrd/network-controller/pkg/component/command"
 )
 
 // execute runs the command line args as main does, without a process and

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/reconcile"
+	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
 // healthKey is the argocd-cm key Argo CD looks a kind's health check up

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	"k8s.io/utils/ptr"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/samplecrd/network-controller/pkg/tracing"
+	"github.com/samplecrd/network-controller/pkg/component/tracing"
 )
 
 const root = "../.."

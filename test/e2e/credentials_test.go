@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/tenancy"
+	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/fairqueue"
+	"github.com/samplecrd/network-controller/pkg/controller/fairqueue"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 

@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/plan"
+	"github.com/samplecrd/network-controller/pkg/controller/plan"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 

@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
-	"github.com/samplecrd/network-controller/pkg/neutron"
 	"github.com/samplecrd/network-controller/test/framework"
 )
 

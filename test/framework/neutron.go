@@ -15,7 +15,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
-	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
 // Neutron is a real neutron-server with the ML2/OVN driver: OVN's

@@ -20,21 +20,70 @@ const module = "github.com/samplecrd/network-controller"
 // layers are the project's packages from the bottom up. A package may
 // import only packages of lower layers (and the generated code, and
 // pkg/apis, which everyone may). The compiler forbids cycles; this
-// forbids a low package reaching up, e.g. pkg/neutron into pkg/reconcile.
+// forbids a low package reaching up, e.g. pkg/controller/neutron into
+// pkg/controller/reconcile. The folders show the same layers, as
+// TestTheFoldersAreTheLayers checks: pkg/component (the plumbing both
+// programs share), then pkg/injector (the webhook's), and pkg/controller
+// (the Network controller's); the programs at the top.
 var layers = [][]string{
-	{"pkg/metrics", "pkg/tracing", "pkg/incluster", "pkg/leader", "pkg/serving", "pkg/injector", "pkg/logging", "pkg/events", "pkg/fairqueue"},
-	{"pkg/command"}, // the programs' cobra commands, run as Kubernetes components run theirs
-	{"pkg/neutron"},
-	{"pkg/neutron/fake", "pkg/desired", "pkg/cloud"},
-	{"pkg/inventory"},
-	{"pkg/reconcile"},
-	// pkg/collector, the garbage collector, deletes through a project's
-	// inventory with reconcile's DeleteOwned; pkg/tenancy builds it.
-	{"pkg/collector", "pkg/configmap"},
-	{"pkg/tenancy"},              // a Network's place: its policy, credentials and projects
-	{"pkg/options"},              // the controller's command line
-	{"pkg/importer", "pkg/plan"}, // the subcommands, each with its command
-	{"", "cmd/envoy-injector"},   // the root: package main
+	// pkg/component: what both programs are built from, of neither.
+	{"pkg/component/metrics", "pkg/component/tracing", "pkg/component/leader", "pkg/component/serving", "pkg/component/events"},
+	{"pkg/component/command"}, // both programs' cobra commands, run as Kubernetes components run theirs
+	// pkg/injector: the sidecar-injection webhook.
+	{"pkg/injector"},
+	// pkg/controller: the Network controller, bottom up.
+	{"pkg/controller/fairqueue", "pkg/controller/neutron"},
+	{"pkg/controller/neutron/fake", "pkg/controller/desired", "pkg/controller/cloud"},
+	{"pkg/controller/inventory"},
+	{"pkg/controller/reconcile"},
+	// The garbage collector deletes through a project's inventory with
+	// reconcile's DeleteOwned; pkg/controller/tenancy builds it.
+	{"pkg/controller/collector", "pkg/controller/configmap"},
+	{"pkg/controller/tenancy"},                         // a Network's place: its policy, credentials and projects
+	{"pkg/controller/options"},                         // the controller's command line
+	{"pkg/controller/importer", "pkg/controller/plan"}, // the subcommands, each with its command
+	{"", "cmd/envoy-injector"},                         // the programs: package main
+}
+
+// folders say which folders a package of each may import from: the
+// webhook and the controller share the components, and nothing else.
+var folders = map[string][]string{
+	"pkg/component":      {"pkg/component"},
+	"pkg/injector":       {"pkg/component", "pkg/injector"},
+	"pkg/controller":     {"pkg/component", "pkg/controller"},
+	"":                   {"pkg/component", "pkg/controller"},
+	"cmd/envoy-injector": {"pkg/component", "pkg/injector"},
+}
+
+// folderOf is the folder of folders that path is in.
+func folderOf(path string) string {
+	for _, f := range []string{"pkg/component", "pkg/injector", "pkg/controller", "cmd/envoy-injector"} {
+		if path == f || strings.HasPrefix(path, f+"/") {
+			return f
+		}
+	}
+	return path
+}
+
+// TestTheFoldersAreTheLayers: the components import nothing of either
+// program, and neither program's packages import the other's.
+func TestTheFoldersAreTheLayers(t *testing.T) {
+	for _, p := range load(t) {
+		from := rel(p.PkgPath)
+		allowed, ok := folders[folderOf(from)]
+		if !ok {
+			continue // generated code, API types, tests and tools
+		}
+		for imp := range p.Imports {
+			to := rel(imp)
+			if !strings.HasPrefix(imp, module) || strings.HasPrefix(to, "pkg/generated") || strings.HasPrefix(to, "pkg/apis") {
+				continue
+			}
+			if !slices.Contains(allowed, folderOf(to)) {
+				t.Errorf("%s imports %s: %s may import only from %v", from, to, folderOf(from), allowed)
+			}
+		}
+	}
 }
 
 // rootFiles are the files of the root package, the learner's entry point:

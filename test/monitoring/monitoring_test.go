@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/samplecrd/network-controller/pkg/metrics"
+	"github.com/samplecrd/network-controller/pkg/component/metrics"
 )
 
 // TestTheDashboardAsksForWhatTheProgramsExport: every query of
-// artifacts/prometheus/dashboard.json names a metric that pkg/metrics
+// artifacts/prometheus/dashboard.json names a metric that pkg/component/metrics
 // declares, or one of client-go's.
 func TestTheDashboardAsksForWhatTheProgramsExport(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "artifacts", "prometheus", "dashboard.json"))

@@ -81,7 +81,7 @@ func (s *soak) inject(ctx context.Context, kind string, down time.Duration, pick
 // freezeLeader freezes the replica that leads (SIGSTOP; replica pick if
 // the Lease names none) for d, longer than the lease, so that the other
 // takes over, and thaws it: it resumes with a stale cache and its retries
-// due, and must write nothing (pkg/leader's fence).
+// due, and must write nothing (pkg/component/leader's fence).
 func (s *soak) freezeLeader(ctx context.Context, pick int, d time.Duration) error {
 	c := s.controllers[s.leaderOr(pick)]
 	if err := c.Freeze(); err != nil {

@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/desired"
-	"github.com/samplecrd/network-controller/pkg/neutron"
+	"github.com/samplecrd/network-controller/pkg/controller/desired"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
 // NetworkReconciler is syncHandler's counterpart: controller-runtime calls
@@ -100,7 +100,7 @@ func (r *NetworkReconciler) ensure(ctx context.Context, network *samplecrdv1.Net
 	if err != nil {
 		return "", "", err
 	}
-	// The spec in Neutron's terms, from the controller's own pkg/desired:
+	// The spec in Neutron's terms, from the controller's own pkg/controller/desired:
 	// a gateway that moves takes the allocation pools with it, in one
 	// request, as Neutron needs.
 	want, err := desired.SubnetOf(network.Spec, network.Spec.CIDR)

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	"github.com/samplecrd/network-controller/pkg/neutron"
-	neutronfake "github.com/samplecrd/network-controller/pkg/neutron/fake"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 )
 
 // fixture is the reconciler over controller-runtime's fake client and the

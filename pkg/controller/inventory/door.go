@@ -1,0 +1,395 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/samplecrd/network-controller/pkg/component/leader"
+	"github.com/samplecrd/network-controller/pkg/component/metrics"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+)
+
+// The door: every request the controller makes of Neutron, read or write,
+// except the inventory's own lists, goes through these methods. They
+//   - fail at once while Neutron is known to be down (breaker.go);
+//   - act only on IDs the store holds for the owner, i.e. resources that
+//     carry this cluster's mark and the owner's UID (the last guard of
+//     "never touch what you cannot prove is yours"), except Mark*, which
+//     take a resource the caller has proven nobody owns;
+//   - mark what they create in the create request itself (name and
+//     description), so it is recognisable the moment Neutron holds it;
+//   - record in the store what Neutron confirmed, so the next sync sees it
+//     without a list;
+//   - ask for an early list when a write's answer was lost, because the
+//     request may complete anyway (Options.LateCompletionGrace).
+
+// ErrListPending is what a write returns for an owner whose previous write
+// went unanswered, until a list of Neutron begun after it succeeds: Neutron
+// may have done that write, and only a list says whether.
+var ErrListPending = errors.New("a request of this Network went unanswered; waiting for a list of Neutron to show what it did")
+
+// ErrFenced is what a write returns while this replica cannot prove it
+// still leads (Options.Fence): another replica may have taken over while
+// this one was frozen or cut off, and acts on a fresher view of Neutron.
+// It is the API server's refusal too (leader.WrapTransport).
+var ErrFenced = leader.ErrFenced
+
+// ErrNotOurs is what a write to a resource the store does not hold for
+// its owner returns. The callers write only IDs they read from the store,
+// so it is a broken invariant, never an answer of Neutron's.
+var ErrNotOurs = errors.New("not a resource of this controller")
+
+func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, ErrNotOurs) }
+
+// CreateNetwork creates a network of owner with mtu (0: Neutron's choice).
+func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mtu int) (neutron.Network, error) {
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Network{}, err
+	}
+	n, err := inv.client.CreateNetwork(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), mtu)
+	if err != nil {
+		return neutron.Network{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddNetwork(owner, n)
+	return n, nil
+}
+
+// CreateSubnet creates the subnet req asks for, with owner's name and the
+// mark.
+func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req neutron.SubnetRequest) (neutron.Subnet, error) {
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Subnet{}, err
+	}
+	req.Name, req.Description = inv.mark.ResourceName(owner), inv.mark.Description()
+	s, err := inv.client.CreateSubnet(ctx, req)
+	if err != nil {
+		return neutron.Subnet{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddSubnet(owner, s)
+	return s, nil
+}
+
+// UpdateNetwork changes a network of owner's.
+func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
+	if !inv.ownsNetwork(owner, id) {
+		return neutron.Network{}, notOurs("network", id)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Network{}, err
+	}
+	updated, err := inv.client.UpdateNetwork(ctx, id, u)
+	if err != nil {
+		return neutron.Network{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddNetwork(owner, updated)
+	return updated, nil
+}
+
+// UpdateSubnet changes a subnet of owner's.
+func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
+	if !inv.ownsSubnet(owner, id) {
+		return neutron.Subnet{}, notOurs("subnet", id)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Subnet{}, err
+	}
+	updated, err := inv.client.UpdateSubnet(ctx, id, u)
+	if err != nil {
+		return neutron.Subnet{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddSubnet(owner, updated)
+	return updated, nil
+}
+
+// DeleteSubnet deletes a subnet of owner's.
+func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id string) error {
+	if !inv.ownsSubnet(owner, id) {
+		return notOurs("subnet", id)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return err
+	}
+	if err := inv.client.DeleteSubnet(ctx, id); err != nil {
+		return inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.RemoveSubnet(owner, id)
+	return nil
+}
+
+// DeleteNetwork deletes a network of owner's.
+func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
+	if !inv.ownsNetwork(owner, id) {
+		return notOurs("network", id)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return err
+	}
+	if err := inv.client.DeleteNetwork(ctx, id); err != nil {
+		return inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.RemoveNetwork(owner, id)
+	return nil
+}
+
+// Restored is the name and description an adopted resource gets back.
+type Restored struct{ Name, Description string }
+
+// ReleaseSubnet gives up a subnet without deleting it (deletionPolicy:
+// Orphan): the description that carried the mark is replaced, so no
+// controller will ever recognise it again, and it leaves the store. An
+// adopted subnet gets back what it had (orig); one the controller made
+// says where it came from.
+func (inv *Inventory) ReleaseSubnet(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
+	u := neutron.SubnetUpdate{Description: ptr.To(inv.mark.Released(owner))}
+	if orig != nil {
+		u.Name, u.Description = &orig.Name, &orig.Description
+	}
+	if _, err := inv.UpdateSubnet(ctx, owner, id, u); err != nil {
+		return err
+	}
+	inv.store.RemoveSubnet(owner, id)
+	return nil
+}
+
+// ReleaseNetwork is ReleaseSubnet for a network.
+func (inv *Inventory) ReleaseNetwork(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
+	u := neutron.NetworkUpdate{Description: ptr.To(inv.mark.Released(owner))}
+	if orig != nil {
+		u.Name, u.Description = &orig.Name, &orig.Description
+	}
+	if _, err := inv.UpdateNetwork(ctx, owner, id, u); err != nil {
+		return err
+	}
+	inv.store.RemoveNetwork(owner, id)
+	return nil
+}
+
+// MarkSubnet takes a subnet under management (adoption): its name and
+// description become owner's and the mark. With MarkNetwork, the only
+// writes to a resource the store does not hold; the caller has checked
+// that nobody else owns it, in s as it read it. The mark is written onto
+// that revision only (If-Match on s.RevisionNumber): a subnet changed
+// since, e.g. marked by another Network's adoption between the check and
+// this write, is left as it is, and the error is Neutron's 412
+// (neutron.IsStale), for the caller to read it again.
+func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neutron.Subnet) error {
+	if inv.ownsSubnet(owner, s.ID) {
+		return nil
+	}
+	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return err
+	}
+	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc, IfRevision: &s.RevisionNumber})
+	if err != nil {
+		return inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddSubnet(owner, marked)
+	return nil
+}
+
+// MarkNetwork is MarkSubnet for a network, written onto n's revision only;
+// it returns the marked network. A change of one of its subnets raises a
+// network's revision too: n must be read after the subnet's mark.
+func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n neutron.Network) (neutron.Network, error) {
+	if inv.ownsNetwork(owner, n.ID) {
+		return n, nil
+	}
+	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Network{}, err
+	}
+	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc, IfRevision: &n.RevisionNumber})
+	if err != nil {
+		return neutron.Network{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddNetwork(owner, marked)
+	return marked, nil
+}
+
+// GetNetwork reads any network by ID (adoption reads what is not ours yet).
+func (inv *Inventory) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	n, err := inv.client.GetNetwork(ctx, id)
+	return n, inv.afterFailedRead(err)
+}
+
+// SubnetsOf reads the subnets on any network.
+func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutron.Subnet, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return nil, err
+	}
+	subs, err := inv.client.SubnetsOf(ctx, networkID)
+	return subs, inv.afterFailedRead(err)
+}
+
+// PortsOf reads the ports on a network (with a description, only those
+// with exactly it): what blocks its deletion, and, before an adoption,
+// whether another project has ports on it.
+func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string) ([]neutron.Port, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return nil, err
+	}
+	ports, err := inv.client.PortsOf(ctx, networkID, description)
+	return ports, inv.afterFailedRead(err)
+}
+
+// Place is where the inventory lists and creates (zero for a noauth
+// server). A connected client answers from its token, sending no
+// request, so an answer is no sign that Neutron answers: it never closes
+// the breaker, and only a connect that got no answer counts against it.
+func (inv *Inventory) Place(ctx context.Context) (neutron.Place, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Place{}, err
+	}
+	place, err := inv.client.Place(ctx)
+	if neutron.Unreachable(err) {
+		inv.breaker.fail()
+	}
+	return place, err
+}
+
+// FindSubnetPool reads a subnet pool by name or ID.
+func (inv *Inventory) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.SubnetPool{}, err
+	}
+	pool, err := inv.client.FindSubnetPool(ctx, nameOrID)
+	return pool, inv.afterFailedRead(err)
+}
+
+// FindLateSubnet looks on networkID for a subnet that carries owner's
+// name and the mark and that match accepts: a create of ours that
+// completed after its answer was lost. It records what it finds.
+func (inv *Inventory) FindLateSubnet(ctx context.Context, owner neutron.Owner, networkID string, match func(neutron.Subnet) bool) (neutron.Subnet, bool, error) {
+	subs, err := inv.SubnetsOf(ctx, networkID)
+	if err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	for _, s := range subs {
+		if o, ok := inv.mark.OwnerOf(s.Name, s.Description); ok && o.UID == owner.UID && match(s) {
+			inv.store.AddSubnet(owner, s)
+			klog.FromContext(ctx).Info("Found our subnet, created late, on an overlap refusal", "subnetID", s.ID)
+			return s, true, nil
+		}
+	}
+	return neutron.Subnet{}, false, nil
+}
+
+func (inv *Inventory) ownsNetwork(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(inv.store.Get(owner.UID).Networks, func(n neutron.Network) bool { return n.ID == id })
+}
+
+func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(inv.store.Get(owner.UID).Subnets, func(s neutron.Subnet) bool { return s.ID == id })
+}
+
+// allowWrite returns nil when a write of owner may go to Neutron, else
+// why not: this replica may no longer lead, the breaker is open, the
+// credentials reach another project than the store was listed in, or a
+// write of owner's went unanswered and no list since has shown what
+// became of it. The fence comes first and is asked at the last moment
+// before the request: a process resumed after a freeze runs its queued
+// syncs on a cache from before it, at once, while its renewal is still
+// on the wire.
+func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error {
+	if inv.opts.Fence != nil {
+		if err := inv.opts.Fence(); err != nil {
+			metrics.WritesFenced.WithLabelValues(metrics.FencedNeutron).Inc()
+			return fmt.Errorf("%w: %v", ErrFenced, err)
+		}
+	}
+	if err := inv.breaker.allow(); err != nil {
+		return err
+	}
+	if err := inv.samePlace(ctx); err != nil {
+		return err
+	}
+	inv.unsureMu.Lock()
+	defer inv.unsureMu.Unlock()
+	if _, ok := inv.unsure[owner.UID]; ok {
+		return ErrListPending
+	}
+	return nil
+}
+
+// samePlace refuses a write while the credentials reach another place
+// (Keystone, region, interface or project) than the one the store was
+// listed in: a clouds.yaml changed in place (the controller's, or a
+// namespace's Secret) swaps the client, not the store. Every ID the store
+// holds is the old place's, so a delete would be answered 404 by the new
+// one and counted as done, and the Network's resources would be left for
+// good where nothing lists them again. A list of the new place, asked for
+// at once, ends the refusal; from then on the ladder's own check
+// (status.place) keeps each Network from being made again elsewhere. It
+// costs no request: the client knows its token's place.
+func (inv *Inventory) samePlace(ctx context.Context) error {
+	now, err := inv.client.Place(ctx)
+	if err != nil {
+		return err
+	}
+	return inv.ListedIn(now)
+}
+
+// ListedIn returns nil when the store was last listed in place, else a
+// *neutron.CredentialsError that names both places, and asks for a list:
+// what the store holds, or does not, says nothing of another place.
+func (inv *Inventory) ListedIn(place neutron.Place) error {
+	listed := inv.store.Status().Place
+	if listed == place {
+		return nil
+	}
+	inv.RequestRefresh(0)
+	return &neutron.CredentialsError{Reason: fmt.Sprintf(
+		"Neutron was last listed in %s, not in %s that the credentials now reach or this Network is in; "+
+			"nothing is done until it is listed again", listed, place)}
+}
+
+// afterFailedWrite handles a write of owner's that failed. Anything but a
+// refusal, which Neutron sends only for what it did not do, leaves the
+// write's outcome unknown: owner's writes wait for a list begun after now,
+// and one is asked for LateCompletionGrace later. A request with no answer
+// at all counts towards the breaker.
+func (inv *Inventory) afterFailedWrite(owner neutron.Owner, err error) error {
+	var rejected *neutron.RejectedError
+	if errors.As(err, &rejected) || neutron.IsAuthError(err) {
+		inv.breaker.succeed() // an answer
+		return err
+	}
+	inv.unsureMu.Lock()
+	inv.unsure[owner.UID] = inv.clock.Now()
+	inv.unsureMu.Unlock()
+	inv.RequestRefresh(inv.opts.LateCompletionGrace)
+	if neutron.Unreachable(err) {
+		inv.breaker.fail()
+	}
+	return err
+}
+
+// afterFailedRead counts a read that got no answer at all towards the
+// breaker. A read changes nothing in Neutron, so, unlike a write, it
+// leaves no outcome for a list to find.
+func (inv *Inventory) afterFailedRead(err error) error {
+	switch {
+	case err == nil:
+		inv.breaker.succeed()
+	case neutron.Unreachable(err):
+		inv.breaker.fail()
+	}
+	return err
+}

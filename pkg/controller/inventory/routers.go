@@ -1,0 +1,191 @@
+package inventory
+
+import (
+	"context"
+	"slices"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+)
+
+// The door to Neutron's routers. The inventory lists the routers the
+// controller made (spec.router's externalNetwork) with the networks and
+// subnets, and writes only those. It does not list router interfaces:
+// only a Network with spec.router has any, and its pass reads them from
+// its own network. A router interface is the controller's only when the
+// port is on a network the store holds for the owner and carries the mark
+// and the owner's name; a router someone else made is never written, and
+// only the controller's own ports are ever attached to or detached from
+// one.
+
+// RouterPortsOf reads the router interface ports owner made on its
+// network networkID: the ports there that carry the mark and owner's
+// name. Other ports on the network are not returned.
+func (inv *Inventory) RouterPortsOf(ctx context.Context, owner neutron.Owner, networkID string) ([]neutron.Port, error) {
+	if !inv.ownsNetwork(owner, networkID) {
+		return nil, notOurs("network", networkID)
+	}
+	marked, err := inv.PortsOf(ctx, networkID, inv.mark.Description())
+	if err != nil {
+		return nil, err
+	}
+	var out []neutron.Port
+	for _, p := range marked {
+		if inv.ownsPort(owner, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// FindRouter reads a router by name or ID.
+func (inv *Inventory) FindRouter(ctx context.Context, nameOrID string) (neutron.Router, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Router{}, err
+	}
+	r, err := inv.client.FindRouter(ctx, nameOrID)
+	return r, inv.afterFailedRead(err)
+}
+
+// CreateRouterPort makes a router interface port of owner's on address of
+// its subnet, marked in the create request, and not yet on any router.
+func (inv *Inventory) CreateRouterPort(ctx context.Context, owner neutron.Owner, subnet neutron.Subnet, address string) (neutron.Port, error) {
+	if !inv.ownsSubnet(owner, subnet.ID) {
+		return neutron.Port{}, notOurs("subnet", subnet.ID)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Port{}, err
+	}
+	p, err := inv.client.CreatePort(ctx, neutron.PortRequest{NetworkID: subnet.NetworkID, SubnetID: subnet.ID, Address: address,
+		Name: inv.mark.ResourceName(owner), Description: inv.mark.Description()})
+	if err != nil {
+		return neutron.Port{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	return p, nil
+}
+
+// AttachRouterPort attaches owner's port to routerID.
+func (inv *Inventory) AttachRouterPort(ctx context.Context, owner neutron.Owner, routerID string, port neutron.Port) error {
+	return inv.writePort(ctx, owner, port, func() error { return inv.client.AddRouterInterface(ctx, routerID, port.ID) })
+}
+
+// DetachRouterPort removes owner's port from the router it is on, which
+// deletes it, or deletes it when it is on none.
+func (inv *Inventory) DetachRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
+	return inv.writePort(ctx, owner, port, func() error {
+		if port.DeviceID == "" {
+			return inv.client.DeletePort(ctx, port.ID)
+		}
+		return inv.client.RemoveRouterInterface(ctx, port.DeviceID, port.ID)
+	})
+}
+
+// ReleaseRouterPort gives up owner's port without detaching it
+// (deletionPolicy: Orphan): the mark is replaced, so the router keeps its
+// interface and no controller recognises the port again.
+func (inv *Inventory) ReleaseRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
+	return inv.writePort(ctx, owner, port, func() error {
+		_, err := inv.client.UpdatePortMark(ctx, port.ID, port.Name, inv.mark.Released(owner))
+		return err
+	})
+}
+
+// writePort does write to owner's port, a door's checks first.
+func (inv *Inventory) writePort(ctx context.Context, owner neutron.Owner, port neutron.Port, write func() error) error {
+	if !inv.ownsPort(owner, port) {
+		return notOurs("port", port.ID)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return err
+	}
+	if err := write(); err != nil {
+		return inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	return nil
+}
+
+// ownsPort reports whether port is owner's: on a network the store holds
+// for owner, with the mark and owner's UID in its name.
+func (inv *Inventory) ownsPort(owner neutron.Owner, port neutron.Port) bool {
+	o, ok := inv.mark.OwnerOf(port.Name, port.Description)
+	return ok && o.UID == owner.UID && inv.ownsNetwork(owner, port.NetworkID)
+}
+
+// FindExternalNetwork reads an external network by name or ID.
+func (inv *Inventory) FindExternalNetwork(ctx context.Context, nameOrID string) (neutron.Network, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return neutron.Network{}, err
+	}
+	n, err := inv.client.FindExternalNetwork(ctx, nameOrID)
+	return n, inv.afterFailedRead(err)
+}
+
+// CreateRouter creates a router of owner's, marked in the create request,
+// with its gateway on the external network gatewayNetworkID.
+func (inv *Inventory) CreateRouter(ctx context.Context, owner neutron.Owner, gatewayNetworkID string) (neutron.Router, error) {
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Router{}, err
+	}
+	r, err := inv.client.CreateRouter(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), gatewayNetworkID)
+	if err != nil {
+		return neutron.Router{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddRouter(owner, r)
+	return r, nil
+}
+
+// UpdateRouterGateway moves the gateway of owner's router id to the
+// external network gatewayNetworkID.
+func (inv *Inventory) UpdateRouterGateway(ctx context.Context, owner neutron.Owner, id, gatewayNetworkID string) (neutron.Router, error) {
+	return inv.updateRouter(ctx, owner, id, &gatewayNetworkID, nil)
+}
+
+// ReleaseRouter gives up owner's router id without deleting it
+// (deletionPolicy: Orphan), as ReleaseNetwork does a network.
+func (inv *Inventory) ReleaseRouter(ctx context.Context, owner neutron.Owner, id string) error {
+	if _, err := inv.updateRouter(ctx, owner, id, nil, ptr.To(inv.mark.Released(owner))); err != nil {
+		return err
+	}
+	inv.store.RemoveRouter(owner, id)
+	return nil
+}
+
+func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
+	if !inv.ownsRouter(owner, id) {
+		return neutron.Router{}, notOurs("router", id)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return neutron.Router{}, err
+	}
+	r, err := inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description)
+	if err != nil {
+		return neutron.Router{}, inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.AddRouter(owner, r)
+	return r, nil
+}
+
+// DeleteRouter deletes owner's router id.
+func (inv *Inventory) DeleteRouter(ctx context.Context, owner neutron.Owner, id string) error {
+	if !inv.ownsRouter(owner, id) {
+		return notOurs("router", id)
+	}
+	if err := inv.allowWrite(ctx, owner); err != nil {
+		return err
+	}
+	if err := inv.client.DeleteRouter(ctx, id); err != nil {
+		return inv.afterFailedWrite(owner, err)
+	}
+	inv.breaker.succeed()
+	inv.store.RemoveRouter(owner, id)
+	return nil
+}
+
+func (inv *Inventory) ownsRouter(owner neutron.Owner, id string) bool {
+	return slices.ContainsFunc(inv.store.Get(owner.UID).Routers, func(r neutron.Router) bool { return r.ID == id })
+}

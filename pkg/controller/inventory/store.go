@@ -1,0 +1,261 @@
+package inventory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+)
+
+// Store is the cache of the Neutron resources that carry the controller's
+// Mark, keyed by the UID of the owning Network: what an informer's Indexer
+// is to the API server. Syncs read it instead of asking Neutron, so a
+// resync of N in-sync Networks costs two list requests per page (networks
+// and subnets) instead of N gets.
+//
+// That is its one job. It is filled by Refresh, and the Inventory records
+// the controller's own writes in it (Add*, Remove*) as Neutron confirms
+// them, so a sync always sees what the previous sync did. It makes no
+// write requests.
+type Store struct {
+	client neutron.Interface
+	mark   neutron.Mark
+
+	mu     sync.RWMutex
+	status Status
+	byUID  map[types.UID]*Owned
+	// writes counts recorded writes; written[uid] is the count at the last
+	// write for uid. A refresh whose lists began before a write to uid
+	// keeps the written state: the list may predate the write.
+	writes  uint64
+	written map[types.UID]uint64
+}
+
+// Status is the health of the inventory, as readiness and syncs see it.
+type Status struct {
+	// Synced is true once a refresh has succeeded.
+	Synced bool
+	// LastSuccess is when the latest successful refresh finished.
+	LastSuccess time.Time
+	// Err is the error of the latest refresh, nil when it succeeded.
+	Err error
+	// Unrecognised counts the resources that carry the mark but whose
+	// name does not parse as ours: left alone, reported for an operator.
+	Unrecognised int
+	// Place is where the latest successful refresh listed: what the store
+	// holds is that place's (zero for a noauth server's single one).
+	Place neutron.Place
+}
+
+// ErrNotSynced is returned by syncs that need the inventory before its first
+// successful refresh.
+var ErrNotSynced = errors.New("the Neutron inventory has not been listed yet")
+
+// NewStore returns an empty, unsynced store of the resources that
+// carry mark, listed through client.
+func NewStore(client neutron.Interface, mark neutron.Mark) *Store {
+	return &Store{client: client, mark: mark, byUID: map[types.UID]*Owned{}, written: map[types.UID]uint64{}}
+}
+
+// Status returns the inventory's health.
+func (inv *Store) Status() Status {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return inv.status
+}
+
+// Healthy returns nil when the latest refresh succeeded, else why not.
+func (st Status) Healthy() error {
+	switch {
+	case st.Err != nil:
+		return fmt.Errorf("listing Neutron: %w", st.Err)
+	case !st.Synced:
+		return ErrNotSynced
+	}
+	return nil
+}
+
+// Get returns a copy of what Neutron holds for uid.
+func (inv *Store) Get(uid types.UID) Owned {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	o := inv.byUID[uid]
+	if o == nil {
+		return Owned{}
+	}
+	return Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets), Routers: slices.Clone(o.Routers)}
+}
+
+// UIDs returns every UID that owns something in Neutron.
+func (inv *Store) UIDs() []types.UID {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	out := make([]types.UID, 0, len(inv.byUID))
+	for uid := range inv.byUID {
+		out = append(out, uid)
+	}
+	return out
+}
+
+// Refresh lists the marked networks, subnets and routers and replaces the inventory
+// with them. It returns the UIDs whose resources changed since the last
+// refresh (not counting the controller's own recorded writes), so the
+// controller re-checks exactly those: that is how drift made behind its
+// back (a subnet deleted by hand) and creates that completed after their
+// sender gave up are noticed.
+//
+// The lists are indexed page by page as they arrive (index.go); the
+// inventory in use stays in place, and answers Get, until both are done.
+func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) {
+	inv.mu.RLock()
+	startWrites := inv.writes
+	inv.mu.RUnlock()
+
+	// The credentials may reach another place from one request to the
+	// next (a clouds.yaml changed in place): the lists are one place's
+	// only if it is the same before and after them.
+	place, err := inv.client.Place(ctx)
+	if err != nil {
+		return nil, inv.failed(err)
+	}
+	x := newIndex(inv.mark, inv.current)
+	err = inv.client.ListNetworks(ctx, inv.mark.Description(), x.addNetworks)
+	if err == nil {
+		err = inv.client.ListSubnets(ctx, inv.mark.Description(), x.addSubnets)
+	}
+	if err == nil {
+		err = inv.client.ListRouters(ctx, inv.mark.Description(), x.addRouters)
+	}
+	if err == nil {
+		if after, placeErr := inv.client.Place(ctx); placeErr != nil || after != place {
+			err = cmp.Or(placeErr, fmt.Errorf("the credentials reached %s, then %s, while Neutron was listed; listing again", place, after))
+		}
+	}
+	if err != nil {
+		return nil, inv.failed(err)
+	}
+	return inv.replace(x.fresh, len(x.unrecognised), startWrites, place), nil
+}
+
+// failed records err as the latest refresh's, and returns it.
+func (inv *Store) failed(err error) error {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.status.Err = err
+	return err
+}
+
+// current is the entry in use for uid, nil if none. Entries are copied on
+// write (record), so the one returned never changes.
+func (inv *Store) current(uid types.UID) *Owned {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return inv.byUID[uid]
+}
+
+func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64, place neutron.Place) []types.UID {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	for uid, at := range inv.written {
+		if at > startWrites {
+			// Written during the lists: keep what the write recorded.
+			if cur := inv.byUID[uid]; cur != nil {
+				fresh[uid] = cur
+			} else {
+				delete(fresh, uid)
+			}
+		} else {
+			delete(inv.written, uid)
+		}
+	}
+	var changed []types.UID
+	for uid, o := range fresh {
+		if old := inv.byUID[uid]; old.equal(o) {
+			fresh[uid] = old // and o is garbage at once
+		} else {
+			changed = append(changed, uid)
+		}
+	}
+	for uid := range inv.byUID {
+		if _, ok := fresh[uid]; !ok {
+			changed = append(changed, uid)
+		}
+	}
+	inv.byUID = fresh
+	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised, Place: place}
+	return changed
+}
+
+// AddNetwork records a network of owner that Neutron confirmed.
+func (inv *Store) AddNetwork(owner neutron.Owner, n neutron.Network) {
+	inv.record(owner, func(o *Owned) {
+		o.Networks = append(slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == n.ID }), n)
+	})
+}
+
+// AddSubnet records a subnet of owner that Neutron confirmed (created,
+// adopted or updated).
+func (inv *Store) AddSubnet(owner neutron.Owner, s neutron.Subnet) {
+	inv.record(owner, func(o *Owned) {
+		o.Subnets = append(slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == s.ID }), s)
+	})
+}
+
+// RemoveSubnet forgets a subnet of owner that Neutron deleted.
+func (inv *Store) RemoveSubnet(owner neutron.Owner, id string) {
+	inv.record(owner, func(o *Owned) {
+		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == id })
+	})
+}
+
+// RemoveNetwork forgets a network of owner that Neutron deleted, and its
+// subnets: Neutron deletes them with it.
+func (inv *Store) RemoveNetwork(owner neutron.Owner, id string) {
+	inv.record(owner, func(o *Owned) {
+		o.Networks = slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == id })
+		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.NetworkID == id })
+	})
+}
+
+// AddRouter records a router of owner that Neutron confirmed.
+func (inv *Store) AddRouter(owner neutron.Owner, r neutron.Router) {
+	inv.record(owner, func(o *Owned) {
+		o.Routers = append(slices.DeleteFunc(o.Routers, func(x neutron.Router) bool { return x.ID == r.ID }), r)
+	})
+}
+
+// RemoveRouter forgets a router of owner that Neutron deleted.
+func (inv *Store) RemoveRouter(owner neutron.Owner, id string) {
+	inv.record(owner, func(o *Owned) {
+		o.Routers = slices.DeleteFunc(o.Routers, func(x neutron.Router) bool { return x.ID == id })
+	})
+}
+
+// record applies a write to owner's entry.
+func (inv *Store) record(owner neutron.Owner, change func(o *Owned)) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	o := inv.byUID[owner.UID]
+	if o == nil {
+		// What the controller writes is named with its own cluster's UID.
+		owner.ClusterUID = inv.mark.ClusterUID()
+		o = &Owned{Owner: owner}
+	}
+	// Copy on write: a refresh may be comparing against the old entry.
+	o = &Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets), Routers: slices.Clone(o.Routers)}
+	change(o)
+	if o.Empty() {
+		delete(inv.byUID, owner.UID)
+	} else {
+		inv.byUID[owner.UID] = o
+	}
+	inv.writes++
+	inv.written[owner.UID] = inv.writes
+}

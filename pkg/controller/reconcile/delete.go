@@ -1,0 +1,175 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+)
+
+// Delete deletes network's Neutron resources, or releases them
+// (deletionPolicy: Orphan). The Outcome is Finalized once Neutron has
+// confirmed; 404 counts as confirmed. The controller then removes its
+// finalizer.
+func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) Outcome {
+	p := r.newPass(ctx, network)
+	if !r.inv.Synced() {
+		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
+	}
+	owned := r.inv.Get(network.UID)
+	// Nothing held of a Network whose status names a network or a place:
+	// deleted by hand, or in a place the credentials no longer reach,
+	// where the delete would confirm at once and the network stay behind
+	// (a create whose answer was lost leaves a place and no networkID).
+	if owned.Empty() && (network.Status.NetworkID != "" || !recordedPlace(network.Status).IsZero()) {
+		if err := p.samePlace(ctx); err != nil {
+			return p.failed(phaseDeleting, err, LastObserved(network.Status))
+		}
+	}
+	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
+		if err := p.releaseRouters(ctx, owned); err != nil {
+			return p.failed(phaseReleasing, err, LastObserved(network.Status))
+		}
+		if err := p.release(ctx, owned); err != nil {
+			return p.failed(phaseReleasing, err, LastObserved(network.Status))
+		}
+		return Outcome{Finalized: true, Events: p.events}
+	}
+	if network.Spec.Router != nil || network.Status.Router != nil {
+		if _, err := detachAll(ctx, r.inv, owned); err != nil {
+			return p.deletionFailure(ctx, owned, err)
+		}
+	}
+	if err := DeleteOwned(ctx, p.inv, owned); err != nil {
+		return p.deletionFailure(ctx, owned, err)
+	}
+	for _, n := range owned.Networks {
+		p.eventf(corev1.EventTypeNormal, eventDeleted, "Deleted Neutron network %s", n.ID)
+	}
+	klog.FromContext(ctx).Info("Deleted Neutron resources", "networks", len(owned.Networks), "subnets", len(owned.Subnets))
+	return Outcome{Finalized: true, Events: p.events}
+}
+
+// release finalizes a Network whose deletionPolicy is Orphan: everything
+// of it that carries the mark stays in Neutron without the mark — its
+// network, and every subnet that is not on a duplicate, whatever state an
+// adoption left (a subnet marked on a network whose marking failed is
+// released too). Duplicates (see ensureNetwork) are deleted as usual, since
+// nobody asked to keep them. Subnets are released before their network, so
+// that a crash in between leaves a marked network, which the next attempt
+// finds and releases. What was adopted gets its own names back.
+func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
+	keep, duplicates, found := chooseNetwork(owned, p.network.Status.NetworkID)
+	onDuplicate := func(s neutron.Subnet) bool {
+		return slices.ContainsFunc(duplicates, func(d neutron.Network) bool { return d.ID == s.NetworkID })
+	}
+	adopted := p.network.Status.Adopted
+	for _, s := range owned.Subnets {
+		if onDuplicate(s) {
+			continue
+		}
+		var orig *inventory.Restored
+		if adopted != nil && adopted.SubnetID == s.ID {
+			orig = &inventory.Restored{Name: adopted.SubnetName, Description: adopted.SubnetDescription}
+		}
+		if err := p.inv.ReleaseSubnet(ctx, p.owner, s.ID, orig); err != nil {
+			return err
+		}
+	}
+	if found {
+		var orig *inventory.Restored
+		if adopted != nil && adopted.NetworkID == keep.ID {
+			orig = &inventory.Restored{Name: adopted.NetworkName, Description: adopted.NetworkDescription}
+		}
+		if err := p.inv.ReleaseNetwork(ctx, p.owner, keep.ID, orig); err != nil {
+			return err
+		}
+		p.eventf(corev1.EventTypeNormal, eventOrphaned,
+			"Left Neutron network %s and its subnets in place without the ownership mark (deletionPolicy: Orphan)", keep.ID)
+	}
+	for _, d := range duplicates {
+		if err := DeleteOwned(ctx, p.inv, p.inv.Get(p.owner.UID).Only(d.ID)); err != nil {
+			return err
+		}
+	}
+	klog.FromContext(ctx).Info("Released Neutron resources", "networkID", keep.ID)
+	return nil
+}
+
+// deletionFailure is the Outcome of a delete that Neutron did not confirm.
+// When Neutron refuses because ports still use the network, it names the
+// ports, so the operator knows what to remove.
+func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err error) Outcome {
+	out := p.failed(phaseDeleting, err, LastObserved(p.network.Status))
+	var rejected *neutron.RejectedError
+	if out.Condition == nil || out.Condition.Reason != samplecrdv1.ReasonDeletionBlocked || !errors.As(err, &rejected) {
+		return out
+	}
+	var blocking []string
+	for _, n := range owned.Networks {
+		ports, listErr := p.inv.PortsOf(ctx, n.ID, "")
+		if listErr != nil {
+			return out
+		}
+		for _, port := range ports {
+			if !ownedByNeutron(port) {
+				blocking = append(blocking, fmt.Sprintf("%s (%s)", port.ID, cmp.Or(port.DeviceOwner, "no device_owner")))
+			}
+		}
+	}
+	if len(blocking) == 0 {
+		// Nothing of ours in use: a router of its own that another
+		// tool's interface holds, which Neutron's message names.
+		return out
+	}
+	out.Condition.Message = namingRequest(fmt.Sprintf(
+		"Neutron refuses to delete the network while ports use it; delete them to finish: %s (Neutron: %s)",
+		boundList(blocking), rejected.Message), requestOf(err, p.requestID))
+	return out
+}
+
+// DeleteOwned deletes owned through inv, the project's one door to
+// Neutron: a Network's deletion and the garbage collector's
+// (pkg/controller/collector) alike. Subnets go before networks: Neutron refuses to
+// delete a network whose subnets still have ports. A subnet in use may be
+// held by a router interface of ours that nothing recorded (an orphan's,
+// or one whose status write was lost): those are detached, and the delete
+// tried once more.
+func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned) error {
+	for _, s := range owned.Subnets {
+		err := inv.DeleteSubnet(ctx, owned.Owner, s.ID)
+		if inUse(err) {
+			detached, detachErr := detachAll(ctx, inv, owned)
+			if detachErr != nil {
+				return detachErr
+			}
+			if detached > 0 {
+				err = inv.DeleteSubnet(ctx, owned.Owner, s.ID)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, n := range owned.Networks {
+		if err := inv.DeleteNetwork(ctx, owned.Owner, n.ID); err != nil {
+			return err
+		}
+	}
+	// Last: a router of its own is deleted only once no interface of
+	// ours is on it, and Neutron refuses while another tool's is.
+	for _, rt := range owned.Routers {
+		if err := inv.DeleteRouter(ctx, owned.Owner, rt.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
