@@ -7,13 +7,10 @@
 // one its namespace names, as the administrator's TenantPolicies allow.
 //
 // It runs out of cluster with --kubeconfig, or in cluster with the Pod's
-// ServiceAccount when neither --kubeconfig nor --master is given; with
-// leader election, one replica works and the others stand by. This file
-// is the command (cobra, run as Kubernetes components run theirs): `main`
-// builds it, and `run` builds the clients and starts the informers and the
-// controller of controller.go once it leads. Its flags are
-// pkg/controller/options'; its subcommands, `import` and `plan`, are pkg/controller/importer's
-// and pkg/controller/plan's.
+// ServiceAccount; with leader election, one replica works and the others
+// stand by. `main` runs the command (pkg/controller/options, cobra, as
+// Kubernetes components do), whose `run` builds the clients and starts the
+// informers and the controller of controller.go once it leads.
 package main
 
 import (
@@ -69,33 +66,10 @@ func main() {
 	os.Exit(code)
 }
 
-// newCommand is `network-controller`: with no subcommand, the controller,
-// started with run once its flags are valid; `import`, `plan` and
-// `version` beside it.
+// newCommand is `network-controller`: the controller, run by run, and the
+// subcommands import, plan (on the controller's own sync) and version.
 func newCommand(run func(context.Context, *options.Options) error) *cobra.Command {
-	opts := options.New()
-	cmd := &cobra.Command{
-		Use:   "network-controller",
-		Short: "Keep OpenStack Neutron equal to the cluster's Networks",
-		Long:  "The network-controller keeps OpenStack Neutron equal to the Network objects (samplecrd.k8s.io/v1) of a Kubernetes cluster: a Neutron network and subnet for each, in the project its namespace may use (README.md).",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, step := range []func() error{opts.Complete, opts.Validate, opts.Logs.Apply} {
-				if err := step(); err != nil {
-					return command.Exit(command.UsageCode, fmt.Errorf("network-controller: %w", err))
-				}
-			}
-			logger := klog.FromContext(cmd.Context())
-			if err := run(cmd.Context(), opts); err != nil {
-				logger.Error(err, "network-controller failed")
-				return command.Exit(1, nil)
-			}
-			logger.Info("Shut down cleanly")
-			return nil
-		},
-	}
-	cmd.AddCommand(importer.NewCommand(), plan.NewCommand(planSync), command.NewVersionCommand())
-	command.Setup(cmd, opts.Flags())
-	return cmd
+	return options.NewCommand(run, importer.NewCommand(), plan.NewCommand(planSync), command.NewVersionCommand())
 }
 
 // run is the controller: the clients, the endpoints, and once this

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -21,6 +22,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
+	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/component/command"
 	"github.com/samplecrd/network-controller/pkg/component/events"
@@ -241,4 +243,33 @@ func (o *Options) MetricsTLS(ctx context.Context, host string) (*tls.Config, err
 	return serving.FileTLS(ctx, o.CertFile, o.KeyFile, func(cert *x509.Certificate) {
 		metrics.MetricsCertificateExpiration.Set(float64(cert.NotAfter.Unix()))
 	})
+}
+
+// NewCommand is `network-controller`: with no subcommand, the controller,
+// started with run once its flags are complete and valid and the logs set
+// up; subcommands beside it.
+func NewCommand(run func(context.Context, *Options) error, subcommands ...*cobra.Command) *cobra.Command {
+	opts := New()
+	cmd := &cobra.Command{
+		Use:   "network-controller",
+		Short: "Keep OpenStack Neutron equal to the cluster's Networks",
+		Long:  "The network-controller keeps OpenStack Neutron equal to the Network objects (samplecrd.k8s.io/v1) of a Kubernetes cluster: a Neutron network and subnet for each, in the project its namespace may use (README.md).",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, step := range []func() error{opts.Complete, opts.Validate, opts.Logs.Apply} {
+				if err := step(); err != nil {
+					return command.Exit(command.UsageCode, fmt.Errorf("network-controller: %w", err))
+				}
+			}
+			logger := klog.FromContext(cmd.Context())
+			if err := run(cmd.Context(), opts); err != nil {
+				logger.Error(err, "network-controller failed")
+				return command.Exit(1, nil)
+			}
+			logger.Info("Shut down cleanly")
+			return nil
+		},
+	}
+	cmd.AddCommand(subcommands...)
+	command.Setup(cmd, opts.Flags())
+	return cmd
 }
