@@ -38,9 +38,9 @@ func Validate(c componentbaseconfig.LeaderElectionConfiguration) error {
 }
 
 // ErrLostLease ends the process when another replica took the lease: the
-// work's context was cancelled (each worker finished the key it held, its
-// requests failing at once and its writes fenced; queued keys are
-// dropped), and the kubelet restarts a fresh candidate.
+// work's context was cancelled (the workers drained the queue on it, each
+// key's requests failing at once and its writes fenced), and the kubelet
+// restarts a fresh candidate.
 var ErrLostLease = errors.New("lost the leader lease")
 
 // Run runs work while this process holds the Lease, and returns when ctx

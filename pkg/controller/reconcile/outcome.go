@@ -25,7 +25,8 @@ import (
 
 // Outcome is what one pass of the reconciler did and found: everything the
 // controller writes (status, Events, the finalizer) and how it queues the
-// key again. The reconciler writes nothing to the API server itself.
+// key again. The reconciler itself writes to the API server only the
+// records that must precede a Neutron write (record.go).
 type Outcome struct {
 	// Condition is the Ready condition to record; nil records nothing.
 	Condition *metav1.Condition
