@@ -109,7 +109,7 @@ WORKERS ?= 8
 BENCH_FLAGS ?=
 
 .PHONY: bench
-bench: controlplane packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8; BENCH_FLAGS="-raw-n 1000" for N=10000; BENCH_FLAGS="-fake-neutron -resync 5m" for N=100000 against the real API server and an in-memory Neutron).
+bench: controlplane packages ## Measure the controller on the real stack and print a table (N=100 WORKERS=8; BENCH_FLAGS="-raw-n 1000" for N=10000; BENCH_FLAGS="-fake-neutron" for N=100000 against the real API server and an in-memory Neutron).
 	$(GO) run ./test/bench -n $(N) -workers $(WORKERS) $(BENCH_FLAGS)
 
 SOAK_DURATION ?= 3m
