@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,11 +60,13 @@ type Options[P projectName] struct {
 	MaxRetryDelay time.Duration
 }
 
-// projectName is what names a project: comparable, to be a queue's key, and
-// printable, for the log (pkg/controller/tenancy's Key).
+// projectName is what names a project (pkg/controller/tenancy's Key):
+// comparable, to be a queue's key; printable, for the log; and the
+// namespace that holds its credentials, "" for the controller's own.
 type projectName interface {
 	comparable
 	fmt.Stringer
+	Holder() string
 }
 
 // Collector drains a rate-limited queue of orphans with its own workers.
@@ -92,10 +95,16 @@ func (c *Collector[P]) Enqueue(tenant P, namespace string, uid types.UID) {
 // started, found without a Network in the informer's cache: o, that
 // project's collection, sights them, and those in the controller's scope
 // are queued. It returns how many.
+//
+// Each takes the turn and retry budget of the namespace that holds
+// tenant's credentials: who holds them may write any name in its project,
+// another namespace's Network's too. Only in the controller's own project
+// (Holder ""), where only the controller writes, does a resource's name
+// say whose it is.
 func (c *Collector[P]) Sight(tenant P, o *Orphans, started time.Time, missing []types.UID) int {
 	orphaned := o.Sight(started, missing)
 	for _, uid := range orphaned {
-		c.Enqueue(tenant, o.namespaceOf(uid), uid)
+		c.Enqueue(tenant, cmp.Or(tenant.Holder(), o.namespaceOf(uid)), uid)
 	}
 	return len(orphaned)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 
+	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
@@ -32,7 +33,7 @@ func (p *project) Collect(_ context.Context, uid types.UID, cached bool) reconci
 
 var (
 	own    = credential{}
-	letGo  = credential{"default/cloud/team"}
+	letGo  = credential{name: "default/cloud/team", holder: "default"}
 	capped = reconcile.Outcome{Events: []reconcile.Event{{Type: corev1.EventTypeWarning, Reason: "OrphanCollectionCapped",
 		Regarding: &corev1.ObjectReference{Kind: "Namespace", Name: "default"}}}}
 )
@@ -119,9 +120,10 @@ func events(r *record.FakeRecorder) []string {
 }
 
 // credential names a project, as pkg/controller/tenancy's Key does.
-type credential struct{ name string }
+type credential struct{ name, holder string }
 
 func (c credential) String() string { return c.name }
+func (c credential) Holder() string { return c.holder }
 
 // answering answers every collection with what answer says of its UID,
 // and records the UIDs it was asked, in order.
@@ -200,4 +202,35 @@ func TestOneNamespacesOrphansDoNotDelayAnothers(t *testing.T) {
 			t.Errorf("b's orphan failed once and was not retried within 10s: it waits behind a's failures")
 		}
 	})
+}
+
+// TestATenantsOrphansSpendItsOwnTurn: whoever holds a namespace's
+// credentials may write any name in its project, the name of another
+// namespace's Network too; the orphans sighted there take that
+// namespace's turn and retry budget, not the one their names claim. Only
+// in the controller's own project, where only the controller writes, do
+// the names say whose they are.
+func TestATenantsOrphansSpendItsOwnTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		project credential
+		want    string
+	}{
+		{"a namespace's project: the namespace whose credentials reach it", credential{name: "team-a/cloud/team", holder: "team-a"}, "team-a"},
+		{"the controller's project: the namespace the name gives", own, gone.Namespace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixtureWith(t, defaultConfig(), nil, nil, func(n *neutronfake.Neutron) {
+				seedOwned(n, ours, gone, "10.1.0.0/24", "10.1.0.1")
+			})
+			c := New(Options[credential]{MaxRetryDelay: time.Minute})
+			defer c.queue.ShutDown()
+			if n := c.Sight(tc.project, f.o, time.Now(), f.inv.UIDs()); n != 1 {
+				t.Fatalf("%d orphans queued, want 1", n)
+			}
+			if key, _ := c.queue.Get(); key.Namespace != tc.want || key.UID != gone.UID {
+				t.Errorf("queued %+v, want uid %s on namespace %q's turn", key, gone.UID, tc.want)
+			}
+		})
+	}
 }

@@ -21,6 +21,10 @@ func KeyOf(network *samplecrdv1.Network) Key {
 	return Key{Namespace: network.Namespace, Secret: ref.SecretName, Cloud: ref.CloudName}
 }
 
+// Holder is the namespace that holds the credential, "" for the
+// controller's own cloud.
+func (k Key) Holder() string { return k.Namespace }
+
 func (k Key) String() string {
 	if k == (Key{}) {
 		return "the controller's cloud"
