@@ -131,13 +131,20 @@ func tenantTLS(own *tls.Config) *tls.Config {
 	return &tls.Config{RootCAs: own.RootCAs, InsecureSkipVerify: own.InsecureSkipVerify} //nolint:gosec // own's setting, which the operator chose
 }
 
-// sameUser reports whether a and b name one Keystone user (by ID, or by
-// name in one domain) or one application credential.
+// sameUser reports whether a and b may name one Keystone user (by ID, or
+// by name in a domain they do not prove different) or one application
+// credential. A domain named by ID in one and by name in the other is not
+// proven different: refusing a namespace's own user of the same name in
+// another domain, written so, is the price of never trying the
+// controller's own user with a namespace's password.
 func sameUser(a, b gophercloud.AuthOptions) bool {
 	switch {
 	case a.UserID != "" && a.UserID == b.UserID,
 		a.ApplicationCredentialID != "" && a.ApplicationCredentialID == b.ApplicationCredentialID:
 		return true
+	case a.Username == "" || a.Username != b.Username:
+		return false
 	}
-	return a.Username != "" && a.Username == b.Username && a.DomainID == b.DomainID && a.DomainName == b.DomainName
+	differ := func(x, y string) bool { return x != "" && y != "" && x != y }
+	return !differ(a.DomainID, b.DomainID) && !differ(a.DomainName, b.DomainName)
 }

@@ -82,6 +82,8 @@ func TestATenantCloudIsRefused(t *testing.T) {
 		{"no YAML", "clouds: [", "team", "reading clouds.yaml"},
 		{"a system-scoped token, which lists every project's", string(tenantYAML("      system_scope: all\n")), "team", "system-scoped"},
 		{"the controller's own user, whose failed logins would lock it out", strings.Replace(string(tenantYAML("")), "username: team-a", "username: controller", 1), "team", "the controller's own Keystone user"},
+		{"the controller's own user, its domain named by ID", strings.Replace(strings.Replace(string(tenantYAML("")), "username: team-a", "username: controller", 1),
+			"user_domain_name: Default", "user_domain_id: default", 1), "team", "the controller's own Keystone user"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseTenantCloud(ownCloud(), []byte(tc.yaml), tc.cloud)
