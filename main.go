@@ -17,9 +17,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,16 +52,10 @@ import (
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 )
 
-func main() {
-	// SIGTERM (kubelet stopping the Pod) and SIGINT cancel the context: the
-	// informers stop, the workers finish their current item, and Run returns.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	cmd := newCommand(run)
-	cmd.SetContext(ctx)
-	code := command.Run(cmd)
-	stop()
-	os.Exit(code)
-}
+// main runs the command until SIGTERM (the kubelet stopping the Pod) or
+// SIGINT: the informers stop, the workers finish their current item, and
+// Run returns.
+func main() { command.Main(newCommand(run)) }
 
 // newCommand is `network-controller`: the controller, run by run, and the
 // subcommands import, plan (on the controller's own sync) and version.

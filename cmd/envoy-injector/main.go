@@ -19,9 +19,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	_ "k8s.io/component-base/logs/json/register"
@@ -98,14 +95,7 @@ func (o *options) validate() error {
 	return o.logs.Apply()
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	cmd := newCommand(run)
-	cmd.SetContext(ctx)
-	code := command.Run(cmd)
-	stop()
-	os.Exit(code)
-}
+func main() { command.Main(newCommand(run)) }
 
 // newCommand is `envoy-injector`: with no subcommand, the webhook, served
 // with run once its flags are valid; `inject`, `check` and `version`
@@ -116,16 +106,7 @@ func newCommand(run func(context.Context, options) error) *cobra.Command {
 		Use:   "envoy-injector",
 		Short: "Merge the Envoy sidecar into the Pods that ask for it",
 		Long:  "The envoy-injector is the mutating admission webhook that merges the Envoy sidecar of the ConfigMap envoy-initializer into every Pod created with the annotation initializer.kubernetes.io/envoy: \"true\" (docs/sidecar-injection.md).",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
-				return command.Exit(command.UsageCode, fmt.Errorf("envoy-injector: %w", err))
-			}
-			if err := run(cmd.Context(), o); err != nil {
-				klog.FromContext(cmd.Context()).Error(err, "envoy-injector failed")
-				return command.Exit(1, nil)
-			}
-			return nil
-		},
+		RunE:  command.Serve("envoy-injector", func(ctx context.Context) error { return run(ctx, o) }, o.validate),
 	}
 	cmd.AddCommand(newInjectCommand(), newCheckCommand(), command.NewVersionCommand())
 	command.Setup(cmd, o.flags())

@@ -22,7 +22,6 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
-	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/component/command"
 	"github.com/samplecrd/network-controller/pkg/component/events"
@@ -250,26 +249,15 @@ func (o *Options) MetricsTLS(ctx context.Context, host string) (*tls.Config, err
 // up; subcommands beside it.
 func NewCommand(run func(context.Context, *Options) error, subcommands ...*cobra.Command) *cobra.Command {
 	opts := New()
+	flags := opts.Flags() // binds opts.Logs, which Serve's steps name
 	cmd := &cobra.Command{
 		Use:   "network-controller",
 		Short: "Keep OpenStack Neutron equal to the cluster's Networks",
 		Long:  "The network-controller keeps OpenStack Neutron equal to the Network objects (samplecrd.k8s.io/v1) of a Kubernetes cluster: a Neutron network and subnet for each, in the project its namespace may use (README.md).",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, step := range []func() error{opts.Complete, opts.Validate, opts.Logs.Apply} {
-				if err := step(); err != nil {
-					return command.Exit(command.UsageCode, fmt.Errorf("network-controller: %w", err))
-				}
-			}
-			logger := klog.FromContext(cmd.Context())
-			if err := run(cmd.Context(), opts); err != nil {
-				logger.Error(err, "network-controller failed")
-				return command.Exit(1, nil)
-			}
-			logger.Info("Shut down cleanly")
-			return nil
-		},
+		RunE: command.Serve("network-controller", func(ctx context.Context) error { return run(ctx, opts) },
+			opts.Complete, opts.Validate, opts.Logs.Apply),
 	}
 	cmd.AddCommand(subcommands...)
-	command.Setup(cmd, opts.Flags())
+	command.Setup(cmd, flags)
 	return cmd
 }
