@@ -9,16 +9,13 @@
 # What a chapter sends the learner to is each link to a .go file above the
 # chapter's "Beyond the path" heading (what is below it is further reading):
 # a link whose text is a declared name in code font, [`Name`](file.go) or
-# [`Type.Method`](file.go), is that declaration alone (go doc -src, its doc
-# comment included); any other link to a .go file is the whole file. Each
+# [`Type.Method`](file.go), is that declaration alone, its doc comment
+# included; any other link to a .go file is the whole file. Each
 # is counted once, however many chapters name it.
 set -o errexit
 set -o nounset
 set -o pipefail
 
-# Go 1.27.3 for go doc, fetched from the module proxy when the machine's Go
-# is older (the Makefile and .ci/run export the same).
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 total_lines=0
@@ -57,8 +54,8 @@ done
 
 # declaration prints the declaration of name in file, its doc comment
 # included: a func, a method (Type.Method) or a type, up to the closing
-# brace at the start of a line (gofmt's layout). go doc -src would do it,
-# but not for a test file's fixture.
+# brace at the start of a line (gofmt's layout). go doc -src does it for a
+# package's code, not for a test file's fixture such as newFixture.
 declaration() {
 	local file=$1 name=$2 start
 	if [[ "${name}" == *.* ]]; then
