@@ -13,6 +13,10 @@ import (
 // link, so TestEveryLinkedPathExists does not see it.
 var citation = regexp.MustCompile(`\(((?:README|docs/[\w./-]+\.md))(?:\.md)?, "([^"]+)"\)`)
 
+// lineBreak is a break within a citation, which may be wrapped over two
+// lines of a comment.
+var lineBreak = regexp.MustCompile(`\s*\n\s*(?:#|//)?\s*`)
+
 // TestEveryCitedSectionExists: a section cited by name is a heading of the
 // page named, wherever the citation is written: the docs, the charts'
 // notes and values, the Go code's comments. A section that moved (README's
@@ -37,8 +41,7 @@ func TestEveryCitedSectionExists(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		// A citation may be wrapped over two lines of a comment.
-		text := regexp.MustCompile(`\s*\n\s*(?:#|//)?\s*`).ReplaceAllString(string(data), " ")
+		text := lineBreak.ReplaceAllString(string(data), " ")
 		for _, m := range citation.FindAllStringSubmatch(text, -1) {
 			cited++
 			page := m[1]
