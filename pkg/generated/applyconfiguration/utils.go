@@ -20,8 +20,10 @@ package applyconfiguration
 
 import (
 	v1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	v2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	internal "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/internal"
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v2"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -60,6 +62,40 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.TenantPolicyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TenantPolicySpec"):
 		return &samplecrdv1.TenantPolicySpecApplyConfiguration{}
+
+		// Group=samplecrd.k8s.io, Version=v2
+	case v2.SchemeGroupVersion.WithKind("AdoptedResources"):
+		return &samplecrdv2.AdoptedResourcesApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("AdoptedSubnet"):
+		return &samplecrdv2.AdoptedSubnetApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("Adoption"):
+		return &samplecrdv2.AdoptionApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("AllocationPool"):
+		return &samplecrdv2.AllocationPoolApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("CloudCredentialsReference"):
+		return &samplecrdv2.CloudCredentialsReferenceApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("ConfigMapReference"):
+		return &samplecrdv2.ConfigMapReferenceApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("HostRoute"):
+		return &samplecrdv2.HostRouteApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("Network"):
+		return &samplecrdv2.NetworkApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("NetworkSpec"):
+		return &samplecrdv2.NetworkSpecApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("NetworkStatus"):
+		return &samplecrdv2.NetworkStatusApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("Place"):
+		return &samplecrdv2.PlaceApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("RouterInterfaceStatus"):
+		return &samplecrdv2.RouterInterfaceStatusApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("RouterReference"):
+		return &samplecrdv2.RouterReferenceApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("RouterStatus"):
+		return &samplecrdv2.RouterStatusApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("SubnetSpec"):
+		return &samplecrdv2.SubnetSpecApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("SubnetStatus"):
+		return &samplecrdv2.SubnetStatusApplyConfiguration{}
 
 	}
 	return nil

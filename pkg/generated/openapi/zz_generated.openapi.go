@@ -48,6 +48,23 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicy":              schema_pkg_apis_samplecrd_v1_TenantPolicy(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicyList":          schema_pkg_apis_samplecrd_v1_TenantPolicyList(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec":          schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedResources":          schema_pkg_apis_samplecrd_v2_AdoptedResources(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedSubnet":             schema_pkg_apis_samplecrd_v2_AdoptedSubnet(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Adoption":                  schema_pkg_apis_samplecrd_v2_Adoption(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AllocationPool":            schema_pkg_apis_samplecrd_v2_AllocationPool(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.CloudCredentialsReference": schema_pkg_apis_samplecrd_v2_CloudCredentialsReference(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.ConfigMapReference":        schema_pkg_apis_samplecrd_v2_ConfigMapReference(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.HostRoute":                 schema_pkg_apis_samplecrd_v2_HostRoute(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Network":                   schema_pkg_apis_samplecrd_v2_Network(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.NetworkList":               schema_pkg_apis_samplecrd_v2_NetworkList(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.NetworkSpec":               schema_pkg_apis_samplecrd_v2_NetworkSpec(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.NetworkStatus":             schema_pkg_apis_samplecrd_v2_NetworkStatus(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Place":                     schema_pkg_apis_samplecrd_v2_Place(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterInterfaceStatus":     schema_pkg_apis_samplecrd_v2_RouterInterfaceStatus(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterReference":           schema_pkg_apis_samplecrd_v2_RouterReference(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterStatus":              schema_pkg_apis_samplecrd_v2_RouterStatus(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.SubnetSpec":                schema_pkg_apis_samplecrd_v2_SubnetSpec(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.SubnetStatus":              schema_pkg_apis_samplecrd_v2_SubnetStatus(ref),
 		resource.Quantity{}.OpenAPIModelName():                                                    schema_apimachinery_pkg_api_resource_Quantity(ref),
 		v1.APIGroup{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_APIGroup(ref),
 		v1.APIGroupList{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_APIGroupList(ref),
@@ -1033,6 +1050,861 @@ func schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref common.ReferenceCallback)
 		},
 		Dependencies: []string{
 			v1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_AdoptedResources(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AdoptedResources are an adopted Neutron network and its subnets as they were before the controller marked them.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"networkID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkID is the adopted network's ID.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkName is the network's name before adoption.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkDescription": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkDescription is the network's description before adoption.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"subnets": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"id",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Subnets are the adopted subnets, at least one, keyed by ID.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedSubnet"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"networkID", "subnets"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedSubnet"},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_AdoptedSubnet(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AdoptedSubnet is an adopted subnet as it was before the controller marked it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID is the subnet's ID.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the subnet's name before adoption.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"description": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Description is the subnet's description before adoption.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"id"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_Adoption(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Adoption names the Neutron network a Network adopts.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"networkID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkID is the Neutron network's ID.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"networkID"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_AllocationPool(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AllocationPool is a range of addresses, both ends included.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"start": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Start is the range's first address.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"end": {
+						SchemaProps: spec.SchemaProps{
+							Description: "End is the range's last address; not below Start.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"start", "end"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_CloudCredentialsReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CloudCredentialsReference names a cloud in a clouds.yaml held by a Secret in the Network's namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretName is the Secret, in the Network's namespace, whose key \"clouds.yaml\" holds the clouds.yaml.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cloudName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloudName is the cloud of that clouds.yaml to use.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"secretName", "cloudName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_ConfigMapReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ConfigMapReference names a ConfigMap of the Network's namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the ConfigMap's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_HostRoute(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostRoute is a route DHCP hands out: traffic to Destination goes through NextHop.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"destination": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Destination is a CIDR in canonical form.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"nextHop": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NextHop is the router's address.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"destination", "nextHop"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_Network(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Network declares an IP network that must exist in OpenStack Neutron: one Neutron network holding one subnet per entry of Spec.Subnets, an IPv4 range, an IPv6 range, or both. The user says what; network-controller decides how, and reports what it did in Status.\n\nv2 is the hub and storage version of Network; v1 is a spoke that converts to and from it (pkg/apis/samplecrd/v1/conversion.go). A v1 Network is a v2 Network with one subnet.\n\nThe schema and validation of this type live in artifacts/crd/networks.samplecrd.k8s.io.yaml, version v2; a unit test keeps the two in agreement field for field.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the network the user wants.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.NetworkSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is what the controller last observed and did.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.NetworkStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.NetworkSpec", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.NetworkStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_NetworkList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NetworkList is a list of Networks.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the Networks.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Network"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Network", v1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_NetworkSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NetworkSpec is the desired state of a Network: its subnets, and the options that belong to the Neutron network as a whole.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"subnets": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"cidr",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Subnets are the network's ranges, one Neutron subnet each, keyed by cidr so that server-side apply merges them entry by entry.\n\nThere is at least one, so that every v2 Network has a v1 form, and at most one per IP family, so at most two. Neutron itself allows any number of subnets on a network, but:\n  - Kubernetes' own dual-stack rule is one range per family: a\n    Service's ipFamilies and a Pod's podIPs hold at most one of each;\n  - a router holds one interface per subnet, and spec.router attaches\n    the network's gateway on each family once;\n  - one range per family is what users of Kube-OVN (cidrBlock: an\n    IPv4 and an IPv6 range) and of ORC (one Subnet per ipVersion)\n    declare;\n  - the published ConfigMap and status name one subnet per family, so\n    a consumer never has to choose between two ranges of one family.\nA Network that needs more ranges of one family is two Networks. Adding a subnet creates it in Neutron; removing one deletes it from Neutron, unless ports are on it, which blocks it with a reason.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.SubnetSpec"),
+									},
+								},
+							},
+						},
+					},
+					"mtu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MTU is the network's maximum transmission unit in bytes: at least 68, at least 1280 when a subnet is IPv6, at most what Neutron allows for the network type. It may change. Left out, Neutron chooses its largest.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"deletionPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeletionPolicy says what becomes of the Neutron network and subnets when the Network is deleted, as in v1.\n\nPossible enum values:\n - `\"Delete\"`\n - `\"Orphan\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Delete", "Orphan"},
+						},
+					},
+					"adopt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Adopt names an existing Neutron network to take under management instead of creating one; each of its subnets of a spec.subnets cidr must already match that entry. Fixed at creation, as in v1.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Adoption"),
+						},
+					},
+					"cloudCredentialsRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloudCredentialsRef names the credentials the controller uses for this Network, in place of its own, as in v1. Fixed at creation.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.CloudCredentialsReference"),
+						},
+					},
+					"router": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Router attaches every subnet, on its gateway address, to one Neutron router of the Network's project, as v1 attaches its one subnet. Needs a gateway on every subnet; a subnet's gateway is fixed while a router is set.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterReference"),
+						},
+					},
+					"writeConfigMapToRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WriteConfigMapToRef names a ConfigMap of the Network's own namespace into which the controller publishes what a consumer needs, as in v1.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.ConfigMapReference"),
+						},
+					},
+				},
+				Required: []string{"subnets"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Adoption", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.CloudCredentialsReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.ConfigMapReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterReference", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.SubnetSpec"},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_NetworkStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NetworkStatus is the observed state of a Network: what belongs to the network as a whole, and one entry per subnet Neutron holds.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the metadata.generation that the conditions describe.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type":       "map",
+								"x-kubernetes-patch-merge-key": "type",
+								"x-kubernetes-patch-strategy":  "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the latest observations of the Network's state, as in v1: the controller maintains Ready, and the kstatus conditions.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"networkID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkID is the ID of the Neutron network that implements this Network.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"subnets": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"cidr",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Subnets are the network's subnets as Neutron holds them, keyed by their range: one per spec.subnets entry that exists in Neutron, and for a moment one that was removed from the spec and is not yet deleted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.SubnetStatus"),
+									},
+								},
+							},
+						},
+					},
+					"mtu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MTU is the network's MTU as Neutron holds it.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"projectID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProjectID is the OpenStack project that holds the network and its subnets.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"place": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Place is where the Network's Neutron resources live; it never changes once recorded, as in v1.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Place"),
+						},
+					},
+					"neutronStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NeutronStatus is the Neutron network's own status, e.g. ACTIVE or DOWN.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"router": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Router is the router the subnets are attached to; each subnet's interface on it is in its status.subnets entry. Absent while no subnet is attached.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterStatus"),
+						},
+					},
+					"adopted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Adopted records the names and descriptions that the network and subnets spec.adopt named had before the controller marked them.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedResources"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedResources", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Place", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterStatus", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.SubnetStatus", v1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_Place(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Place is where in OpenStack a Network's Neutron resources live. Two places are the same only when every field is.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"authURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AuthURL is the Keystone endpoint the credentials authenticate at.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"region": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Region is the region whose Neutron endpoint the catalog gave.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"interface": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Interface is the catalog's interface the endpoint was chosen by.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"projectID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProjectID is the project the credentials' token is scoped to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"authURL", "projectID"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_RouterInterfaceStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RouterInterfaceStatus is a subnet's interface on the Network's router.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"portID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PortID is the Neutron port of the interface: made by the controller, and the only one it removes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"address": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Address is the interface's address: the subnet's gateway.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"portID"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_RouterReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RouterReference says which router: exactly one of Name, ID (an existing router of the Network's project) and ExternalNetwork (a router of the controller's own).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the router's name; exactly one router of the project may have it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID is the router's ID, in the Network's project.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"externalNetwork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalNetwork, by name or ID, asks for a router of the Network's own whose gateway is on that external network.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_RouterStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RouterStatus is the router the Network's subnets are attached to.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID is the router's ID.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"externalNetworkID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalNetworkID is the external network of the gateway of a router the controller made (spec.router.externalNetwork).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"id"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_SubnetSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SubnetSpec is one range of a Network: every option v1 has at the top level that belongs to a Neutron subnet.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cidr": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CIDR is the subnet's range in canonical form, IPv4 or IPv6, and the key of spec.subnets. Exactly one of CIDR and SubnetPool is set; a subnet allocated from a pool has CIDR \"\" (the default: a list-map key must always be present), so a Network has at most one pool subnet. A different CIDR is a different subnet: changing it removes the old subnet and adds the new one.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"subnetPool": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SubnetPool names a Neutron subnet pool, by name or ID, that allocates the subnet's range instead of CIDR; status.subnets then says which range it is. Fixed at creation.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"prefixLength": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PrefixLength is the length of the range SubnetPool allocates; left out, the pool's default. Only with SubnetPool; fixed at creation.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"gateway": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Gateway is the subnet's router address: inside CIDR, neither its network address nor, for IPv4, its broadcast address. It may change. Left out, the first host address of CIDR; NoGateway asks for none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"noGateway": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NoGateway, when true, gives the subnet no gateway. It excludes Gateway. It may change either way.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"dnsNameservers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DNSNameservers are the DNS servers DHCP hands out, in order of preference: addresses of CIDR's family, at most 5, no repeats.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"hostRoutes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HostRoutes are the extra routes DHCP hands out, at most 20, of CIDR's family, no repeats.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.HostRoute"),
+									},
+								},
+							},
+						},
+					},
+					"allocationPools": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AllocationPools are the ranges Neutron allocates ports' addresses from, inside CIDR's host addresses. Empty: every host address but the gateway.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AllocationPool"),
+									},
+								},
+							},
+						},
+					},
+					"enableDHCP": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EnableDHCP says whether Neutron serves DHCP (for IPv6: DHCPv6) on the subnet. Default true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"ipv6AddressMode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IPv6AddressMode is how hosts on an IPv6 subnet get their addresses. Only for IPv6; fixed at creation.\n\nPossible enum values:\n - `\"dhcpv6-stateful\"`\n - `\"dhcpv6-stateless\"`\n - `\"slaac\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"dhcpv6-stateful", "dhcpv6-stateless", "slaac"},
+						},
+					},
+					"ipv6RAMode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IPv6RAMode is how router advertisements are sent on an IPv6 subnet. Only for IPv6; equal to IPv6AddressMode when both are set; fixed at creation.\n\nPossible enum values:\n - `\"dhcpv6-stateful\"`\n - `\"dhcpv6-stateless\"`\n - `\"slaac\"`",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"dhcpv6-stateful", "dhcpv6-stateless", "slaac"},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.HostRoute"},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v2_SubnetStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SubnetStatus is one Neutron subnet of the network.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cidr": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CIDR is the subnet's range as Neutron holds it, and the key of status.subnets.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID is the Neutron subnet's ID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"gateway": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Gateway is the subnet's gateway as Neutron holds it; empty when it has none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"allocationPools": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AllocationPools are the subnet's allocation pools as Neutron holds them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AllocationPool"),
+									},
+								},
+							},
+						},
+					},
+					"routerInterface": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RouterInterface is the interface the controller made for this subnet on status.router; absent while the subnet is not attached.",
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterInterfaceStatus"),
+						},
+					},
+					"usedIPs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UsedIPs and FreeIPs are how many of the subnet's addresses ports hold, and how many remain. They come from Neutron's network-ip-availabilities API (GET /v2.0/network-ip-availabilities/{network_id}), which Neutron's default policy grants to administrators only: under credentials of a project member Neutron refuses it, and both fields are then absent. They are quantities, not int64: an IPv6 /64 has 2^64 addresses.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"freeIPs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FreeIPs: see UsedIPs.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"cidr"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AllocationPool", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.RouterInterfaceStatus", resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 

@@ -221,6 +221,8 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
       default: ""
     elementRelationship: atomic
+- name: Quantity.resource.api.pkg.apimachinery.k8s.io
+  scalar: string
 - name: Time.v1.meta.apis.pkg.apimachinery.k8s.io
   scalar: untyped
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.AdoptedResources
@@ -533,6 +535,303 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AdoptedResources
+  map:
+    fields:
+    - name: networkDescription
+      type:
+        scalar: string
+    - name: networkID
+      type:
+        scalar: string
+      default: ""
+    - name: networkName
+      type:
+        scalar: string
+    - name: subnets
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AdoptedSubnet
+          elementRelationship: associative
+          keys:
+          - id
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AdoptedSubnet
+  map:
+    fields:
+    - name: description
+      type:
+        scalar: string
+    - name: id
+      type:
+        scalar: string
+      default: ""
+    - name: name
+      type:
+        scalar: string
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.Adoption
+  map:
+    fields:
+    - name: networkID
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AllocationPool
+  map:
+    fields:
+    - name: end
+      type:
+        scalar: string
+      default: ""
+    - name: start
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.CloudCredentialsReference
+  map:
+    fields:
+    - name: cloudName
+      type:
+        scalar: string
+      default: ""
+    - name: secretName
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.ConfigMapReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.HostRoute
+  map:
+    fields:
+    - name: destination
+      type:
+        scalar: string
+      default: ""
+    - name: nextHop
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.Network
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: ObjectMeta.v1.meta.apis.pkg.apimachinery.k8s.io
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.NetworkSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.NetworkStatus
+      default: {}
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.NetworkSpec
+  map:
+    fields:
+    - name: adopt
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.Adoption
+    - name: cloudCredentialsRef
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.CloudCredentialsReference
+    - name: deletionPolicy
+      type:
+        scalar: string
+    - name: mtu
+      type:
+        scalar: numeric
+    - name: router
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.RouterReference
+    - name: subnets
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.SubnetSpec
+          elementRelationship: associative
+          keys:
+          - cidr
+    - name: writeConfigMapToRef
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.ConfigMapReference
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.NetworkStatus
+  map:
+    fields:
+    - name: adopted
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AdoptedResources
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: Condition.v1.meta.apis.pkg.apimachinery.k8s.io
+          elementRelationship: associative
+          keys:
+          - type
+    - name: mtu
+      type:
+        scalar: numeric
+    - name: networkID
+      type:
+        scalar: string
+    - name: neutronStatus
+      type:
+        scalar: string
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: place
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.Place
+    - name: projectID
+      type:
+        scalar: string
+    - name: router
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.RouterStatus
+    - name: subnets
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.SubnetStatus
+          elementRelationship: associative
+          keys:
+          - cidr
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.Place
+  map:
+    fields:
+    - name: authURL
+      type:
+        scalar: string
+      default: ""
+    - name: interface
+      type:
+        scalar: string
+    - name: projectID
+      type:
+        scalar: string
+      default: ""
+    - name: region
+      type:
+        scalar: string
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.RouterInterfaceStatus
+  map:
+    fields:
+    - name: address
+      type:
+        scalar: string
+    - name: portID
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.RouterReference
+  map:
+    fields:
+    - name: externalNetwork
+      type:
+        scalar: string
+    - name: id
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.RouterStatus
+  map:
+    fields:
+    - name: externalNetworkID
+      type:
+        scalar: string
+    - name: id
+      type:
+        scalar: string
+      default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.SubnetSpec
+  map:
+    fields:
+    - name: allocationPools
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AllocationPool
+          elementRelationship: atomic
+    - name: cidr
+      type:
+        scalar: string
+      default: ""
+    - name: dnsNameservers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: enableDHCP
+      type:
+        scalar: boolean
+    - name: gateway
+      type:
+        scalar: string
+    - name: hostRoutes
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.HostRoute
+          elementRelationship: atomic
+    - name: ipv6AddressMode
+      type:
+        scalar: string
+    - name: ipv6RAMode
+      type:
+        scalar: string
+    - name: noGateway
+      type:
+        scalar: boolean
+    - name: prefixLength
+      type:
+        scalar: numeric
+    - name: subnetPool
+      type:
+        scalar: string
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.SubnetStatus
+  map:
+    fields:
+    - name: allocationPools
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AllocationPool
+          elementRelationship: atomic
+    - name: cidr
+      type:
+        scalar: string
+      default: ""
+    - name: freeIPs
+      type:
+        namedType: Quantity.resource.api.pkg.apimachinery.k8s.io
+    - name: gateway
+      type:
+        scalar: string
+    - name: id
+      type:
+        scalar: string
+    - name: routerInterface
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.RouterInterfaceStatus
+    - name: usedIPs
+      type:
+        namedType: Quantity.resource.api.pkg.apimachinery.k8s.io
 - name: __untyped_atomic_
   scalar: untyped
   list:

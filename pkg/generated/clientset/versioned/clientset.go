@@ -23,6 +23,7 @@ import (
 	http "net/http"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/typed/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/typed/samplecrd/v2"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -31,17 +32,24 @@ import (
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	SamplecrdV1() samplecrdv1.SamplecrdV1Interface
+	SamplecrdV2() samplecrdv2.SamplecrdV2Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
 	samplecrdV1 *samplecrdv1.SamplecrdV1Client
+	samplecrdV2 *samplecrdv2.SamplecrdV2Client
 }
 
 // SamplecrdV1 retrieves the SamplecrdV1Client
 func (c *Clientset) SamplecrdV1() samplecrdv1.SamplecrdV1Interface {
 	return c.samplecrdV1
+}
+
+// SamplecrdV2 retrieves the SamplecrdV2Client
+func (c *Clientset) SamplecrdV2() samplecrdv2.SamplecrdV2Interface {
+	return c.samplecrdV2
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -92,6 +100,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.samplecrdV2, err = samplecrdv2.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -114,6 +126,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.samplecrdV1 = samplecrdv1.New(c)
+	cs.samplecrdV2 = samplecrdv2.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

@@ -22,6 +22,7 @@ import (
 	fmt "fmt"
 
 	v1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	v2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -57,6 +58,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Samplecrd().V1().Networks().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("tenantpolicies"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Samplecrd().V1().TenantPolicies().Informer()}, nil
+
+		// Group=samplecrd.k8s.io, Version=v2
+	case v2.SchemeGroupVersion.WithResource("networks"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Samplecrd().V2().Networks().Informer()}, nil
 
 	}
 

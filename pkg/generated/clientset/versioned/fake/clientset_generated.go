@@ -23,6 +23,8 @@ import (
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/typed/samplecrd/v1"
 	fakesamplecrdv1 "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/typed/samplecrd/v1/fake"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/typed/samplecrd/v2"
+	fakesamplecrdv2 "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/typed/samplecrd/v2/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -139,4 +141,9 @@ var (
 // SamplecrdV1 retrieves the SamplecrdV1Client
 func (c *Clientset) SamplecrdV1() samplecrdv1.SamplecrdV1Interface {
 	return &fakesamplecrdv1.FakeSamplecrdV1{Fake: &c.Fake}
+}
+
+// SamplecrdV2 retrieves the SamplecrdV2Client
+func (c *Clientset) SamplecrdV2() samplecrdv2.SamplecrdV2Interface {
+	return &fakesamplecrdv2.FakeSamplecrdV2{Fake: &c.Fake}
 }
