@@ -18,7 +18,7 @@ func Resource(resource string) schema.GroupResource {
 
 var (
 	// SchemeBuilder collects the functions that add this package's types to a scheme.
-	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes, addConversionFuncs)
 	// AddToScheme adds this package's types to a scheme; the generated
 	// clientset calls it for its own scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
