@@ -16,14 +16,7 @@ func Resource(resource string) schema.GroupResource {
 	return SchemeGroupVersion.WithResource(resource).GroupResource()
 }
 
-var (
-	// SchemeBuilder collects the functions that add this package's types to a scheme.
-	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes, addConversionFuncs)
-	// AddToScheme adds this package's types to a scheme; the generated
-	// clientset calls it for its own scheme.
-	AddToScheme = SchemeBuilder.AddToScheme
-)
-
+// addKnownTypes registers this package's types under SchemeGroupVersion.
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&Network{},
