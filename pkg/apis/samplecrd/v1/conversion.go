@@ -38,7 +38,11 @@ import (
 // not parse is an error, not an object without its second subnet.
 const SubnetsAnnotation = "samplecrd.k8s.io/v2-subnets"
 
-// v2Rest is the content of SubnetsAnnotation.
+// v2Rest is the content of SubnetsAnnotation: the conversion's own, not an
+// API type, so the generators leave it out.
+//
+// +k8s:openapi-gen=false
+// +k8s:deepcopy-gen=false
 type v2Rest struct {
 	// Subnets are spec.subnets after the first.
 	Subnets []v2.SubnetSpec `json:"subnets,omitempty"`
