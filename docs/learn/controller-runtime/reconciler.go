@@ -103,7 +103,7 @@ func (r *NetworkReconciler) ensure(ctx context.Context, network *samplecrdv1.Net
 	// The spec in Neutron's terms, from the controller's own pkg/controller/desired:
 	// a gateway that moves takes the allocation pools with it, in one
 	// request, as Neutron needs.
-	want, err := desired.SubnetOf(network.Spec, network.Spec.CIDR)
+	want, err := desired.SubnetOf(desired.FromV1(network.Spec), network.Spec.CIDR)
 	if err != nil {
 		return "", "", err
 	}

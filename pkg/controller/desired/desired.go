@@ -1,6 +1,6 @@
-// Package desired turns a Network's spec into the subnet Neutron must hold
-// (with every default spelled out, so that "left out" means one thing) and
-// compares it with what Neutron holds. It is pure: no client, no clock,
+// Package desired turns a v2 Network's spec into the subnets Neutron must
+// hold, one per spec.subnets entry (with every default spelled out, so that
+// "left out" means one thing), and compares each with what Neutron holds. It is pure: no client, no clock,
 // tested by tables alone.
 package desired
 
@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
@@ -43,11 +43,11 @@ func invalidSpec(format string, args ...any) error {
 	return &InvalidSpecError{Message: fmt.Sprintf(format, args...)}
 }
 
-// SubnetOf spells out spec's subnet, whose range is cidr (spec.cidr,
+// SubnetOf spells out the subnet spec, whose range is cidr (spec.cidr,
 // or the range a subnet pool allocated): a left-out gateway is the first
 // host address, left-out pools are Neutron's defaults around the gateway,
 // DHCP is on unless turned off.
-func SubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (Subnet, error) {
+func SubnetOf(spec samplecrdv2.SubnetSpec, cidr string) (Subnet, error) {
 	prefix, err := netip.ParsePrefix(cidr)
 	if err != nil {
 		return Subnet{}, invalidSpec("cidr %q: %v", cidr, err)
@@ -76,10 +76,10 @@ func SubnetOf(spec samplecrdv1.NetworkSpec, cidr string) (Subnet, error) {
 	return d, nil
 }
 
-// OptionsOf is the part of spec's subnet that does not depend on its
+// OptionsOf is the part of the subnet spec that does not depend on its
 // range: what a subnet from a pool can be asked for before the range is
 // known.
-func OptionsOf(spec samplecrdv1.NetworkSpec) Subnet {
+func OptionsOf(spec samplecrdv2.SubnetSpec) Subnet {
 	d := Subnet{
 		DNSNameservers:  slices.Clone(spec.DNSNameservers),
 		EnableDHCP:      spec.EnableDHCP == nil || *spec.EnableDHCP,
@@ -94,7 +94,7 @@ func OptionsOf(spec samplecrdv1.NetworkSpec) Subnet {
 
 // checkPools refuses what Neutron would: a pool whose start is after its
 // end, outside the host range, overlapping another, or holding the gateway.
-func checkPools(prefix netip.Prefix, gateway netip.Addr, pools []samplecrdv1.AllocationPool) ([]neutron.AllocationPool, error) {
+func checkPools(prefix netip.Prefix, gateway netip.Addr, pools []samplecrdv2.AllocationPool) ([]neutron.AllocationPool, error) {
 	type span struct{ start, end netip.Addr }
 	first, last, ok := neutron.HostRange(prefix)
 	if !ok {

@@ -110,7 +110,7 @@ func adoptable(n neutron.Network, subs []neutron.Subnet) (samplecrdv1.NetworkSpe
 		return samplecrdv1.NetworkSpec{}, "its subnet is already marked by a network-controller"
 	}
 	spec := specOf(n, subs[0])
-	want, err := desired.SubnetOf(spec, spec.CIDR)
+	want, err := desired.SubnetOf(desired.FromV1(spec), spec.CIDR)
 	if err != nil {
 		return samplecrdv1.NetworkSpec{}, fmt.Sprintf("its subnet cannot be said as a spec: %q", err.Error())
 	}

@@ -88,7 +88,7 @@ func TestWhatIsImportedAndWhatIsSkipped(t *testing.T) {
 	}
 	for _, key := range []string{"plain", "options"} {
 		n := byID[ids[key]].Network
-		want, err := desired.SubnetOf(n.Spec, n.Spec.CIDR)
+		want, err := desired.SubnetOf(desired.FromV1(n.Spec), n.Spec.CIDR)
 		if err != nil {
 			t.Fatalf("%s: %v", key, err)
 		}

@@ -304,7 +304,7 @@ func everyOption(s *samplecrdv1.NetworkSpec) {
 // provisioned is a Network the controller has finished with.
 func provisioned(n *samplecrdv1.Network, networkID, subnetID string) *samplecrdv1.Network {
 	n.Finalizers = []string{samplecrdv1.NetworkFinalizer}
-	want, err := desired.SubnetOf(n.Spec, n.Spec.CIDR)
+	want, err := desired.SubnetOf(desired.FromV1(n.Spec), n.Spec.CIDR)
 	if err != nil {
 		panic(err)
 	}

@@ -30,7 +30,7 @@ func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool
 		// A range from a pool is known only once allocated: its subnet is
 		// spelled out in Reconcile, and the API refuses what would need
 		// it earlier.
-		if _, err := desired.SubnetOf(network.Spec, network.Spec.CIDR); err != nil {
+		if _, err := desired.SubnetOf(desired.FromV1(network.Spec), network.Spec.CIDR); err != nil {
 			return p.failed(phaseSyncing, err, LastObserved(network.Status)), false
 		}
 	}
@@ -106,7 +106,7 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	var want desired.Subnet
 	if p.network.Spec.CIDR != "" {
 		var err error
-		if want, err = desired.SubnetOf(p.network.Spec, p.network.Spec.CIDR); err != nil {
+		if want, err = desired.SubnetOf(desired.FromV1(p.network.Spec), p.network.Spec.CIDR); err != nil {
 			return obs, err
 		}
 	}
@@ -125,7 +125,7 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	}
 	obs = observedOf(net, subnet)
 	if p.network.Spec.SubnetPool != "" {
-		if want, err = desired.SubnetOf(p.network.Spec, subnet.CIDR); err != nil {
+		if want, err = desired.SubnetOf(desired.FromV1(p.network.Spec), subnet.CIDR); err != nil {
 			return obs, err
 		}
 	}

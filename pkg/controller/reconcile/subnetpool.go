@@ -54,7 +54,7 @@ func (p *pass) ensurePoolSubnet(ctx context.Context, net neutron.Network, owned 
 // inside it (the API refuses a gateway and pools with a pool), which
 // Neutron chooses as it would for a fixed range.
 func poolRequest(spec samplecrdv1.NetworkSpec, networkID string, pool neutron.SubnetPool) neutron.SubnetRequest {
-	req := desired.OptionsOf(spec).Request(networkID, "", "")
+	req := desired.OptionsOf(desired.FromV1(spec)).Request(networkID, "", "")
 	req.SubnetPoolID, req.IPVersion = pool.ID, pool.IPVersion
 	req.Gateway = nil // Neutron's choice: the first host of the range
 	if spec.NoGateway {
