@@ -46,20 +46,25 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// chooseSubnet splits the owned subnets on networkID into the one of cidr
-// (found is false when there is none) and those of other ranges.
-func chooseSubnet(subnets []neutron.Subnet, networkID, cidr string) (keep neutron.Subnet, stale []neutron.Subnet, found bool) {
+// chooseSubnets matches the owned subnets on networkID with wants:
+// matched[i] is the subnet of wants[i]'s fixed range, nil when there is
+// none (and for a pool entry); rest are the others on networkID, a pool
+// entry's or removed from the spec.
+func chooseSubnets(subnets []neutron.Subnet, networkID string, wants []desired.Want) (matched []*neutron.Subnet, rest []neutron.Subnet) {
+	matched = make([]*neutron.Subnet, len(wants))
 	for _, s := range subnets {
-		switch {
-		case s.NetworkID != networkID:
+		if s.NetworkID != networkID {
 			// On a duplicate network: it goes with it.
-		case !found && desired.SameCIDR(s.CIDR, cidr):
-			keep, found = s, true
-		default:
-			stale = append(stale, s)
+			continue
 		}
+		i := slices.IndexFunc(wants, func(w desired.Want) bool { return !w.FromPool() && desired.SameCIDR(s.CIDR, w.Key) })
+		if i >= 0 && matched[i] == nil {
+			matched[i] = &s
+			continue
+		}
+		rest = append(rest, s)
 	}
-	return keep, stale, found
+	return matched, rest
 }
 
 // choosePoolSubnet splits our subnets on networkID into the one to keep

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,13 +27,11 @@ import (
 func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool) {
 	// Preflight asks Neutron nothing: no request to name.
 	p := r.newPass(context.Background(), network)
-	if network.Spec.CIDR != "" {
-		// A range from a pool is known only once allocated: its subnet is
-		// spelled out in Reconcile, and the API refuses what would need
-		// it earlier.
-		if _, err := desired.SubnetOf(desired.FromV1(network.Spec), network.Spec.CIDR); err != nil {
-			return p.failed(phaseSyncing, err, LastObserved(network.Status)), false
-		}
+	// A range from a pool is known only once allocated: its subnet is
+	// spelled out in Reconcile, and the API refuses what would need it
+	// earlier.
+	if _, err := p.wants(); err != nil {
+		return p.failed(phaseSyncing, err, LastObserved(network.Status)), false
 	}
 	if h := r.inv.Health(); !h.Synced {
 		return p.waitForInventory(h), false
@@ -101,47 +100,56 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network
 // knows, even when a step fails.
 func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	obs := LastObserved(p.network.Status)
-	// The spec in Neutron's terms; zero for a range from a pool, which is
-	// spelled out once the pool has allocated it. Preflight checked it.
-	var want desired.Subnet
-	if p.network.Spec.CIDR != "" {
-		var err error
-		if want, err = desired.SubnetOf(desired.FromV1(p.network.Spec), p.network.Spec.CIDR); err != nil {
-			return obs, err
-		}
+	// The spec in Neutron's terms, one entry per subnet; a range from a
+	// pool is spelled out once the pool has allocated it. Preflight
+	// checked it.
+	wants, err := p.wants()
+	if err != nil {
+		return obs, err
 	}
 	if err := p.recordPlace(ctx); err != nil {
 		return obs, err
 	}
-	net, netCreated, err := p.ensureNetwork(ctx, want)
+	// An adoption compares the first subnet (v1's); the others are
+	// created on the adopted network like any missing one.
+	net, netCreated, err := p.ensureNetwork(ctx, wants[0].Subnet)
 	if err != nil {
 		return obs, err
 	}
 	obs.NetworkID = net.ID
-	subnet, subnetCreated, err := p.ensureSubnet(ctx, want, net)
-	p.recordCreated(net, netCreated, subnet, subnetCreated)
+	subnets, subnetCreated, blocked, err := p.ensureSubnets(ctx, wants, net)
+	p.recordCreated(net, netCreated, subnets, subnetCreated)
 	if err != nil {
 		return obs, err
 	}
+	// Status, the router and the options steps below still speak of the
+	// first subnet, v1's, as status does; the others are kept in Neutron
+	// only.
+	subnet := subnets[0]
 	obs = observedOf(net, subnet)
-	if p.network.Spec.SubnetPool != "" {
-		if want, err = desired.SubnetOf(desired.FromV1(p.network.Spec), subnet.CIDR); err != nil {
-			return obs, err
-		}
+	if wants, err = spelledOut(wants, subnets); err != nil {
+		return obs, err
 	}
 	plan, err := p.detachUnwanted(ctx, net, subnet)
 	if err != nil {
 		return obs, err
 	}
-	if subnet, err = p.ensureSubnetOptions(ctx, want, subnet); err != nil {
-		return obs, err
+	for i := range wants {
+		if subnets[i], err = p.ensureSubnetOptions(ctx, wants[i].Subnet, subnets[i]); err != nil {
+			return obs, err
+		}
 	}
+	subnet = subnets[0]
 	obs = observedOf(net, subnet)
 	if net, err = p.ensureMTU(ctx, net); err != nil {
 		return obs, err
 	}
 	obs = observedOf(net, subnet)
-	return obs, p.attachWanted(ctx, plan, subnet)
+	if err := p.attachWanted(ctx, plan, subnet); err != nil {
+		return obs, err
+	}
+	// A removal that ports block is said once everything else is done.
+	return obs, blocked
 }
 
 // samePlace refuses to go on when the credentials reach another place
@@ -240,57 +248,27 @@ func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutro
 	return n, true, nil
 }
 
-// ensureSubnet returns the subnet of spec.cidr on net, and whether it
-// created it because there was none. Subnets of ours on net with another
-// range were changed behind our back (cidr is immutable in the API): they
-// are deleted.
-func (p *pass) ensureSubnet(ctx context.Context, want desired.Subnet, net neutron.Network) (_ neutron.Subnet, created bool, _ error) {
-	// Read now: an adoption has just added to the inventory.
-	owned := p.inv.Get(p.owner.UID)
-	if p.network.Spec.SubnetPool != "" {
-		return p.ensurePoolSubnet(ctx, net, owned)
-	}
-	keep, stale, found := chooseSubnet(owned.Subnets, net.ID, p.network.Spec.CIDR)
-	for _, s := range stale {
-		if err := p.inv.DeleteSubnet(ctx, p.owner, s.ID); err != nil {
-			return neutron.Subnet{}, false, err
-		}
-		p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
-			"Neutron subnet %s had cidr %s instead of %s; deleted it", s.ID, s.CIDR, p.network.Spec.CIDR)
-	}
-	if found {
-		return keep, false, nil
-	}
-	s, err := p.inv.CreateSubnet(ctx, p.owner, want.Request(net.ID, "", ""))
-	if rejected := (*neutron.RejectedError)(nil); errors.As(err, &rejected) && rejected.Overlap() {
-		// The one case that reads before acting: on a network of our own,
-		// an overlapping subnet may be ours, its create completed after
-		// the answer was lost. It carries our mark if so.
-		sameCIDR := func(s neutron.Subnet) bool { return desired.SameCIDR(s.CIDR, p.network.Spec.CIDR) }
-		if late, ok, lookErr := p.inv.FindLateSubnet(ctx, p.owner, net.ID, sameCIDR); lookErr != nil || ok {
-			return late, ok, lookErr
-		}
-	}
-	if err != nil {
-		return neutron.Subnet{}, false, err
-	}
-	klog.FromContext(ctx).Info("Created Neutron subnet", "subnetID", s.ID, "cidr", s.CIDR, "gateway", s.GatewayIP)
-	return s, true, nil
-}
-
 // recordCreated writes one Event that says what this sync created: the
-// network and subnet of a new Network, or only the one that a drift repair
-// had to make again.
-func (p *pass) recordCreated(net neutron.Network, netCreated bool, subnet neutron.Subnet, subnetCreated bool) {
+// network and subnets of a new Network, or only those that a drift repair
+// or a new spec.subnets entry had to make.
+func (p *pass) recordCreated(net neutron.Network, netCreated bool, subnets []neutron.Subnet, created []bool) {
+	var made []string
+	for i, s := range subnets {
+		if created[i] {
+			made = append(made, fmt.Sprintf("%s (%s, gateway %s)", s.ID, s.CIDR, describeGateway(s.GatewayIP)))
+		}
+	}
 	switch {
-	case netCreated && subnetCreated:
-		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron network %s with subnet %s (%s, gateway %s)",
-			net.ID, subnet.ID, subnet.CIDR, describeGateway(subnet.GatewayIP))
+	case netCreated && len(made) == 1:
+		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron network %s with subnet %s", net.ID, made[0])
+	case netCreated && len(made) > 1:
+		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron network %s with subnets %s", net.ID, strings.Join(made, ", "))
 	case netCreated:
 		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron network %s", net.ID)
-	case subnetCreated:
-		p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron subnet %s (%s, gateway %s) on network %s",
-			subnet.ID, subnet.CIDR, describeGateway(subnet.GatewayIP), net.ID)
+	default:
+		for _, m := range made {
+			p.eventf(corev1.EventTypeNormal, eventCreated, "Created Neutron subnet %s on network %s", m, net.ID)
+		}
 	}
 }
 

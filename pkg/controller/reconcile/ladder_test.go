@@ -349,10 +349,11 @@ func TestLadder(t *testing.T) {
 			check:       untouched,
 		},
 		{
-			name:        "a subnet whose range was changed behind our back is replaced, and the Event says what was created",
-			network:     provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
-			seed:        inSync("10.9.0.0/16", "10.9.0.1"),
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.CreateSubnet},
+			name:    "a subnet whose range was changed behind our back is replaced, and the Event says what was created",
+			network: provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
+			seed:    inSync("10.9.0.0/16", "10.9.0.1"),
+			// The ports are read first: a subnet ports use is not deleted.
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.DeleteSubnet, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",
 			wantEvents:  []string{"Warning DriftRepaired", "Normal Created"},
 		},

@@ -154,6 +154,7 @@ func classify(ph phase, err error) verdict {
 		record   *recordError
 		external *externalNetworkError
 		refused  *NotAllowedError
+		removal  *subnetRemovalBlockedError
 	)
 	isRejected := errors.As(err, &rejected)
 	switch {
@@ -190,6 +191,10 @@ func classify(ph phase, err error) verdict {
 		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
 	case errors.As(err, &adoption):
 		return verdict{reason: adoption.reason, message: adoption.msg, requeue: AddAfter, after: rejectedRetryInterval}
+	case errors.As(err, &removal):
+		// Someone else's ports: they go by their owner's hand, which
+		// capped backoff notices.
+		return verdict{reason: samplecrdv1.ReasonSubnetRemovalBlocked, message: err.Error(), requeue: AddRateLimited}
 	case errors.As(err, &invalid):
 		// The spec must change, and its change queues the Network again.
 		return verdict{reason: samplecrdv1.ReasonInvalidSpec, message: invalid.Message, requeue: ForgetUntilSpecChanges}

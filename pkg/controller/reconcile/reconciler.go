@@ -1,6 +1,6 @@
 // Package reconcile makes Neutron match one Network. It is the body of the
 // controller's syncHandler: Preflight and the ladder of the network and its
-// subnet (ladder.go), adoption (adopt.go), ranges from pools
+// subnets (ladder.go, subnets.go), adoption (adopt.go), ranges from pools
 // (subnetpool.go), the router interface (router.go), and deletion and
 // release (delete.go); below them, what a pass chooses from what it read
 // (choose.go), why it stops (errors.go), what it stores before it writes

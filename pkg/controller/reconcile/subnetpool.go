@@ -7,25 +7,27 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
-	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
-// A Network with spec.subnetPool asks Neutron for a range instead of
-// naming one. Its subnet cannot be found by range, so it is "the subnet of
-// ours on the network": the one status names, else the first by ID (two
+// A subnet with subnetPool asks Neutron for a range instead of naming
+// one. It cannot be found by range, so it is "the subnet of ours on the
+// network that no fixed entry names, of no fixed entry's family": the one
+// status names, else the first by ID (two
 // controllers pick the same). Any other of ours on the network is a
 // duplicate — a create that completed after its answer was lost, which a
 // pool, unlike a fixed range, does not refuse as an overlap — and is
 // deleted.
 
-// ensurePoolSubnet returns the network's subnet allocated from
-// spec.subnetPool, and whether it created it.
-func (p *pass) ensurePoolSubnet(ctx context.Context, net neutron.Network, owned inventory.Owned) (_ neutron.Subnet, created bool, _ error) {
-	keep, duplicates, found := choosePoolSubnet(owned.Subnets, net.ID, p.network.Status.SubnetID)
+// ensurePoolSubnet returns the network's subnet allocated from the pool
+// of wants[i], and whether it created it: the one of candidates (the
+// subnets of ours on net that no fixed entry names) to keep. A pool whose
+// family another entry has is refused before anything is created.
+func (p *pass) ensurePoolSubnet(ctx context.Context, net neutron.Network, wants []desired.Want, i int, candidates []neutron.Subnet) (_ neutron.Subnet, created bool, _ error) {
+	keep, duplicates, found := choosePoolSubnet(candidates, net.ID, p.network.Status.SubnetID)
 	for _, d := range duplicates {
 		if err := p.inv.DeleteSubnet(ctx, p.owner, d.ID); err != nil {
 			return neutron.Subnet{}, false, err
@@ -37,11 +39,15 @@ func (p *pass) ensurePoolSubnet(ctx context.Context, net neutron.Network, owned 
 	if found {
 		return keep, false, nil
 	}
-	pool, err := p.inv.FindSubnetPool(ctx, p.network.Spec.SubnetPool)
+	spec := wants[i].Spec
+	pool, err := p.inv.FindSubnetPool(ctx, spec.SubnetPool)
 	if err != nil {
 		return neutron.Subnet{}, false, err
 	}
-	s, err := p.inv.CreateSubnet(ctx, p.owner, poolRequest(p.network.Spec, net.ID, pool))
+	if _, err := desired.PoolFamily(wants, i, pool.IPVersion); err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	s, err := p.inv.CreateSubnet(ctx, p.owner, poolRequest(spec, net.ID, pool))
 	if err != nil {
 		return neutron.Subnet{}, false, err
 	}
@@ -53,8 +59,8 @@ func (p *pass) ensurePoolSubnet(ctx context.Context, net neutron.Network, owned 
 // allocates: the options of the spec, without the range and what lies
 // inside it (the API refuses a gateway and pools with a pool), which
 // Neutron chooses as it would for a fixed range.
-func poolRequest(spec samplecrdv1.NetworkSpec, networkID string, pool neutron.SubnetPool) neutron.SubnetRequest {
-	req := desired.OptionsOf(desired.FromV1(spec)).Request(networkID, "", "")
+func poolRequest(spec samplecrdv2.SubnetSpec, networkID string, pool neutron.SubnetPool) neutron.SubnetRequest {
+	req := desired.OptionsOf(spec).Request(networkID, "", "")
 	req.SubnetPoolID, req.IPVersion = pool.ID, pool.IPVersion
 	req.Gateway = nil // Neutron's choice: the first host of the range
 	if spec.NoGateway {

@@ -493,6 +493,12 @@ const (
 	// (e.g. a VM's); the message names them by ID and device_owner. The
 	// finalizer stays; retried with capped backoff until the ports are gone.
 	ReasonDeletionBlocked = "DeletionBlocked"
+	// ReasonSubnetRemovalBlocked: a subnet that spec.subnets no longer
+	// names (samplecrd.k8s.io/v2) still has ports on it, e.g. a VM's; the
+	// message names them by ID and device_owner. Nothing was deleted; the
+	// rest of the spec is in place. Retried with capped backoff until the
+	// ports are gone.
+	ReasonSubnetRemovalBlocked = "SubnetRemovalBlocked"
 	// ReasonDeleting: the Network is being deleted and its Neutron resources
 	// are being removed.
 	ReasonDeleting = "Deleting"

@@ -176,6 +176,28 @@ func (f *Neutron) AddPort(networkID, id, deviceOwner string) {
 	f.ports[networkID] = append(f.ports[networkID], neutron.Port{ID: id, NetworkID: networkID, DeviceOwner: deviceOwner})
 }
 
+// AddPortWithAddresses puts a port with fixed IPs on networkID: only the
+// subnets of those addresses refuse their delete while it is there.
+func (f *Neutron) AddPortWithAddresses(networkID, id, deviceOwner string, addresses ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ports[networkID] = append(f.ports[networkID], neutron.Port{ID: id, NetworkID: networkID, DeviceOwner: deviceOwner, Addresses: addresses})
+}
+
+// usesSubnet reports whether port has an address in cidr, as Neutron's
+// SubnetInUse counts it; a port of AddPort, with no address, uses every
+// subnet of its network.
+func usesSubnet(port neutron.Port, cidr string) bool {
+	prefix, err := netip.ParsePrefix(cidr)
+	if len(port.Addresses) == 0 || err != nil {
+		return true
+	}
+	return slices.ContainsFunc(port.Addresses, func(a string) bool {
+		addr, err := netip.ParseAddr(a)
+		return err == nil && prefix.Contains(addr)
+	})
+}
+
 // RemovePorts deletes every port of networkID.
 func (f *Neutron) RemovePorts(networkID string) {
 	f.mu.Lock()
@@ -719,7 +741,7 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 	if !f.inRegion(id) {
 		return nil // another Neutron's 404, which the real client counts as deleted
 	}
-	if s, ok := f.subnets[id]; ok && len(f.ports[s.NetworkID]) > 0 {
+	if s, ok := f.subnets[id]; ok && slices.ContainsFunc(f.ports[s.NetworkID], func(p neutron.Port) bool { return usesSubnet(p, s.CIDR) }) {
 		return neutron.ErrorForResponse(DeleteSubnet, 409, "SubnetInUse", fmt.Sprintf(
 			"Unable to complete operation on subnet %s: One or more ports have an IP allocation from this subnet.", id))
 	}

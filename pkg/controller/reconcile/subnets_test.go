@@ -1,0 +1,165 @@
+package reconcile
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
+	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
+)
+
+// withSubnets is n with spec.subnets set to its own first subnet and then
+// extra, in its v2 form, read back through v1 as a v1 client (and this
+// pass) reads it: the extra subnets in samplecrdv1.SubnetsAnnotation. An
+// empty extra removes every subnet but the first.
+func withSubnets(n *samplecrdv1.Network, extra ...samplecrdv2.SubnetSpec) *samplecrdv1.Network {
+	var hub samplecrdv2.Network
+	if err := samplecrdv1.Convert_v1_Network_To_v2_Network(n, &hub, nil); err != nil {
+		panic(err)
+	}
+	hub.Spec.Subnets = append(hub.Spec.Subnets[:1], extra...)
+	var out samplecrdv1.Network
+	if err := samplecrdv1.Convert_v2_Network_To_v1_Network(&hub, &out, nil); err != nil {
+		panic(err)
+	}
+	return &out
+}
+
+// The ranges of the dual-stack rows.
+const (
+	v4CIDR = "192.168.0.0/16"
+	v4GW   = "192.168.0.1"
+	v6CIDR = "fd00:10::/64"
+)
+
+// withV6Subnet seeds, besides the in-sync network and IPv4 subnet, an
+// IPv6 subnet of ours on it, as a pass made it when spec.subnets named it.
+func withV6Subnet(f *neutronfake.Neutron) {
+	inSync(v4CIDR, v4GW)(f)
+	f.AddSubnet(seededNet, ours.ResourceName(owner), ours.Description(), v6CIDR, "fd00:10::1")
+}
+
+// ourRanges are the ranges of the subnets of ours in Neutron, sorted.
+func ourRanges(f *fixture) []string {
+	var out []string
+	for _, s := range f.neutron.Subnets() {
+		if s.Description == ours.Description() {
+			out = append(out, s.CIDR)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// wantRanges checks that Neutron holds exactly the subnets of ours of
+// ranges, all on one network of ours.
+func wantRanges(ranges ...string) func(*testing.T, *fixture) {
+	return func(t *testing.T, f *fixture) {
+		t.Helper()
+		slices.Sort(ranges)
+		if got := ourRanges(f); !slices.Equal(got, ranges) {
+			t.Errorf("our subnets = %q, want %q", got, ranges)
+		}
+		nets := map[string]bool{}
+		for _, s := range f.neutron.Subnets() {
+			if s.Description == ours.Description() {
+				nets[s.NetworkID] = true
+			}
+		}
+		if len(nets) != 1 {
+			t.Errorf("our subnets are on %d networks, want one", len(nets))
+		}
+	}
+}
+
+// TestEverySubnetOfSpecSubnets: one Neutron network holds a subnet per
+// spec.subnets entry; an entry added creates only its subnet, one removed
+// is deleted, unless ports use it.
+func TestEverySubnetOfSpecSubnets(t *testing.T) {
+	v6 := samplecrdv2.SubnetSpec{CIDR: v6CIDR}
+	runPasses(t, []passCase{
+		{
+			name:        "a dual-stack Network makes one network and two subnets",
+			network:     withSubnets(newNetwork(v4CIDR, v4GW), v6),
+			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet, neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created"},
+			check:       wantRanges(v4CIDR, v6CIDR),
+		},
+		{
+			name:        "an IPv6 subnet added to a Ready one-subnet Network creates only that subnet",
+			network:     withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet), v6),
+			seed:        inSync(v4CIDR, v4GW),
+			wantNeutron: []string{neutronfake.CreateSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Created"},
+			check:       wantRanges(v4CIDR, v6CIDR),
+		},
+		{
+			name:        "a dual-stack Network in sync asks nothing",
+			network:     withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet), v6),
+			seed:        withV6Subnet,
+			wantNeutron: nil,
+			wantReady:   "True/Provisioned",
+			check:       wantRanges(v4CIDR, v6CIDR),
+		},
+		{
+			name:        "a subnet removed from spec.subnets is deleted, after a look at its ports",
+			network:     withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet)),
+			seed:        withV6Subnet,
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.DeleteSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Deleted"},
+			check:       wantRanges(v4CIDR),
+		},
+		{
+			name:    "a port on the subnet that stays does not block the removal of the other",
+			network: withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet)),
+			seed: func(f *neutronfake.Neutron) {
+				withV6Subnet(f)
+				f.AddPortWithAddresses(seededNet, "vm-port", "compute:nova", "192.168.0.10")
+			},
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.DeleteSubnet},
+			wantReady:   "True/Provisioned",
+			wantEvents:  []string{"Normal Deleted"},
+			check:       wantRanges(v4CIDR),
+		},
+		{
+			name:    "a subnet removed with a VM's port on it is blocked with a reason, and nothing is deleted",
+			network: withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet)),
+			seed: func(f *neutronfake.Neutron) {
+				withV6Subnet(f)
+				f.AddPort(seededNet, "dhcp-port", "network:dhcp") // Neutron's own: goes with the subnet
+				f.AddPortWithAddresses(seededNet, "vm-port", "compute:nova", "fd00:10::5")
+			},
+			wantErr: "backoff",
+			// Every port of the network, then our router interfaces.
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.PortsOf},
+			wantReady:   "False/" + samplecrdv1.ReasonSubnetRemovalBlocked,
+			wantEvents:  []string{"Warning " + samplecrdv1.ReasonSubnetRemovalBlocked},
+			check: func(t *testing.T, f *fixture) {
+				wantRanges(v4CIDR, v6CIDR)(t, f)
+				cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+				if !strings.Contains(cond.Message, "vm-port (compute:nova)") || strings.Contains(cond.Message, "dhcp-port") {
+					t.Errorf("message %q does not name the VM's port alone", cond.Message)
+				}
+			},
+		},
+	})
+}
+
+// TestTwoSubnetsOfAFamilyAreRefusedBeforeNeutron: a spec that bypassed the
+// schema's one-per-family rule asks Neutron nothing.
+func TestTwoSubnetsOfAFamilyAreRefusedBeforeNeutron(t *testing.T) {
+	runPasses(t, []passCase{{
+		name:       "two IPv4 subnets",
+		network:    withSubnets(newNetwork(v4CIDR, v4GW), samplecrdv2.SubnetSpec{CIDR: "10.1.0.0/24"}),
+		wantErr:    "invalid",
+		wantReady:  "False/" + samplecrdv1.ReasonInvalidSpec,
+		wantEvents: []string{"Warning " + samplecrdv1.ReasonInvalidSpec},
+	}})
+}
