@@ -126,7 +126,7 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	// first subnet, v1's, as status does; the others are kept in Neutron
 	// only.
 	subnet := subnets[0]
-	obs = observedOf(net, subnet)
+	obs = observedOf(net, subnets...)
 	if wants, err = spelledOut(wants, subnets); err != nil {
 		return obs, err
 	}
@@ -140,11 +140,11 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 		}
 	}
 	subnet = subnets[0]
-	obs = observedOf(net, subnet)
+	obs = observedOf(net, subnets...)
 	if net, err = p.ensureMTU(ctx, net); err != nil {
 		return obs, err
 	}
-	obs = observedOf(net, subnet)
+	obs = observedOf(net, subnets...)
 	if err := p.attachWanted(ctx, plan, subnet); err != nil {
 		return obs, err
 	}

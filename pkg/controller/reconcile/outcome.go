@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
@@ -405,14 +406,28 @@ type Observed struct {
 	// Adopted is what spec.adopt's network and subnet were called before
 	// they were marked; kept for as long as the Network lives.
 	Adopted *samplecrdv1.AdoptedResources
+	// Subnets are every subnet of the network, in spec.subnets' order, as
+	// v2's status.subnets reports them (StatusApplyV2); v1's status holds
+	// the first alone, in the fields above. Their usedIPs and freeIPs are
+	// not set yet.
+	Subnets []samplecrdv2.SubnetStatus
 }
 
-// observedOf is the status of a Network whose network and subnet are known.
-func observedOf(net neutron.Network, subnet neutron.Subnet) Observed {
+// observedOf is the status of a Network whose network and subnets are
+// known, the first being the one v1's status names.
+func observedOf(net neutron.Network, subnets ...neutron.Subnet) Observed {
+	subnet := subnets[0]
 	o := Observed{NetworkID: net.ID, SubnetID: subnet.ID, CIDR: subnet.CIDR, Gateway: subnet.GatewayIP,
 		MTU: int32(net.MTU), NeutronStatus: net.Status, ProjectID: net.ProjectID}
 	for _, p := range subnet.AllocationPools {
 		o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
+	}
+	for _, s := range subnets {
+		st := samplecrdv2.SubnetStatus{CIDR: s.CIDR, ID: s.ID, Gateway: s.GatewayIP}
+		for _, p := range s.AllocationPools {
+			st.AllocationPools = append(st.AllocationPools, samplecrdv2.AllocationPool{Start: p.Start, End: p.End})
+		}
+		o.Subnets = append(o.Subnets, st)
 	}
 	return o
 }

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -21,25 +23,7 @@ import (
 // and leaves out now (Reconciling, once Ready; status.router, once
 // detached) is removed by the API server.
 func StatusApply(network *samplecrdv1.Network, cond metav1.Condition, obs Observed) (_ *applyv1.NetworkApplyConfiguration, condChanged bool) {
-	cond.ObservedGeneration = network.Generation
-	// SetStatusCondition keeps lastTransitionTime unless the status flips.
-	// It works on a copy: the lister's object belongs to the cache.
-	conditions := network.Status.DeepCopy().Conditions
-	old := meta.FindStatusCondition(conditions, cond.Type)
-	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && sameMessage(old.Message, cond.Message) {
-		cond.Message = old.Message // the first refusal's request ID
-	}
-	condChanged = old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
-	changed := meta.SetStatusCondition(&conditions, cond)
-	ready := *meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
-	progress := ProgressCondition(ready)
-	for _, t := range []string{samplecrdv1.ConditionReconciling, samplecrdv1.ConditionStalled} {
-		if progress != nil && progress.Type == t {
-			changed = meta.SetStatusCondition(&conditions, *progress) || changed
-		} else {
-			changed = meta.RemoveStatusCondition(&conditions, t) || changed
-		}
-	}
+	conditions, ready, progress, changed, condChanged := nextConditions(network.Status.Conditions, network.Generation, cond)
 	if !changed && network.Status.ObservedGeneration == network.Generation && obs.Equal(network.Status) {
 		return nil, false
 	}
@@ -49,6 +33,33 @@ func StatusApply(network *samplecrdv1.Network, cond metav1.Condition, obs Observ
 	}
 	obs.Apply(status)
 	return applyv1.Network(network.Name, network.Namespace).WithStatus(status), condChanged
+}
+
+// nextConditions is conditions (of generation) with cond set as Ready and
+// the kstatus condition that goes with it (progress, nil for none); changed
+// says whether any changed, condChanged whether Ready itself did (status,
+// reason or message).
+func nextConditions(current []metav1.Condition, generation int64, cond metav1.Condition) (conditions []metav1.Condition, ready metav1.Condition, progress *metav1.Condition, changed, condChanged bool) {
+	cond.ObservedGeneration = generation
+	// SetStatusCondition keeps lastTransitionTime unless the status flips.
+	// It works on a copy: the lister's object belongs to the cache.
+	conditions = slices.Clone(current)
+	old := meta.FindStatusCondition(conditions, cond.Type)
+	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && sameMessage(old.Message, cond.Message) {
+		cond.Message = old.Message // the first refusal's request ID
+	}
+	condChanged = old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
+	changed = meta.SetStatusCondition(&conditions, cond)
+	ready = *meta.FindStatusCondition(conditions, samplecrdv1.ConditionReady)
+	progress = ProgressCondition(ready)
+	for _, t := range []string{samplecrdv1.ConditionReconciling, samplecrdv1.ConditionStalled} {
+		if progress != nil && progress.Type == t {
+			changed = meta.SetStatusCondition(&conditions, *progress) || changed
+		} else {
+			changed = meta.RemoveStatusCondition(&conditions, t) || changed
+		}
+	}
+	return conditions, ready, progress, changed, condChanged
 }
 
 // conditionApply is cond as an apply configuration.

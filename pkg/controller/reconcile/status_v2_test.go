@@ -1,0 +1,62 @@
+package reconcile
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
+	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
+)
+
+// TestStatusSubnetsOfADualStackNetwork: a pass over a dual-stack Network
+// reports both subnets, each with its range, ID, gateway and pools, in
+// v2's status.subnets; applied once, the same Outcome applies nothing.
+func TestStatusSubnetsOfADualStackNetwork(t *testing.T) {
+	f := newFixture(t, withSubnets(newNetwork(v4CIDR, v4GW), samplecrdv2.SubnetSpec{CIDR: v6CIDR}), nil)
+	out := f.sync("net")
+	if out.Condition == nil || out.Condition.Reason != samplecrdv1.ReasonProvisioned {
+		t.Fatalf("outcome = %+v", out)
+	}
+
+	client := fake.NewClientset(&samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "default", Generation: 1}})
+	networks := client.SamplecrdV2().Networks("default")
+	read := func() *samplecrdv2.Network {
+		n, err := networks.Get(f.ctx, "net", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	ac, changed := StatusApplyV2(read(), *out.Condition, out.Observed)
+	if ac == nil || !changed {
+		t.Fatalf("apply = %v, changed %v: want a first status", ac, changed)
+	}
+	if _, err := networks.ApplyStatus(f.ctx, ac, metav1.ApplyOptions{FieldManager: statusManager, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	st := read().Status
+	byCIDR := map[string]samplecrdv2.SubnetStatus{}
+	for _, s := range st.Subnets {
+		byCIDR[s.CIDR] = s
+	}
+	for _, s := range f.neutron.Subnets() {
+		got, ok := byCIDR[s.CIDR]
+		switch {
+		case !ok:
+			t.Errorf("status.subnets has no %s: %+v", s.CIDR, st.Subnets)
+		case got.ID != s.ID || got.Gateway != s.GatewayIP || len(got.AllocationPools) != len(s.AllocationPools):
+			t.Errorf("status.subnets[%s] = %+v, Neutron holds %+v", s.CIDR, got, s)
+		}
+	}
+	if len(st.Subnets) != 2 || st.NetworkID == "" {
+		t.Errorf("status = %+v, want the network and two subnets", st)
+	}
+	if ac, _ := StatusApplyV2(read(), *out.Condition, out.Observed); ac != nil {
+		t.Errorf("a second apply of the same Outcome: %v, want none", ac)
+	}
+	if got := LastObservedV2(st); !got.EqualV2(st) || got.SubnetID != st.Subnets[0].ID {
+		t.Errorf("LastObservedV2 = %+v, does not say what status says", got)
+	}
+}
