@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,9 +72,10 @@ import (
 // says Delete.
 
 // adoptNetwork adopts the network spec.adopt names, and its subnet of
-// want's cidr, and returns the network, having stored the record of their
-// names before it marks either.
-func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.Network, error) {
+// the one entry of wants, and returns the network, having stored the
+// record of their names before it marks either. Every subnet of the
+// network is compared with wants (compareSubnets) first.
+func (p *pass) adoptNetwork(ctx context.Context, wants []desired.Want) (neutron.Network, error) {
 	network, owner, id := p.network, p.owner, p.network.Spec.Adopt.NetworkID
 	net, err := p.inv.GetNetwork(ctx, id)
 	if gophercloud.ResponseCodeIs(err, 404) {
@@ -103,26 +105,17 @@ func (p *pass) adoptNetwork(ctx context.Context, want desired.Subnet) (neutron.N
 	if err != nil {
 		return neutron.Network{}, err
 	}
-	i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return desired.SameCIDR(s.CIDR, want.CIDR.String()) })
-	if i < 0 {
-		if !seen {
-			return neutron.Network{}, mismatchUnseen(id)
-		}
-		return neutron.Network{}, &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
-			"Neutron network %s has no subnet of %s; nothing was changed", id, want.CIDR)}
+	matched, err := p.compareSubnets(wants, specMTU(network), net, subs, seen)
+	if err != nil {
+		return neutron.Network{}, err
 	}
-	subnet := subs[i]
-	if other := p.otherOwner(owner, subnet.Name, subnet.Description); other != "" {
-		return neutron.Network{}, adoptionRefused("Neutron subnet %s belongs to %s; it is not adopted", subnet.ID, other)
+	if len(matched) > 1 {
+		// status.adopted of v1, where a pass records what it marks, holds
+		// one subnet's names; two are recorded once the controller writes
+		// v2's status (issue 42).
+		return neutron.Network{}, adoptionRefused("Neutron network %s matches the spec in its %d subnets, but this controller adopts a network of one subnet only, until it records adoptions in samplecrd.k8s.io/v2's status; nothing was changed", id, len(matched))
 	}
-	if diffs := adoptionDiff(want, specMTU(network), net, subnet); len(diffs) > 0 {
-		if !seen {
-			return neutron.Network{}, mismatchUnseen(id)
-		}
-		return neutron.Network{}, &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(
-			"Neutron subnet %s differs from the spec in %s; nothing was changed: make the spec say what Neutron holds, or change Neutron",
-			subnet.ID, strings.Join(diffs, ", "))}
-	}
+	subnet := matched[0]
 	if err := p.recordAdoption(ctx, net, subnet); err != nil {
 		return neutron.Network{}, err
 	}
@@ -277,6 +270,44 @@ func (r *Reconciler) otherOwner(owner neutron.Owner, name, description string) s
 		return "another cluster's network-controller"
 	}
 	return ""
+}
+
+// compareSubnets compares every subnet of the adopted network net (subs)
+// with wants: each entry must have its subnet there, equal to it in every
+// field, no subnet of net may be one the spec does not name, and none may
+// belong to someone else. It returns the subnets of wants, in its order.
+// A mismatch names ranges and fields only where the namespace may already
+// know the network (seen).
+func (p *pass) compareSubnets(wants []desired.Want, mtu int, net neutron.Network, subs []neutron.Subnet, seen bool) ([]neutron.Subnet, error) {
+	mismatch := func(format string, args ...any) error {
+		if !seen {
+			return mismatchUnseen(net.ID)
+		}
+		return &adoptionError{reason: samplecrdv1.ReasonAdoptionMismatch, msg: fmt.Sprintf(format, args...)}
+	}
+	matched := make([]neutron.Subnet, len(wants))
+	for i, w := range wants {
+		j := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return !w.FromPool() && desired.SameCIDR(s.CIDR, w.Key) })
+		if j < 0 {
+			return nil, mismatch("Neutron network %s has no subnet of %s; nothing was changed", net.ID, cmp.Or(w.Key, "a subnet pool"))
+		}
+		matched[i] = subs[j]
+	}
+	for _, s := range subs {
+		if !slices.ContainsFunc(matched, func(m neutron.Subnet) bool { return m.ID == s.ID }) {
+			return nil, mismatch("Neutron network %s has a subnet, %s (%s), that spec.subnets does not name; nothing was changed", net.ID, s.ID, s.CIDR)
+		}
+	}
+	for i, s := range matched {
+		if other := p.otherOwner(p.owner, s.Name, s.Description); other != "" {
+			return nil, adoptionRefused("Neutron subnet %s belongs to %s; it is not adopted", s.ID, other)
+		}
+		if diffs := adoptionDiff(wants[i].Subnet, mtu, net, s); len(diffs) > 0 {
+			return nil, mismatch("Neutron subnet %s differs from the spec in %s; nothing was changed: make the spec say what Neutron holds, or change Neutron",
+				s.ID, strings.Join(diffs, ", "))
+		}
+	}
+	return matched, nil
 }
 
 // adoptionDiff names the fields in which Neutron's subnet and network

@@ -110,9 +110,7 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	if err := p.recordPlace(ctx); err != nil {
 		return obs, err
 	}
-	// An adoption compares the first subnet (v1's); the others are
-	// created on the adopted network like any missing one.
-	net, netCreated, err := p.ensureNetwork(ctx, wants[0].Subnet)
+	net, netCreated, err := p.ensureNetwork(ctx, wants)
 	if err != nil {
 		return obs, err
 	}
@@ -213,7 +211,7 @@ func (p *pass) recordPlace(ctx context.Context) error {
 // created it because there was none. Duplicates — a create that completed
 // after its sender gave up, or died, while a retry made another — are
 // deleted.
-func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutron.Network, created bool, _ error) {
+func (p *pass) ensureNetwork(ctx context.Context, wants []desired.Want) (_ neutron.Network, created bool, _ error) {
 	keep, duplicates, found := chooseNetwork(p.inv.Get(p.owner.UID), p.network.Status.NetworkID)
 	for _, d := range duplicates {
 		if err := p.inv.DeleteNetwork(ctx, p.owner, d.ID); err != nil {
@@ -233,7 +231,7 @@ func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutro
 		return neutron.Network{}, false, err
 	}
 	if p.network.Spec.Adopt != nil {
-		n, err := p.adoptNetwork(ctx, want)
+		n, err := p.adoptNetwork(ctx, wants)
 		return n, false, err
 	}
 	if p.network.Status.NetworkID != "" {

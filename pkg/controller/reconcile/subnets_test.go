@@ -163,3 +163,74 @@ func TestTwoSubnetsOfAFamilyAreRefusedBeforeNeutron(t *testing.T) {
 		wantEvents: []string{"Warning " + samplecrdv1.ReasonInvalidSpec},
 	}})
 }
+
+// handmadeDualStack seeds an unmarked network (seededNet) with an IPv4
+// subnet and, with v6Gateway, an IPv6 one, as a person made them.
+func handmadeDualStack(v6Gateway string) func(*neutronfake.Neutron) {
+	return func(f *neutronfake.Neutron) {
+		id := f.AddNetwork("handmade", "made by a person")
+		f.AddSubnet(id, "handmade-v4", "", v4CIDR, v4GW)
+		if v6Gateway != "" {
+			f.AddSubnet(id, "handmade-v6", "", v6CIDR, v6Gateway)
+		}
+	}
+}
+
+// TestAdoptionComparesEverySubnet: spec.adopt compares every subnet of the
+// network with spec.subnets, both ways, and marks nothing unless all
+// match. A network of two subnets that match is not adopted yet: status
+// records the names of one adopted subnet until the controller writes v2.
+func TestAdoptionComparesEverySubnet(t *testing.T) {
+	v6 := samplecrdv2.SubnetSpec{CIDR: v6CIDR}
+	read := []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf}
+	nothingMarked := func(t *testing.T, f *fixture) {
+		t.Helper()
+		for _, s := range f.neutron.Subnets() {
+			if s.Description != "" {
+				t.Errorf("subnet %s was marked: %q", s.ID, s.Description)
+			}
+		}
+	}
+	runPasses(t, []passCase{
+		{
+			name:        "two subnets that match: compared, and refused until v2 records both",
+			network:     withSubnets(adopting(newNetwork(v4CIDR, v4GW), seededNet), v6),
+			seed:        handmadeDualStack("fd00:10::1"),
+			wantErr:     "retry-after",
+			wantNeutron: read,
+			wantReady:   "False/" + samplecrdv1.ReasonAdoptionRefused,
+			wantEvents:  []string{"Warning " + samplecrdv1.ReasonAdoptionRefused},
+			check:       nothingMarked,
+		},
+		{
+			name:        "spec.subnets names a range the network lacks",
+			network:     withSubnets(adopting(newNetwork(v4CIDR, v4GW), seededNet), v6),
+			seed:        handmadeDualStack(""),
+			wantErr:     "retry-after",
+			wantNeutron: read,
+			wantReady:   "False/" + samplecrdv1.ReasonAdoptionMismatch,
+			wantEvents:  []string{"Warning " + samplecrdv1.ReasonAdoptionMismatch},
+			check:       nothingMarked,
+		},
+		{
+			name:        "the network has a subnet spec.subnets does not name",
+			network:     adopting(newNetwork(v4CIDR, v4GW), seededNet),
+			seed:        handmadeDualStack("fd00:10::1"),
+			wantErr:     "retry-after",
+			wantNeutron: read,
+			wantReady:   "False/" + samplecrdv1.ReasonAdoptionMismatch,
+			wantEvents:  []string{"Warning " + samplecrdv1.ReasonAdoptionMismatch},
+			check:       nothingMarked,
+		},
+		{
+			name:        "the second subnet differs from its entry",
+			network:     withSubnets(adopting(newNetwork(v4CIDR, v4GW), seededNet), v6),
+			seed:        handmadeDualStack("fd00:10::fe"),
+			wantErr:     "retry-after",
+			wantNeutron: read,
+			wantReady:   "False/" + samplecrdv1.ReasonAdoptionMismatch,
+			wantEvents:  []string{"Warning " + samplecrdv1.ReasonAdoptionMismatch},
+			check:       nothingMarked,
+		},
+	})
+}
