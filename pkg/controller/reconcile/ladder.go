@@ -120,15 +120,13 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	if err != nil {
 		return obs, err
 	}
-	// Status, the router and the options steps below still speak of the
-	// first subnet, v1's, as status does; the others are kept in Neutron
-	// only.
-	subnet := subnets[0]
-	obs = observedOf(net, subnets...)
+	// v1's status fields speak of the first subnet; Observed.Subnets, v2's
+	// status.subnets, of every one.
+	obs = p.observed(net, subnets)
 	if wants, err = spelledOut(wants, subnets); err != nil {
 		return obs, err
 	}
-	plan, err := p.detachUnwanted(ctx, net, subnet)
+	plan, err := p.detachUnwanted(ctx, net, subnets)
 	if err != nil {
 		return obs, err
 	}
@@ -137,13 +135,14 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 			return obs, err
 		}
 	}
-	subnet = subnets[0]
-	obs = observedOf(net, subnets...)
+	obs = p.observed(net, subnets)
 	if net, err = p.ensureMTU(ctx, net); err != nil {
 		return obs, err
 	}
-	obs = observedOf(net, subnets...)
-	if err := p.attachWanted(ctx, plan, subnet); err != nil {
+	obs = p.observed(net, subnets)
+	err = p.attachWanted(ctx, plan, subnets)
+	obs = p.observed(net, subnets)
+	if err != nil {
 		return obs, err
 	}
 	// A removal that ports block is said once everything else is done.
@@ -313,3 +312,15 @@ func describeGateway(gw string) string { return cmp.Or(gw, "none") }
 
 // joinFields lists changed fields for an Event.
 func joinFields(fields []string) string { return strings.Join(fields, ", ") }
+
+// observed is observedOf net and subnets, with each subnet's router
+// interface as the pass last made or found it.
+func (p *pass) observed(net neutron.Network, subnets []neutron.Subnet) Observed {
+	o := observedOf(net, subnets...)
+	for i, s := range o.Subnets {
+		if iface, ok := p.interfaces[s.ID]; ok {
+			o.Subnets[i].RouterInterface = &iface
+		}
+	}
+	return o
+}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/tracing"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -69,6 +70,10 @@ type pass struct {
 	// router is the Network's router interface as far as the pass knows:
 	// status's until the pass detaches or attaches one.
 	router *samplecrdv1.RouterStatus
+	// interfaces are the Network's router interfaces by subnet ID, as far
+	// as the pass knows: one per subnet, status.subnets' in v2. v1's
+	// status holds the first subnet's alone, in router.
+	interfaces map[string]samplecrdv2.RouterInterfaceStatus
 	// requestID is the global request ID the pass's Neutron requests
 	// carry (pkg/component/tracing), named by a condition that Neutron's answer, or
 	// its silence, caused; "" when the pass has none.
@@ -79,7 +84,7 @@ type pass struct {
 }
 
 func (r *Reconciler) newPass(ctx context.Context, network *samplecrdv1.Network) *pass {
-	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router,
+	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router, interfaces: interfacesOf(network.Status),
 		requestID: tracing.RequestID(ctx), recorded: Record{Place: recordedPlace(network.Status), Adopted: network.Status.Adopted}}
 }
 
@@ -101,4 +106,14 @@ func (p *pass) failed(ph phase, err error, obs Observed) Outcome {
 // OwnerOf is the owner Neutron resources of network are created for.
 func OwnerOf(network *samplecrdv1.Network) neutron.Owner {
 	return neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}
+}
+
+// interfacesOf are the router interfaces st records, by subnet ID: v1's
+// status records the first subnet's.
+func interfacesOf(st samplecrdv1.NetworkStatus) map[string]samplecrdv2.RouterInterfaceStatus {
+	out := map[string]samplecrdv2.RouterInterfaceStatus{}
+	if r := st.Router; r != nil && st.SubnetID != "" {
+		out[st.SubnetID] = samplecrdv2.RouterInterfaceStatus{PortID: r.InterfacePortID, Address: r.InterfaceAddress}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -31,19 +32,20 @@ import (
 // after (attachWanted).
 
 // routerPlan is what detachUnwanted found: the router the spec names, and
-// the Network's port to keep (on that router, or not yet on any).
+// the Network's port to keep on each subnet (on that router, or not yet on
+// any), keep[i] being subnets[i]'s, nil where there is none.
 type routerPlan struct {
 	router neutron.Router
 	// owned says the router is the Network's own.
 	owned bool
-	keep  *neutron.Port
+	keep  []*neutron.Port
 }
 
 // detachUnwanted removes the Network's router interfaces that are not on
 // the router the spec names, and the routers of its own that the spec no
 // longer wants, and returns the plan for attachWanted. A Network that has
 // never had a router reads nothing: its step is free.
-func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet neutron.Subnet) (routerPlan, error) {
+func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnets []neutron.Subnet) (routerPlan, error) {
 	spec := p.network.Spec.Router
 	ownRouters := p.inv.Get(p.owner.UID).Routers
 	if spec == nil && p.router == nil && len(ownRouters) == 0 {
@@ -66,10 +68,16 @@ func (p *pass) detachUnwanted(ctx context.Context, net neutron.Network, subnet n
 		}
 	}
 	if spec != nil {
-		plan.keep = choosePort(ports, plan.router.ID, subnet.GatewayIP)
+		plan.keep = make([]*neutron.Port, len(subnets))
+		for i, s := range subnets {
+			on := slices.DeleteFunc(slices.Clone(ports), func(port neutron.Port) bool {
+				return !slices.ContainsFunc(port.Addresses, func(a string) bool { return inRange(s.CIDR, a) })
+			})
+			plan.keep[i] = choosePort(on, plan.router.ID, s.GatewayIP)
+		}
 	}
 	for _, port := range ports {
-		if plan.keep != nil && port.ID == plan.keep.ID {
+		if slices.ContainsFunc(plan.keep, func(k *neutron.Port) bool { return k != nil && k.ID == port.ID }) {
 			continue
 		}
 		if err := p.detach(ctx, port); err != nil {
@@ -177,36 +185,43 @@ func choosePort(ports []neutron.Port, routerID, gateway string) *neutron.Port {
 	return nil
 }
 
-// attachWanted makes the plan's router interface on the subnet's gateway,
-// when there is none, and attaches it.
-func (p *pass) attachWanted(ctx context.Context, plan routerPlan, subnet neutron.Subnet) error {
+// attachWanted makes the plan's router interface on each subnet's
+// gateway, when there is none, and attaches it: one interface per subnet.
+func (p *pass) attachWanted(ctx context.Context, plan routerPlan, subnets []neutron.Subnet) error {
 	if p.network.Spec.Router == nil {
 		return nil
 	}
-	port := plan.keep
-	if port == nil {
-		if subnet.GatewayIP == "" {
-			// The API refuses router with noGateway; a subnet from a pool
-			// always has one. Neutron's own edit could still take it.
-			return &desired.InvalidSpecError{Message: fmt.Sprintf("spec.router needs a gateway to attach the router on, and subnet %s has none", subnet.ID)}
+	for i, subnet := range subnets {
+		port := plan.keep[i]
+		if port == nil {
+			if subnet.GatewayIP == "" {
+				// The API refuses router with noGateway; a subnet from a pool
+				// always has one. Neutron's own edit could still take it.
+				return &desired.InvalidSpecError{Message: fmt.Sprintf("spec.router needs a gateway to attach the router on, and subnet %s has none", subnet.ID)}
+			}
+			created, err := p.inv.CreateRouterPort(ctx, p.owner, subnet, subnet.GatewayIP)
+			if err != nil {
+				return err
+			}
+			port = &created
 		}
-		created, err := p.inv.CreateRouterPort(ctx, p.owner, subnet, subnet.GatewayIP)
-		if err != nil {
-			return err
+		if port.DeviceID == "" {
+			if err := p.inv.AttachRouterPort(ctx, p.owner, plan.router.ID, *port); err != nil {
+				return err
+			}
+			klog.FromContext(ctx).Info("Attached the subnet to a router", "routerID", plan.router.ID, "portID", port.ID)
+			p.eventf(corev1.EventTypeNormal, eventAttached, "Attached subnet %s to router %s on %s (port %s)",
+				subnet.ID, describe(plan.router.Name, plan.router.ID), subnet.GatewayIP, port.ID)
 		}
-		port = &created
-	}
-	if port.DeviceID == "" {
-		if err := p.inv.AttachRouterPort(ctx, p.owner, plan.router.ID, *port); err != nil {
-			return err
+		iface := samplecrdv2.RouterInterfaceStatus{PortID: port.ID, Address: firstOr(port.Addresses, subnet.GatewayIP)}
+		p.interfaces[subnet.ID] = iface
+		if i == 0 {
+			// v1's status names the first subnet's interface.
+			p.router = &samplecrdv1.RouterStatus{ID: plan.router.ID, InterfacePortID: iface.PortID, InterfaceAddress: iface.Address}
+			if plan.owned {
+				p.router.ExternalNetworkID = plan.router.GatewayNetworkID
+			}
 		}
-		klog.FromContext(ctx).Info("Attached the subnet to a router", "routerID", plan.router.ID, "portID", port.ID)
-		p.eventf(corev1.EventTypeNormal, eventAttached, "Attached subnet %s to router %s on %s (port %s)",
-			subnet.ID, describe(plan.router.Name, plan.router.ID), subnet.GatewayIP, port.ID)
-	}
-	p.router = &samplecrdv1.RouterStatus{ID: plan.router.ID, InterfacePortID: port.ID, InterfaceAddress: firstOr(port.Addresses, subnet.GatewayIP)}
-	if plan.owned {
-		p.router.ExternalNetworkID = plan.router.GatewayNetworkID
 	}
 	return nil
 }
@@ -218,6 +233,11 @@ func (p *pass) detach(ctx context.Context, port neutron.Port) error {
 	}
 	if p.router != nil && p.router.InterfacePortID == port.ID {
 		p.router = nil
+	}
+	for id, iface := range p.interfaces {
+		if iface.PortID == port.ID {
+			delete(p.interfaces, id)
+		}
 	}
 	if port.DeviceID != "" {
 		p.eventf(corev1.EventTypeNormal, eventDetached, "Detached the subnet from router %s (deleted port %s)", port.DeviceID, port.ID)

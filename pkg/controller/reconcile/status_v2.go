@@ -16,8 +16,7 @@ import (
 // The status of a samplecrd.k8s.io/v2 Network, for the controller once it
 // reads v2 (issue 42): the same conditions as StatusApply's, and
 // status.subnets, one entry per subnet, where v1 has the fields of one.
-// The router's interface, which the pass still makes on the first subnet
-// alone, is in the entry of the subnet whose range holds its address.
+// Each subnet's router interface is in its entry.
 
 // StatusApplyV2 is StatusApply for a v2 Network: nil when its status
 // already says cond and obs, and condChanged when Ready itself changed.
@@ -39,8 +38,8 @@ func StatusApplyV2(network *samplecrdv2.Network, cond metav1.Condition, obs Obse
 func (o Observed) StatusV2() samplecrdv2.NetworkStatus {
 	st := samplecrdv2.NetworkStatus{NetworkID: o.NetworkID, MTU: o.MTU, ProjectID: o.ProjectID, NeutronStatus: o.NeutronStatus}
 	for _, s := range o.Subnets {
-		s.RouterInterface = nil
-		if r := o.Router; r != nil && inRange(s.CIDR, r.InterfaceAddress) {
+		if r := o.Router; s.RouterInterface == nil && r != nil && inRange(s.CIDR, r.InterfaceAddress) {
+			// A pass that stopped before the router step: v1's record.
 			s.RouterInterface = &samplecrdv2.RouterInterfaceStatus{PortID: r.InterfacePortID, Address: r.InterfaceAddress}
 		}
 		st.Subnets = append(st.Subnets, s)
@@ -135,7 +134,6 @@ func LastObservedV2(st samplecrdv2.NetworkStatus) Observed {
 		if r := s.RouterInterface; r != nil && st.Router != nil {
 			o.Router = &samplecrdv1.RouterStatus{ID: st.Router.ID, ExternalNetworkID: st.Router.ExternalNetworkID, InterfacePortID: r.PortID, InterfaceAddress: r.Address}
 		}
-		s.RouterInterface = nil
 		o.Subnets = append(o.Subnets, s)
 	}
 	if len(st.Subnets) > 0 {

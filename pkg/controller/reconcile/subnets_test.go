@@ -234,3 +234,37 @@ func TestAdoptionComparesEverySubnet(t *testing.T) {
 		},
 	})
 }
+
+// TestARouterGetsAnInterfaceOnEverySubnet: spec.router attaches each
+// subnet of a dual-stack Network, one interface of ours per subnet on its
+// gateway, and the Outcome reports each in its subnet's entry.
+func TestARouterGetsAnInterfaceOnEverySubnet(t *testing.T) {
+	network := withSubnets(withRouter(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet), "edge"), samplecrdv2.SubnetSpec{CIDR: v6CIDR})
+	f := newFixture(t, network, routed)
+	out := f.sync("net")
+	if out.Err != nil {
+		t.Fatalf("the pass: %v", out.Err)
+	}
+	if got, want := f.neutron.Requests(), []string{neutronfake.CreateSubnet, neutronfake.PortsOf, neutronfake.FindRouter,
+		neutronfake.CreatePort, neutronfake.AddRouterInterface, neutronfake.CreatePort, neutronfake.AddRouterInterface}; !slices.Equal(got, want) {
+		t.Errorf("Neutron requests = %q, want %q", got, want)
+	}
+	if got := f.takeEvents(); !slices.Equal(got, []string{"Normal Created", "Normal Attached", "Normal Attached"}) {
+		t.Errorf("events = %q", got)
+	}
+	if ids := portsOn(f, edgeRouter); len(ids) != 2 {
+		t.Errorf("ports on the router = %q, want one per subnet", ids)
+	}
+	wantAddress := map[string]string{v4CIDR: v4GW, v6CIDR: "fd00:10::1"}
+	if len(out.Observed.Subnets) != 2 {
+		t.Fatalf("observed subnets = %+v", out.Observed.Subnets)
+	}
+	for _, s := range out.Observed.Subnets {
+		if s.RouterInterface == nil || s.RouterInterface.Address != wantAddress[s.CIDR] || s.RouterInterface.PortID == "" {
+			t.Errorf("subnet %s: router interface %+v, want one on %s", s.CIDR, s.RouterInterface, wantAddress[s.CIDR])
+		}
+	}
+	if r := f.network("net").Status.Router; r == nil || r.InterfaceAddress != v4GW {
+		t.Errorf("v1's status.router = %+v, want the first subnet's interface", r)
+	}
+}

@@ -147,7 +147,7 @@ func (f *Neutron) AddRouterInterface(_ context.Context, routerID, portID string)
 }
 
 // routerOverlap refuses, as neutron-server 21 does (l3_db's
-// _check_for_dup_router_subnets), a port whose network has a subnet that
+// _check_for_dup_router_subnets), a port whose subnet (by its address)
 // overlaps a subnet already on the router. Neutron's message names both
 // subnets, IDs and ranges: the other one too, whoever's it is.
 func (f *Neutron) routerOverlap(routerID string, p neutron.Port) error {
@@ -159,7 +159,7 @@ func (f *Neutron) routerOverlap(routerID string, p neutron.Port) error {
 			}
 			for _, mine := range subnets {
 				for _, theirs := range subnets {
-					if mine.NetworkID != p.NetworkID || theirs.NetworkID != on.NetworkID {
+					if mine.NetworkID != p.NetworkID || theirs.NetworkID != on.NetworkID || !usesSubnet(p, mine.CIDR) || !usesSubnet(on, theirs.CIDR) {
 						continue
 					}
 					a, errA := netip.ParsePrefix(mine.CIDR)
