@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 
@@ -76,6 +77,19 @@ func For(network *samplecrdv1.Network, obs reconcile.Observed) *corev1.ConfigMap
 	if obs.Router != nil {
 		data[samplecrdv1.ConfigMapKeyRouterID] = obs.Router.ID
 	}
+	// A Network of one subnet publishes v1's keys alone, as it always
+	// has (consumers, and test/e2e's publishedBy, compare the whole data).
+	for _, s := range obs.Subnets {
+		if len(obs.Subnets) < 2 {
+			break
+		}
+		prefix, err := netip.ParsePrefix(s.CIDR)
+		if err != nil {
+			continue
+		}
+		keys := familyKeys[prefix.Addr().Is4()]
+		data[keys[0]], data[keys[1]], data[keys[2]] = s.ID, s.CIDR, s.Gateway
+	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      ref.Name,
@@ -97,9 +111,31 @@ func UpToDate(existing, want *corev1.ConfigMap) bool {
 		existing.Annotations[trimmedAnnotation] == ""
 }
 
-// published are the keys a Network's ConfigMap holds (For).
+// The keys of each subnet of a dual-stack Network by its family, beside
+// those of the first subnet (SUBNET_ID, CIDR, GATEWAY), which stay what
+// they were in v1 so that its consumers keep working. A Network of one
+// subnet publishes v1's keys alone.
+const (
+	KeyIPv4SubnetID = "IPV4_SUBNET_ID"
+	KeyIPv4CIDR     = "IPV4_CIDR"
+	KeyIPv4Gateway  = "IPV4_GATEWAY"
+	KeyIPv6SubnetID = "IPV6_SUBNET_ID"
+	KeyIPv6CIDR     = "IPV6_CIDR"
+	KeyIPv6Gateway  = "IPV6_GATEWAY"
+)
+
+// familyKeys are the subnet ID, CIDR and gateway keys of a family, by
+// whether it is IPv4.
+var familyKeys = map[bool][3]string{
+	true:  {KeyIPv4SubnetID, KeyIPv4CIDR, KeyIPv4Gateway},
+	false: {KeyIPv6SubnetID, KeyIPv6CIDR, KeyIPv6Gateway},
+}
+
+// published are the keys a Network's ConfigMap holds (For): the cache
+// keeps no other.
 var published = []string{samplecrdv1.ConfigMapKeyNetworkID, samplecrdv1.ConfigMapKeySubnetID, samplecrdv1.ConfigMapKeyProjectID,
-	samplecrdv1.ConfigMapKeyCIDR, samplecrdv1.ConfigMapKeyGateway, samplecrdv1.ConfigMapKeyMTU, samplecrdv1.ConfigMapKeyRouterID}
+	samplecrdv1.ConfigMapKeyCIDR, samplecrdv1.ConfigMapKeyGateway, samplecrdv1.ConfigMapKeyMTU, samplecrdv1.ConfigMapKeyRouterID,
+	KeyIPv4SubnetID, KeyIPv4CIDR, KeyIPv4Gateway, KeyIPv6SubnetID, KeyIPv6CIDR, KeyIPv6Gateway}
 
 // maxPublishedValue bounds what the cache keeps of one published key: an
 // ID, a CIDR, an address or an MTU is far shorter.

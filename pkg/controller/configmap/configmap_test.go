@@ -1,6 +1,7 @@
 package configmap
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,6 +9,7 @@ import (
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
@@ -88,5 +90,41 @@ func TestWhatIsPublished(t *testing.T) {
 	}
 	if For(network, reconcile.Observed{NetworkID: "n"}) != nil {
 		t.Error("a ConfigMap published before the Network has a subnet")
+	}
+}
+
+// TestADualStackNetworkPublishesEachFamily: each subnet under its
+// family's keys, the first subnet under v1's keys too, and all of it kept
+// by the cache's transform, so that the ConfigMap is up to date once
+// written.
+func TestADualStackNetworkPublishesEachFamily(t *testing.T) {
+	obs := reconcile.Observed{NetworkID: "n", SubnetID: "s4", ProjectID: "p", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1", MTU: 1442,
+		Subnets: []samplecrdv2.SubnetStatus{{CIDR: "10.0.0.0/24", ID: "s4", Gateway: "10.0.0.1"}, {CIDR: "fd00:10::/64", ID: "s6", Gateway: "fd00:10::1"}}}
+	cm := For(network, obs)
+	want := map[string]string{
+		"NETWORK_ID": "n", "PROJECT_ID": "p", "MTU": "1442",
+		"SUBNET_ID": "s4", "CIDR": "10.0.0.0/24", "GATEWAY": "10.0.0.1",
+		KeyIPv4SubnetID: "s4", KeyIPv4CIDR: "10.0.0.0/24", KeyIPv4Gateway: "10.0.0.1",
+		KeyIPv6SubnetID: "s6", KeyIPv6CIDR: "fd00:10::/64", KeyIPv6Gateway: "fd00:10::1",
+	}
+	if !reflect.DeepEqual(cm.Data, want) {
+		t.Errorf("data = %v, want %v", cm.Data, want)
+	}
+	cached, err := StripForCache(cm.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !UpToDate(cached.(*corev1.ConfigMap), cm) {
+		t.Errorf("the cache's copy %v is not up to date with what is published: every sync would write it again", cached.(*corev1.ConfigMap).Data)
+	}
+}
+
+// TestANetworkOfOneSubnetPublishesV1sKeysAlone: what consumers of v1's
+// ConfigMap compare stays the same.
+func TestANetworkOfOneSubnetPublishesV1sKeysAlone(t *testing.T) {
+	obs := reconcile.Observed{NetworkID: "n", SubnetID: "s4", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1", MTU: 1442,
+		Subnets: []samplecrdv2.SubnetStatus{{CIDR: "10.0.0.0/24", ID: "s4", Gateway: "10.0.0.1"}}}
+	if data := For(network, obs).Data; len(data) != 6 || data[KeyIPv4CIDR] != "" {
+		t.Errorf("data = %v, want v1's six keys", data)
 	}
 }
