@@ -25,15 +25,20 @@ import (
 	"sigs.k8s.io/yaml"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
 // Candidate is one network of the project, filtered in by name: the
-// Network that adopts it, or, when Network is nil, why none can.
+// Network that adopts it, or, when both are nil, why none can. A network
+// of one subnet is a v1 Network (Network), as import has always printed;
+// one of an IPv4 and an IPv6 subnet a samplecrd.k8s.io/v2 Network
+// (NetworkV2), which v1 cannot say.
 type Candidate struct {
 	NetworkID, Name string
 	Network         *samplecrdv1.Network
+	NetworkV2       *samplecrdv2.Network
 	Skipped         string
 }
 
@@ -69,7 +74,17 @@ func Candidates(ctx context.Context, client neutron.Interface, names []string) (
 			continue
 		}
 		c := Candidate{NetworkID: n.ID, Name: n.Name}
-		spec, why := adoptable(n, subnetsOf[n.ID])
+		subs := subnetsOf[n.ID]
+		if len(subs) == 2 && dualStack(subs) {
+			if spec, why := adoptableV2(n, subs); why != "" {
+				c.Skipped = why
+			} else {
+				c.NetworkV2 = manifestV2(kubernetesName(n, taken), spec)
+			}
+			out = append(out, c)
+			continue
+		}
+		spec, why := adoptable(n, subs)
 		if why != "" {
 			c.Skipped = why
 		} else {
@@ -105,7 +120,7 @@ func adoptable(n neutron.Network, subs []neutron.Subnet) (samplecrdv1.NetworkSpe
 	case len(subs) == 0:
 		return samplecrdv1.NetworkSpec{}, "no subnet: a Network is a network and its one subnet"
 	case len(subs) > 1:
-		return samplecrdv1.NetworkSpec{}, fmt.Sprintf("%d subnets: a Network manages exactly one", len(subs))
+		return samplecrdv1.NetworkSpec{}, fmt.Sprintf("%d subnets: a Network holds at most two, an IPv4 and an IPv6 one", len(subs))
 	case neutron.IsMark(subs[0].Description):
 		return samplecrdv1.NetworkSpec{}, "its subnet is already marked by a network-controller"
 	}
@@ -186,13 +201,17 @@ func kubernetesName(n neutron.Network, taken map[string]bool) string {
 func Write(manifests, skipped io.Writer, cs []Candidate) error {
 	first := true
 	for _, c := range cs {
-		if c.Network == nil {
+		var network runtime.Object = c.Network
+		if c.NetworkV2 != nil {
+			network = c.NetworkV2
+		}
+		if c.Network == nil && c.NetworkV2 == nil {
 			if _, err := fmt.Fprintf(skipped, "skipped Neutron network %q (%q): %s\n", c.NetworkID, c.Name, c.Skipped); err != nil {
 				return err
 			}
 			continue
 		}
-		data, err := marshal(c.Network)
+		data, err := marshal(network)
 		if err != nil {
 			return fmt.Errorf("Neutron network %q: %w", c.NetworkID, err)
 		}
@@ -215,7 +234,7 @@ func Write(manifests, skipped io.Writer, cs []Candidate) error {
 // marshal is n as YAML, without what the typed object marshals but a
 // manifest does not say (a null creationTimestamp, an empty status):
 // those are removed from the object, never from the text.
-func marshal(n *samplecrdv1.Network) ([]byte, error) {
+func marshal(n runtime.Object) ([]byte, error) {
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(n)
 	if err != nil {
 		return nil, err
