@@ -20,7 +20,14 @@ import (
 
 // StatusApplyV2 is StatusApply for a v2 Network: nil when its status
 // already says cond and obs, and condChanged when Ready itself changed.
+//
+// A pass that stopped before it read the subnets (obs.Subnets nil: an
+// Outcome built from LastObserved of v1's status, which holds one subnet)
+// keeps status.subnets as they are, so that a failure does not blank them.
 func StatusApplyV2(network *samplecrdv2.Network, cond metav1.Condition, obs Observed) (_ *applyv2.NetworkApplyConfiguration, condChanged bool) {
+	if obs.Subnets == nil {
+		obs.Subnets = LastObservedV2(network.Status).Subnets
+	}
 	conditions, ready, progress, changed, condChanged := nextConditions(network.Status.Conditions, network.Generation, cond)
 	if !changed && network.Status.ObservedGeneration == network.Generation && obs.EqualV2(network.Status) {
 		return nil, false

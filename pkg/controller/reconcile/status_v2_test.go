@@ -60,3 +60,17 @@ func TestStatusSubnetsOfADualStackNetwork(t *testing.T) {
 		t.Errorf("LastObservedV2 = %+v, does not say what status says", got)
 	}
 }
+
+// TestAFailedPassKeepsStatusSubnets: an Outcome that knows no subnets (a
+// pass that stopped before it read them) leaves status.subnets as they
+// are, and changes only the condition.
+func TestAFailedPassKeepsStatusSubnets(t *testing.T) {
+	network := &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "default", Generation: 1},
+		Status: samplecrdv2.NetworkStatus{NetworkID: "net-1", Subnets: []samplecrdv2.SubnetStatus{
+			{CIDR: v4CIDR, ID: "subnet-2", Gateway: v4GW}, {CIDR: v6CIDR, ID: "subnet-3", Gateway: "fd00:10::1"}}}}
+	failed := metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: samplecrdv1.ReasonNeutronUnavailable, Message: "down"}
+	ac, _ := StatusApplyV2(network, failed, Observed{NetworkID: "net-1", SubnetID: "subnet-2", CIDR: v4CIDR, Gateway: v4GW})
+	if ac == nil || len(ac.Status.Subnets) != 2 || *ac.Status.Subnets[1].ID != "subnet-3" {
+		t.Fatalf("apply = %+v, want both subnets kept", ac)
+	}
+}
