@@ -3,8 +3,10 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
 // The errors by which a pass says why it stopped, besides Neutron's and
@@ -56,3 +58,16 @@ func (e *recordError) Error() string {
 }
 
 func (e *recordError) Unwrap() error { return e.err }
+
+// subnetRemovalBlockedError is a subnet that spec.subnets no longer names
+// and that ports still use: it is left in Neutron until they are gone.
+type subnetRemovalBlockedError struct {
+	subnet neutron.Subnet
+	// ports are the blocking ports, as "ID (device_owner)".
+	ports []string
+}
+
+func (e *subnetRemovalBlockedError) Error() string {
+	return fmt.Sprintf("Neutron subnet %s (%s) is no longer in spec.subnets, but ports are on it: %s; it is deleted once they are gone",
+		e.subnet.ID, e.subnet.CIDR, strings.Join(e.ports, ", "))
+}

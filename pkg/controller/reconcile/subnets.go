@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -47,19 +46,6 @@ func (p *pass) wants() ([]desired.Want, error) {
 		return nil, err
 	}
 	return desired.SubnetsOf(spec)
-}
-
-// subnetRemovalBlockedError is a subnet that spec.subnets no longer names
-// and that ports still use: it is left in Neutron until they are gone.
-type subnetRemovalBlockedError struct {
-	subnet neutron.Subnet
-	// ports are the blocking ports, as "ID (device_owner)".
-	ports []string
-}
-
-func (e *subnetRemovalBlockedError) Error() string {
-	return fmt.Sprintf("Neutron subnet %s (%s) is no longer in spec.subnets, but ports are on it: %s; it is deleted once they are gone",
-		e.subnet.ID, e.subnet.CIDR, strings.Join(e.ports, ", "))
 }
 
 // ensureSubnets returns, for each of wants, its subnet on net (a pool
