@@ -67,7 +67,7 @@ type gvkOnly struct {
 	metav1.TypeMeta `json:",inline"`
 	Metadata        struct {
 		Namespace string `json:"namespace,omitempty"`
-		Name        string `json:"name,omitempty"`
+		Name      string `json:"name,omitempty"`
 	} `json:"metadata"`
 }
 
