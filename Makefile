@@ -146,8 +146,8 @@ build: ## Build the controller and the webhook into bin/ (the Dockerfile runs th
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -buildid=" -o bin/envoy-injector ./cmd/envoy-injector
 
 .PHONY: run
-run: up build ## Bring up the local stack with the example Network, and run the controller on it (Ctrl-C stops the controller).
-	source .local/env && bin/network-controller --kubeconfig="$$KUBECONFIG" --os-cloud="$$OS_CLOUD"
+run: up build ## Bring up the local stack, run the controller on it with the CRD's conversion webhook (hack/local-run.sh), and apply the example Network (Ctrl-C stops the controller).
+	hack/local-run.sh
 
 .PHONY: up
 up: ## Start the local stack in the background (hack/local-up.sh).

@@ -43,6 +43,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/component/tracing"
 	"github.com/samplecrd/network-controller/pkg/controller/cloud"
 	"github.com/samplecrd/network-controller/pkg/controller/configmap"
+	"github.com/samplecrd/network-controller/pkg/controller/conversion"
 	"github.com/samplecrd/network-controller/pkg/controller/importer"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	"github.com/samplecrd/network-controller/pkg/controller/options"
@@ -109,6 +110,19 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 	if err := endpoints.Serve(ctx); err != nil {
 		return err
+	}
+	// The CRD's conversion webhook is served by every replica, before and
+	// whatever leader election decides: while the CRD converts with it,
+	// no one reads or writes a Network in the other version without it,
+	// the leader's own informer included.
+	if opts.ConversionBindAddress != "" {
+		tlsConfig, err := opts.ConversionTLS(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := conversion.Serve(ctx, opts.ConversionBindAddress, tlsConfig); err != nil {
+			return err
+		}
 	}
 
 	// Every write asks the fence first: a leader frozen past its lease

@@ -4,8 +4,10 @@
 # Network CRD installed, neutron-server with ML2/OVN on MariaDB (Debian
 # packages), and a real node (kubelet, containerd, kube-proxy,
 # kube-controller-manager, kube-scheduler) that `make deploy` runs the
-# project's images on. LOCAL_NODE=0 leaves the node out. Then applies the
-# example Network.
+# project's images on. LOCAL_NODE=0 leaves the node out. It applies no
+# Network: the CRD stores samplecrd.k8s.io/v2, and a v1 Network is stored
+# right only through the conversion webhook, which the controller serves
+# (make run applies the example once it does: hack/local-run.sh).
 #
 # First run on a fresh machine: ~22 min to build kube-apiserver and the
 # node's components and ~4 min to install the packages (root needed for
@@ -60,8 +62,6 @@ fi
 
 # shellcheck source=/dev/null
 source "${state}/env"
-kubectl apply -f artifacts/examples/example-network.yaml
-kubectl get networks.samplecrd.k8s.io
 
 cat <<MSG
 
@@ -74,9 +74,9 @@ The local stack is running.
   etcd:            ${ETCD_ENDPOINTS}
   all of the above: source .local/env
 
-The controller is not part of the stack: \`make run\` runs it in the
-foreground on this stack (or run bin/network-controller yourself with
---kubeconfig and --os-cloud as above). Then, in another terminal:
+The controller is not part of the stack: \`make run\` (hack/local-run.sh)
+runs it in the foreground on this stack with the CRD's conversion webhook,
+and applies the example Network. Then, in another terminal:
   source .local/env
   kubectl get networks.samplecrd.k8s.io -o wide
   ovn-nbctl --db=\$OVN_NB_DB show

@@ -32,7 +32,7 @@ var layers = [][]string{
 	// pkg/injector: the sidecar-injection webhook.
 	{"pkg/injector"},
 	// pkg/controller: the Network controller, bottom up.
-	{"pkg/controller/fairqueue", "pkg/controller/neutron"},
+	{"pkg/controller/fairqueue", "pkg/controller/neutron", "pkg/controller/conversion"},
 	{"pkg/controller/neutron/fake", "pkg/controller/desired", "pkg/controller/cloud"},
 	{"pkg/controller/inventory"},
 	{"pkg/controller/reconcile"},

@@ -65,6 +65,12 @@ type Options struct {
 	CertFile, KeyFile  string
 	TracingConfigFile  string
 
+	// ConversionBindAddress, when set, serves the Network CRD's
+	// conversion webhook there, over HTTPS with the certificate of
+	// ConversionCertFile and ConversionKeyFile.
+	ConversionBindAddress                 string
+	ConversionCertFile, ConversionKeyFile string
+
 	// Logs are the logging flags, applied by Logs.Apply.
 	Logs *command.LogOptions
 }
@@ -139,6 +145,11 @@ func (o *Options) Flags() *cliflag.NamedFlagSets {
 	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "Serving certificate (PEM) of /metrics with --metrics-secure, reloaded when it changes; the Deployment mounts one signed by the CA Prometheus trusts (docs/monitoring.md). Without it and --tls-private-key-file, a self-signed certificate made at each start is served, which Prometheus cannot verify: a scraper must then skip verification and sends its token to whatever answers at the address.")
 	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "Private key (PEM) of --tls-cert-file, reloaded when it changes.")
 
+	fs = fss.FlagSet("conversion webhook")
+	fs.StringVar(&o.ConversionBindAddress, "conversion-bind-address", o.ConversionBindAddress, "Address of the Network CRD's conversion webhook (HTTPS, POST /convert), which the API server calls to serve Networks stored as samplecrd.k8s.io/v2 as v1 and the other way round. Served by every replica from its start, leader or standby. Empty (the default) serves none: set it where the CRD's spec.conversion names this controller (docs/operations.md).")
+	fs.StringVar(&o.ConversionCertFile, "conversion-tls-cert-file", o.ConversionCertFile, "Serving certificate (PEM) of the conversion webhook, signed by the CA of the CRD's caBundle; reloaded when it changes. Required with --conversion-bind-address.")
+	fs.StringVar(&o.ConversionKeyFile, "conversion-tls-key-file", o.ConversionKeyFile, "Private key (PEM) of --conversion-tls-cert-file, reloaded when it changes.")
+
 	fss.FlagSet("tracing").StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "A TracingConfiguration file, as kube-apiserver's (endpoint: an OTLP gRPC collector, default localhost:4317; samplingRatePerMillion). Set, each sync is an OpenTelemetry span with a child for each request it makes; set or not, each Neutron request carries the sync's trace ID as its global request ID (X-OpenStack-Request-ID), and a condition Neutron's answer caused names the request as Neutron's log does (docs/tracing.md).")
 	o.Logs = command.AddLogFlags(fss.FlagSet("logging"))
 	return fss
@@ -195,6 +206,12 @@ func (o *Options) Validate() error {
 	if o.CertFile != "" && !o.MetricsSecure {
 		return fmt.Errorf("--tls-cert-file serves /metrics over HTTPS, which --metrics-secure turns on: give it too")
 	}
+	if o.ConversionBindAddress != "" && (o.ConversionCertFile == "" || o.ConversionKeyFile == "") {
+		return fmt.Errorf("--conversion-bind-address needs --conversion-tls-cert-file and --conversion-tls-key-file: the API server calls a conversion webhook over HTTPS only, verified with the CRD's caBundle")
+	}
+	if o.ConversionBindAddress == "" && (o.ConversionCertFile != "" || o.ConversionKeyFile != "") {
+		return fmt.Errorf("--conversion-tls-cert-file and --conversion-tls-key-file serve the conversion webhook, which --conversion-bind-address turns on: give it too")
+	}
 	if errs := validation.IsDNS1123Label(o.ClusterName); o.ClusterName != "" && len(errs) > 0 {
 		return fmt.Errorf("--cluster-name %q cannot be part of the ownership mark of Neutron resources: %s", o.ClusterName, strings.Join(errs, "; "))
 	}
@@ -242,6 +259,13 @@ func (o *Options) MetricsTLS(ctx context.Context, host string) (*tls.Config, err
 	return serving.FileTLS(ctx, o.CertFile, o.KeyFile, func(cert *x509.Certificate) {
 		metrics.MetricsCertificateExpiration.Set(float64(cert.NotAfter.Unix()))
 	})
+}
+
+// ConversionTLS is the TLS configuration of the conversion webhook: the
+// certificate of --conversion-tls-cert-file, followed as its Secret is
+// renewed (cert-manager, the chart's own), as the injector's is.
+func (o *Options) ConversionTLS(ctx context.Context) (*tls.Config, error) {
+	return serving.FileTLS(ctx, o.ConversionCertFile, o.ConversionKeyFile, nil)
 }
 
 // NewCommand is `network-controller`: with no subcommand, the controller,

@@ -156,3 +156,73 @@ func TestMetricsTLS(t *testing.T) {
 		})
 	}
 }
+
+// TestConversionWebhookFlags: the conversion webhook is off unless
+// --conversion-bind-address is set, and set it needs its certificate and
+// key (the API server calls it over HTTPS only), which it serves.
+func TestConversionWebhookFlags(t *testing.T) {
+	const host = "127.0.0.1"
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ca := x509.NewCertPool()
+	ca.AppendCertsFromPEM(certPEM)
+
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "off by default", args: nil},
+		{name: "on, with its certificate", args: []string{"--conversion-bind-address=127.0.0.1:9443",
+			"--conversion-tls-cert-file=" + certFile, "--conversion-tls-key-file=" + keyFile}},
+		{name: "on without a certificate", args: []string{"--conversion-bind-address=127.0.0.1:9443"},
+			wantErr: "needs --conversion-tls-cert-file and --conversion-tls-key-file"},
+		{name: "on without the key", args: []string{"--conversion-bind-address=127.0.0.1:9443", "--conversion-tls-cert-file=" + certFile},
+			wantErr: "needs --conversion-tls-cert-file and --conversion-tls-key-file"},
+		{name: "a certificate with the webhook off", args: []string{"--conversion-tls-cert-file=" + certFile, "--conversion-tls-key-file=" + keyFile},
+			wantErr: "--conversion-bind-address turns on"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := validated(t, tc.args)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("validate() = %v", err)
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("validate() = %v, want an error about %s", err, tc.wantErr)
+				}
+				return
+			}
+			if o.ConversionBindAddress == "" {
+				return
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cfg, err := o.ConversionTLS(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			srv.TLS = cfg
+			srv.StartTLS()
+			defer srv.Close()
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca, ServerName: host}}}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("a client that trusts the files' CA: %v", err)
+			}
+			resp.Body.Close()
+		})
+	}
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs the controller in the foreground on the local stack (make run, after
+# make up and make build), with the Network CRD's conversion webhook, as
+# the API server needs it to serve Networks stored as samplecrd.k8s.io/v2
+# as v1 (and the other way round):
+#   1. makes a throw-away CA and a serving certificate for 127.0.0.1 with
+#      openssl, in .local/conversion;
+#   2. patches the installed CRD's spec.conversion to strategy Webhook at
+#      https://127.0.0.1:PORT/convert with that CA as its caBundle
+#      (artifacts/crd, the one source of the CRD, keeps None: only this
+#      stack's copy names a webhook on this machine);
+#   3. starts bin/network-controller with --conversion-bind-address and the
+#      certificate, waits until the webhook answers, and applies the example
+#      Network (through v1, which the webhook converts), then waits for the
+#      controller. Ctrl-C stops it.
+# The controller serves the webhook on every replica, so a second
+# controller started by hand (another --health-probe-bind-address and
+# --metrics-bind-address) may serve it too; the CRD names only this one.
+# CONVERSION_PORT chooses the port (default 19443).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${root}"
+state="${root}/.local"
+if [[ ! -f "${state}/env" ]]; then
+	echo "the local stack is not running: make up" >&2
+	exit 1
+fi
+# shellcheck source=/dev/null
+source "${state}/env"
+port="${CONVERSION_PORT:-19443}"
+certs="${state}/conversion"
+mkdir -p "${certs}"
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+	-subj "/CN=local conversion webhook CA" -keyout "${certs}/ca.key" -out "${certs}/ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=network-controller" \
+	-keyout "${certs}/tls.key" -out "${certs}/tls.csr" 2>/dev/null
+openssl x509 -req -in "${certs}/tls.csr" -CA "${certs}/ca.crt" -CAkey "${certs}/ca.key" -CAcreateserial -days 1 \
+	-extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') -out "${certs}/tls.crt" 2>/dev/null
+
+# The same change as test/framework's UseConversionWebhook.
+kubectl patch crd networks.samplecrd.k8s.io --type=merge -p "$(
+	cat <<JSON
+{"spec": {"conversion": {"strategy": "Webhook", "webhook": {
+  "conversionReviewVersions": ["v1"],
+  "clientConfig": {"url": "https://127.0.0.1:${port}/convert", "caBundle": "$(base64 -w0 <"${certs}/ca.crt")"}}}}}
+JSON
+)" >/dev/null
+
+bin/network-controller --kubeconfig="${KUBECONFIG}" --os-cloud="${OS_CLOUD}" \
+	--conversion-bind-address="127.0.0.1:${port}" \
+	--conversion-tls-cert-file="${certs}/tls.crt" --conversion-tls-key-file="${certs}/tls.key" "$@" &
+pid=$!
+trap 'kill -TERM "${pid}" 2>/dev/null || true; wait "${pid}" || true' INT TERM
+
+# The webhook answers a GET with 405 once it serves.
+deadline=$((SECONDS + 60))
+until [[ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "${certs}/ca.crt" "https://127.0.0.1:${port}/convert" || true)" == 405 ]]; do
+	if ! kill -0 "${pid}" 2>/dev/null; then
+		wait "${pid}"
+		exit $?
+	fi
+	if ((SECONDS > deadline)); then
+		echo "the conversion webhook does not answer on 127.0.0.1:${port} after 60s" >&2
+		kill -TERM "${pid}"
+		exit 1
+	fi
+	sleep 0.5
+done
+kubectl apply -f artifacts/examples/example-network.yaml
+wait "${pid}"

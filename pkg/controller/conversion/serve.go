@@ -1,0 +1,71 @@
+package conversion
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/samplecrd/network-controller/pkg/component/serving"
+)
+
+// Limits are what the webhook holds its requests to, as the injector
+// holds its reviews (serving.LimitConcurrency): a few at once, each body
+// read in bounded chunks, and all of them together within a memory budget
+// that the controller's own memory limit (the chart's 1536Mi) leaves room
+// for beside its caches.
+func Limits() serving.Limits {
+	return serving.Limits{
+		Slots:      8,
+		MaxBody:    MaxRequestBytes,
+		Budget:     MaxRequestBytes + ReviewCost(MaxRequestBytes) + 16<<20,
+		PerRequest: serving.RequestOverhead,
+		Cost:       ReviewCost,
+		// Short beside the API server's 30 s timeout of a conversion call,
+		// so that an overloaded replica says so while the API server can
+		// still retry the read.
+		Wait: time.Second,
+	}
+}
+
+// Handler is the webhook at Path behind Limits.
+func Handler() http.Handler {
+	m := http.NewServeMux()
+	m.Handle(Path, serving.LimitConcurrency(Webhook{}, Limits()))
+	return m
+}
+
+// Serve listens on addr and serves Handler over HTTPS with tlsConfig until
+// ctx ends. It returns once it listens: an address that cannot be bound is
+// its error; a server that fails later is logged.
+func Serve(ctx context.Context, addr string, tlsConfig *tls.Config) (net.Addr, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s for the conversion webhook: %w", addr, err)
+	}
+	// Each limit is above what a conversion call may take (the API
+	// server gives up after 30 s) and far below what a slow client would
+	// like to hold, as the injector's are.
+	srv := &http.Server{
+		Handler:           Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		TLSConfig:         tlsConfig,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	logger := klog.FromContext(ctx)
+	go func() {
+		if err := serving.Run(ctx, srv, ln); err != nil {
+			logger.Error(err, "Conversion webhook server failed", "address", addr)
+		}
+	}()
+	logger.Info("Serving the conversion webhook", "address", ln.Addr().String(), "path", Path)
+	return ln.Addr(), nil
+}
