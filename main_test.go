@@ -332,7 +332,7 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 		{
 			name: "a deletion is never refused by policy: what a Network made, it removes", made: true,
 			network:    func(n *samplecrdv1.Network) *samplecrdv1.Network { return deleting(edge(n)) },
-			wantWrites: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork}, wantFinalized: true,
+			wantWrites: []string{neutronfake.DeleteNetwork}, wantFinalized: true,
 		},
 		{
 			name: "Neutron cannot be listed: NeutronUnavailable, nothing made", network: func(*samplecrdv1.Network) *samplecrdv1.Network { return newNetwork() },
@@ -354,8 +354,8 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 			wantRefused: true,
 		},
 		{
-			name: "a deleted Network finalized: its subnet and network deleted", made: true, network: deleting,
-			wantWrites: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork}, wantFinalized: true,
+			name: "a deleted Network finalized: its network deleted, and its subnet with it", made: true, network: deleting,
+			wantWrites: []string{neutronfake.DeleteNetwork}, wantFinalized: true,
 		},
 		{
 			name:      "a Network whose credentials cannot be used: CredentialsUnavailable, nothing asked of Neutron",
@@ -373,7 +373,7 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 		{
 			name: "a deleted Network held by another's finalizer too: ours released, the rest theirs", made: true,
 			network:    func(n *samplecrdv1.Network) *samplecrdv1.Network { return deleting(withFinalizer(n, otherFinalizer)) },
-			wantWrites: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork}, wantFinalized: true,
+			wantWrites: []string{neutronfake.DeleteNetwork}, wantFinalized: true,
 		},
 	}
 	for _, tt := range tests {

@@ -2,7 +2,8 @@
 // kube-apiserver, neutron-server with ML2/OVN — and prints one table: how
 // fast Networks become Ready next to what Neutron and the API server can do
 // at all, what each Network costs, what an in-sync cluster costs per
-// resync, a restart, and memory. It asserts nothing.
+// resync, a restart, memory, and how fast and at what cost in Neutron
+// requests all N are deleted again. It asserts nothing.
 //
 //	go run ./test/bench -n 100 -workers 8        (make bench N=100)
 //
@@ -137,16 +138,18 @@ func run(ctx context.Context, c config) error {
 	// Neutron loop makes as many pairs as the controller will, from the
 	// same (empty) Neutron, and removes them again before the controller
 	// runs: Neutron slows as it fills, so both must see the same state.
-	neutronRate := math.Inf(1)
+	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
+	rawN := cmp.Or(c.rawN, c.n)
 	if c.fakeNeutron {
 		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
 	} else {
-		rawN := cmp.Or(c.rawN, c.n)
-		if neutronRate, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
+		if neutronRate, neutronDeleteRate, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
 			return err
 		}
 		add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate),
 			fmt.Sprintf("%d pairs, %d in parallel, 2 writes per pair with the controller's names and descriptions", rawN, c.workers))
+		add("Neutron: network deletes/s (plain loop)", fmt.Sprintf("%.2f", neutronDeleteRate),
+			fmt.Sprintf("the same %d pairs, %d in parallel, one DELETE of the network per pair: Neutron deletes its subnet with it", rawN, c.workers))
 	}
 	apiRate, err := rawStatusWrites(ctx, nc, c.workers, min(c.n, 200), 4*min(c.n, 200))
 	if err != nil {
@@ -269,6 +272,23 @@ func run(ctx context.Context, c config) error {
 	add("Restart: start to all Networks confirmed in sync", time.Since(restarted).Round(time.Millisecond).String(), "process start, informer sync, one Neutron list, N syncs")
 	add("Restart: API server writes / Neutron requests", fmt.Sprintf("%.0f / %.0f", (a5.networks-a4.networks)+(a5.events-a4.events), m5.neutron("GET", "POST", "PUT", "DELETE")), "")
 
+	// 7. Delete: all N at once, gone from the API server once the
+	// controller has deleted their Neutron resources and its finalizer.
+	m6 := ctrl.scrape(ctx)
+	deleteElapsed, err := deleteAndWait(ctx, nc, c.n)
+	if err != nil {
+		return err
+	}
+	m7 := ctrl.scrape(ctx)
+	plainDeletes := "-fake-neutron: no plain loop"
+	if !c.fakeNeutron {
+		plainDeletes = fmt.Sprintf("plain loop: %.2f network deletes/s", neutronDeleteRate)
+	}
+	add("Delete: Networks gone/s", fmt.Sprintf("%.2f", float64(c.n)/deleteElapsed.Seconds()),
+		fmt.Sprintf("%d Networks deleted at once, all gone in %s; %s", c.n, deleteElapsed.Round(time.Millisecond), plainDeletes))
+	add("Delete: Neutron requests per Network", fmt.Sprintf("%.2f", (m7.neutron("DELETE")-m6.neutron("DELETE"))/float64(c.n)),
+		fmt.Sprintf("network_controller_neutron_requests_total DELETE; all methods %.2f, with the periodic lists", (m7.neutron("GET", "POST", "PUT", "DELETE")-m6.neutron("GET", "POST", "PUT", "DELETE"))/float64(c.n)))
+
 	fmt.Printf("| figure | value | note |\n| --- | --- | --- |\n")
 	for _, r := range rows {
 		fmt.Printf("| %s | %s | %s |\n", r.figure, r.value, r.note)
@@ -280,13 +300,14 @@ func run(ctx context.Context, c config) error {
 // rawNeutron creates count network+subnet pairs with plain gophercloud
 // calls, parallel at a time — one request each, named and described as the
 // controller names and describes its own — and returns pairs per second.
-// It deletes them again (untimed), so the controller starts from the same
-// Neutron.
-func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (float64, error) {
+// It deletes them again, one request per pair (the network's: Neutron
+// deletes its subnet with it), so the controller starts from the same
+// Neutron, and returns those deletes per second too.
+func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (createRate, deleteRate float64, err error) {
 	// Named as a cluster of its own would name them; deleted again below.
 	mark, err := neutron.NewMark("bench-raw", uuid.NewUUID())
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	created := make([]string, count)
 	elapsed, err := inParallel(count, parallel, func(i int) error {
@@ -301,13 +322,16 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 			GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
 		return err
 	})
-	_, _ = inParallel(count, parallel, func(i int) error {
-		if created[i] != "" {
-			_ = networks.Delete(ctx, client, created[i]).ExtractErr()
+	deleted, deleteErr := inParallel(count, parallel, func(i int) error {
+		if created[i] == "" {
+			return nil
 		}
-		return nil
+		return networks.Delete(ctx, client, created[i]).ExtractErr()
 	})
-	return float64(count) / elapsed.Seconds(), err
+	if err == nil && deleteErr != nil {
+		err = fmt.Errorf("deleting the plain loop's pairs: %w", deleteErr)
+	}
+	return float64(count) / elapsed.Seconds(), float64(count) / deleted.Seconds(), err
 }
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
@@ -383,16 +407,7 @@ func benchSpec(i int, rich bool) samplecrdv1.NetworkSpec {
 // when the watch has seen each Ready, with the times of both.
 func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
 	client := nc.SamplecrdV1().Networks("bench")
-	// kube-apiserver ends a watch after --min-request-timeout (30 to 60
-	// minutes), less than a run of 10,000 on the real stack takes: a
-	// RetryWatcher watches again from the last resourceVersion it saw.
-	list, err := client.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return client.Watch(ctx, o) },
-	})
+	w, err := watchNetworks(ctx, nc)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -441,6 +456,63 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool
 	mu.Lock()
 	defer mu.Unlock()
 	return readyAt, createdAt, elapsed, nil
+}
+
+// watchNetworks watches the Networks of namespace bench from now on.
+// kube-apiserver ends a watch after --min-request-timeout (30 to 60
+// minutes), less than a run of 10,000 on the real stack takes: a
+// RetryWatcher watches again from the last resourceVersion it saw.
+func watchNetworks(ctx context.Context, nc clientset.Interface) (watch.Interface, error) {
+	client := nc.SamplecrdV1().Networks("bench")
+	list, err := client.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return client.Watch(ctx, o) },
+	})
+}
+
+// deleteAndWait deletes the n Networks of namespace bench at once (16
+// deletes in flight, as createAndWait creates them) and returns how long
+// until the watch has seen each gone: the controller deleted its Neutron
+// resources and released its finalizer.
+func deleteAndWait(ctx context.Context, nc clientset.Interface, n int) (time.Duration, error) {
+	client := nc.SamplecrdV1().Networks("bench")
+	w, err := watchNetworks(ctx, nc)
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	start := time.Now()
+	go func() {
+		_, _ = inParallel(n, 16, func(i int) error {
+			name := fmt.Sprintf("net-%05d", i)
+			err := client.Delete(ctx, name, metav1.DeleteOptions{})
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: deleting %s: %v\n", name, err)
+			}
+			return err
+		})
+	}()
+	gone := map[string]bool{}
+	deadline := time.After(time.Hour)
+	for len(gone) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return 0, fmt.Errorf("the watch of Networks ended for good (resourceVersion too old?)")
+			}
+			if ev.Type == watch.Deleted {
+				gone[ev.Object.(*samplecrdv1.Network).Name] = true
+			}
+		case <-deadline:
+			return 0, fmt.Errorf("only %d of %d Networks gone after an hour", len(gone), n)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return time.Since(start), nil
 }
 
 type controllerProcess struct {

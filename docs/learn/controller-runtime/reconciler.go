@@ -145,18 +145,15 @@ func (r *NetworkReconciler) findSubnet(ctx context.Context, networkID string) (n
 	return found, found.ID != "", err
 }
 
-// delete removes the subnet and network, and the finalizer last.
+// delete removes the network, and the finalizer last: Neutron deletes a
+// network's subnets with it, in the one request, as the controller's
+// DeleteOwned relies on.
 func (r *NetworkReconciler) delete(ctx context.Context, network *samplecrdv1.Network) error {
 	if !controllerutil.ContainsFinalizer(network, samplecrdv1.NetworkFinalizer) {
 		return nil
 	}
-	if id := network.Status.SubnetID; id != "" {
-		if err := r.Neutron.DeleteSubnet(ctx, id); err != nil { // gone counts as deleted
-			return fmt.Errorf("deleting the subnet: %w", err)
-		}
-	}
 	if id := network.Status.NetworkID; id != "" {
-		if err := r.Neutron.DeleteNetwork(ctx, id); err != nil {
+		if err := r.Neutron.DeleteNetwork(ctx, id); err != nil { // gone counts as deleted
 			return fmt.Errorf("deleting the network: %w", err)
 		}
 	}

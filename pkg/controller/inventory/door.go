@@ -126,7 +126,9 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 	return nil
 }
 
-// DeleteNetwork deletes a network of owner's.
+// DeleteNetwork deletes a network of owner's. Neutron deletes its subnets
+// with it, in the one request, and the store forgets them with it
+// (Store.RemoveNetwork): a caller deletes no subnet of the network first.
 func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)

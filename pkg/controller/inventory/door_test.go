@@ -450,3 +450,26 @@ func TestRunOnlyProbesWhileTheBreakerIsOpen(t *testing.T) {
 		t.Fatalf("%d probes after %v", probes(), clk.Since(time.Unix(1e9, 0)))
 	}
 }
+
+// TestADeletedNetworkIsForgottenWithItsSubnets: Neutron deletes a
+// network's subnets with it, in the one request, so the store forgets
+// them with it; the owner's subnet on another network stays held.
+func TestADeletedNetworkIsForgottenWithItsSubnets(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New()
+	m := mark(t, "prod")
+	netA, _ := seed(f, m, ownerA, "10.0.0.0/24")
+	elsewhere := f.AddSubnet(f.AddNetwork("handmade", ""), m.ResourceName(ownerA), m.Description(), "10.9.0.0/24", "")
+	inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
+
+	if err := inv.DeleteNetwork(ctx, ownerA, netA); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Requests(); len(got) != 1 || got[0] != fake.DeleteNetwork {
+		t.Errorf("requests %q, want one %s", got, fake.DeleteNetwork)
+	}
+	held := inv.Get(ownerA.UID)
+	if len(held.Networks) != 0 || len(held.Subnets) != 1 || held.Subnets[0].ID != elsewhere {
+		t.Errorf("the store holds %+v, want only subnet %s on the network that is not A's", held, elsewhere)
+	}
+}

@@ -101,6 +101,16 @@ type Port struct {
 	ProjectID string
 }
 
+// DeletedWithNetwork reports whether p is one of the ports Neutron makes
+// for a network and deletes with it, and with its subnets: a DHCP port
+// (network:dhcp), OVN's metadata port (network:distributed). Neutron
+// refuses to delete a network or a subnet while any other port is on it
+// (409 NetworkInUse, SubnetInUse), a router interface
+// (RouterInterfaceOwner) and a VM's port alike.
+func (p Port) DeletedWithNetwork() bool {
+	return strings.HasPrefix(p.DeviceOwner, "network:dhcp") || p.DeviceOwner == "network:distributed"
+}
+
 // Router is the part of a Neutron router the controller reads.
 type Router struct {
 	ID          string

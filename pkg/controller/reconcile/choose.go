@@ -3,7 +3,6 @@ package reconcile
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
@@ -100,11 +99,4 @@ func deletionPolicy(network *samplecrdv1.Network) samplecrdv1.DeletionPolicy {
 		return samplecrdv1.DeletionPolicyOrphan
 	}
 	return samplecrdv1.DeletionPolicyDelete
-}
-
-// ownedByNeutron reports whether a port is one Neutron makes and deletes
-// with its network (DHCP, OVN's metadata and router ports), not one that
-// blocks a delete.
-func ownedByNeutron(p neutron.Port) bool {
-	return strings.HasPrefix(p.DeviceOwner, "network:dhcp") || p.DeviceOwner == "network:distributed"
 }

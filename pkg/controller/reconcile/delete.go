@@ -120,7 +120,7 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 			return out
 		}
 		for _, port := range ports {
-			if !ownedByNeutron(port) {
+			if !port.DeletedWithNetwork() {
 				blocking = append(blocking, fmt.Sprintf("%s (%s)", port.ID, cmp.Or(port.DeviceOwner, "no device_owner")))
 			}
 		}
@@ -138,29 +138,25 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 
 // DeleteOwned deletes owned through inv, the project's one door to
 // Neutron: a Network's deletion and the garbage collector's
-// (pkg/controller/collector) alike. Subnets go before networks: Neutron refuses to
-// delete a network whose subnets still have ports. A subnet in use may be
-// held by a router interface of ours that nothing recorded (an orphan's,
-// or one whose status write was lost): those are detached, and the delete
-// tried once more.
+// (pkg/controller/collector) alike. Each network is one request: Neutron
+// deletes a network's subnets, and the ports it made for them (DHCP),
+// with it, and the inventory forgets them with it (Store.RemoveNetwork).
+// Only a subnet of ours on a network that is not (a marked subnet on
+// someone else's network) is deleted on its own, first. A network or
+// subnet in use may be held by a router interface of ours that nothing
+// recorded (an orphan's, or one whose status write was lost): those are
+// detached, and the delete tried once more. Routers of its own go last.
 func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned) error {
 	for _, s := range owned.Subnets {
-		err := inv.DeleteSubnet(ctx, owned.Owner, s.ID)
-		if inUse(err) {
-			detached, detachErr := detachAll(ctx, inv, owned)
-			if detachErr != nil {
-				return detachErr
-			}
-			if detached > 0 {
-				err = inv.DeleteSubnet(ctx, owned.Owner, s.ID)
-			}
+		if slices.ContainsFunc(owned.Networks, func(n neutron.Network) bool { return n.ID == s.NetworkID }) {
+			continue // deleted with its network
 		}
-		if err != nil {
+		if err := detachingIfInUse(ctx, inv, owned, func() error { return inv.DeleteSubnet(ctx, owned.Owner, s.ID) }); err != nil {
 			return err
 		}
 	}
 	for _, n := range owned.Networks {
-		if err := inv.DeleteNetwork(ctx, owned.Owner, n.ID); err != nil {
+		if err := detachingIfInUse(ctx, inv, owned, func() error { return inv.DeleteNetwork(ctx, owned.Owner, n.ID) }); err != nil {
 			return err
 		}
 	}
@@ -172,4 +168,23 @@ func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.
 		}
 	}
 	return nil
+}
+
+// detachingIfInUse runs del, a delete; if Neutron refuses it as in use
+// (409 NetworkInUse, SubnetInUse), it detaches owned's router interfaces
+// and, if there were any, runs it once more. A delete that costs one
+// request where no router ever was reads no ports.
+func detachingIfInUse(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned, del func() error) error {
+	err := del()
+	if !inUse(err) {
+		return err
+	}
+	detached, detachErr := detachAll(ctx, inv, owned)
+	if detachErr != nil {
+		return detachErr
+	}
+	if detached > 0 {
+		err = del()
+	}
+	return err
 }

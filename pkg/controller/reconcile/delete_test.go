@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
@@ -14,10 +15,10 @@ import (
 func TestDelete(t *testing.T) {
 	runPasses(t, []passCase{
 		{
-			name:        "a deleted Network's subnet and network are deleted, then its finalizer released",
+			name:        "a deleted Network's network is deleted, its subnet with it, then its finalizer released",
 			network:     deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
@@ -51,9 +52,9 @@ func TestDelete(t *testing.T) {
 			name:        "a deletion while Neutron is down keeps the finalizer and says why",
 			network:     deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			failOn:      map[string]error{neutronfake.DeleteSubnet: errUnavailable},
+			failOn:      map[string]error{neutronfake.DeleteNetwork: errUnavailable},
 			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.DeleteSubnet},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantReady:   "False/Deleting",
 			wantEvents:  []string{"Warning DeletionFailed"},
 			check: func(t *testing.T, f *fixture) {
@@ -72,7 +73,7 @@ func TestDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			// Its own router interfaces first (none), then what blocks.
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.PortsOf},
+			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:   "False/DeletionBlocked",
 			wantEvents:  []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
@@ -88,11 +89,103 @@ func TestDelete(t *testing.T) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
 				seedForeign(f)
 			},
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       untouched,
 		},
 	})
+}
+
+// TestADeleteIsOneRequestPerNetwork: Neutron deletes a network's subnets
+// (and its DHCP ports) with it, so a Network's delete is one request for
+// its network, and the inventory forgets the subnets with it. Only what
+// Neutron requires comes first: our router interface when the network is
+// refused as in use, and a subnet of ours on a network that is not ours,
+// which no network delete of ours removes.
+func TestADeleteIsOneRequestPerNetwork(t *testing.T) {
+	deletingNet := func() *samplecrdv1.Network {
+		return deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
+	}
+	const theirNet, ourSubnetOnTheirs, theirSubnet = "net-3", "subnet-4", "subnet-5"
+	runPasses(t, []passCase{
+		{
+			name:        "a network and its subnet: one delete of the network",
+			network:     deletingNet(),
+			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
+			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantEvents:  []string{"Normal Deleted"},
+			check:       func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
+		},
+		{
+			name:    "Neutron's own ports (DHCP, OVN metadata) do not block: they go with the network, in the one request",
+			network: deletingNet(),
+			seed: func(f *neutronfake.Neutron) {
+				inSync("192.168.0.0/16", "192.168.0.1")(f)
+				f.AddPort(seededNet, "port-dhcp", "network:dhcp")
+				f.AddPort(seededNet, "port-metadata", "network:distributed")
+			},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantEvents:  []string{"Normal Deleted"},
+			check: func(t *testing.T, f *fixture) {
+				neutronHolds(t, f, nil, nil)
+				if ports := f.neutron.Ports(seededNet); len(ports) != 0 {
+					t.Errorf("ports left on the deleted network: %+v", ports)
+				}
+				forgotten(t, f)
+			},
+		},
+		{
+			name:    "a router interface of ours that nothing recorded: the network is refused, the interface detached, the network deleted",
+			network: deletingNet(),
+			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteNetwork},
+			wantEvents: []string{"Normal Deleted"},
+			check:      func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
+		},
+		{
+			name:    "a subnet of ours on a network that is not ours is deleted alone, first; that network and its other subnet stay",
+			network: deletingNet(),
+			seed: func(f *neutronfake.Neutron) {
+				inSync("192.168.0.0/16", "192.168.0.1")(f)
+				theirs := f.AddNetwork("their-net", "")
+				f.AddSubnet(theirs, ours.ResourceName(owner), ours.Description(), "10.9.0.0/24", "10.9.0.1")
+				f.AddSubnet(theirs, "their-subnet", "", "10.9.1.0/24", "10.9.1.1")
+			},
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantEvents:  []string{"Normal Deleted"},
+			check: func(t *testing.T, f *fixture) {
+				neutronHolds(t, f, []string{theirNet}, []string{theirSubnet})
+				forgotten(t, f)
+			},
+		},
+	})
+}
+
+// neutronHolds fails t unless Neutron holds exactly the networks and
+// subnets named.
+func neutronHolds(t *testing.T, f *fixture, networks, subnets []string) {
+	t.Helper()
+	var nets, subs []string
+	for _, n := range f.neutron.Networks() {
+		nets = append(nets, n.ID)
+	}
+	for _, s := range f.neutron.Subnets() {
+		subs = append(subs, s.ID)
+	}
+	if !slices.Equal(nets, networks) || !slices.Equal(subs, subnets) {
+		t.Errorf("Neutron holds networks %q and subnets %q, want %q and %q", nets, subs, networks, subnets)
+	}
+}
+
+// forgotten fails t unless the inventory holds nothing of the Network:
+// what it deleted, the network's subnets too, is not there for the next
+// pass or the garbage collector to act on.
+func forgotten(t *testing.T, f *fixture) {
+	t.Helper()
+	if held := f.inv.Get(testUID); !held.Empty() {
+		t.Errorf("the inventory still holds %+v", held)
+	}
 }
 
 // TestAFencedReplicaSaysNothing: while this replica cannot prove it still

@@ -256,9 +256,9 @@ func detachPort(ctx context.Context, inv *inventory.Inventory, owner neutron.Own
 }
 
 // detachAll removes every router interface owner made on its networks.
-// A Network with spec.router does it before its subnet goes; anything
-// else only once Neutron refused to delete a subnet as in use, so that a
-// delete costs no read where no router ever was.
+// A Network with spec.router does it before its network goes; anything
+// else only once Neutron refused to delete its network (or a subnet) as
+// in use, so that a delete costs no read where no router ever was.
 // It returns how many it removed.
 func detachAll(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned) (int, error) {
 	detached := 0

@@ -289,12 +289,11 @@ func TestRouterOnDelete(t *testing.T) {
 	}
 	runPasses(t, []passCase{
 		{
-			name:    "ours is detached before the subnet and the network go; the router stays",
-			network: attachedTo(withRouter(deletingNet(), "edge"), edgeRouter, "port-5"),
-			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
-			wantEvents: []string{"Normal Deleted"},
+			name:        "ours is detached before the network goes, with its subnet; the router stays",
+			network:     attachedTo(withRouter(deletingNet(), "edge"), edgeRouter, "port-5"),
+			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface, neutronfake.DeleteNetwork},
+			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets())+len(f.neutron.Ports(seededNet)) != 0 {
 					t.Errorf("left in Neutron: %v %v %v", f.neutron.Networks(), f.neutron.Subnets(), f.neutron.Ports(seededNet))
@@ -302,11 +301,11 @@ func TestRouterOnDelete(t *testing.T) {
 			},
 		},
 		{
-			name:    "an interface of ours that status never recorded is found when Neutron refuses the subnet",
+			name:    "an interface of ours that status never recorded is found when Neutron refuses the network",
 			network: deletingNet(),
 			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteNetwork},
 			wantEvents: []string{"Normal Deleted"},
 		},
 		{
@@ -319,7 +318,7 @@ func TestRouterOnDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.DeleteSubnet, neutronfake.PortsOf, neutronfake.PortsOf},
+				neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:  "False/DeletionBlocked",
 			wantEvents: []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
@@ -465,11 +464,11 @@ func TestOwnRouterOnDelete(t *testing.T) {
 	}
 	runPasses(t, []passCase{
 		{
-			name:    "interface, subnet, network, then the router",
+			name:    "interface, network (with its subnet), then the router",
 			network: attachedTo(withOwnRouter(deletingNet(), "public"), "router-4", "port-5"),
 			seed:    func(f *neutronfake.Neutron) { seedOwnRouter(f) },
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter},
+				neutronfake.DeleteNetwork, neutronfake.DeleteRouter},
 			wantEvents: []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if rs := f.neutron.Routers(); len(rs) != 0 {
@@ -486,7 +485,7 @@ func TestOwnRouterOnDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.DeleteSubnet, neutronfake.DeleteNetwork, neutronfake.DeleteRouter, neutronfake.PortsOf},
+				neutronfake.DeleteNetwork, neutronfake.DeleteRouter, neutronfake.PortsOf},
 			wantReady:  "False/DeletionBlocked",
 			wantEvents: []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {

@@ -65,8 +65,9 @@ type Neutron struct {
 	mu       sync.Mutex
 	networks map[string]neutron.Network
 	subnets  map[string]neutron.Subnet
-	// ports holds, by network ID, the ports that block deleting it or its
-	// subnets, as a VM's port or a router interface does.
+	// ports holds the ports by network ID: all but Neutron's own (DHCP)
+	// block deleting it or its subnets, as a VM's port or a router
+	// interface does.
 	ports   map[string][]neutron.Port
 	routers map[string]neutron.Router
 	// externals are the external networks, by ID.
@@ -169,7 +170,9 @@ func (f *Neutron) Quota(context.Context) (neutron.Quota, error) {
 }
 
 // AddPort puts a port on networkID, as Nova would for a VM: until
-// RemovePorts, Neutron refuses to delete the network or its subnets.
+// RemovePorts, Neutron refuses to delete the network or its subnets,
+// unless the port is one of Neutron's own (a DHCP port, see
+// neutron.Port.DeletedWithNetwork).
 func (f *Neutron) AddPort(networkID, id, deviceOwner string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -741,7 +744,7 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 	if !f.inRegion(id) {
 		return nil // another Neutron's 404, which the real client counts as deleted
 	}
-	if s, ok := f.subnets[id]; ok && slices.ContainsFunc(f.ports[s.NetworkID], func(p neutron.Port) bool { return usesSubnet(p, s.CIDR) }) {
+	if s, ok := f.subnets[id]; ok && slices.ContainsFunc(f.ports[s.NetworkID], func(p neutron.Port) bool { return !p.DeletedWithNetwork() && usesSubnet(p, s.CIDR) }) {
 		return neutron.ErrorForResponse(DeleteSubnet, 409, "SubnetInUse", fmt.Sprintf(
 			"Unable to complete operation on subnet %s: One or more ports have an IP allocation from this subnet.", id))
 	}
@@ -763,7 +766,10 @@ func (f *Neutron) PortsOf(_ context.Context, networkID, description string) ([]n
 	return filter(f.ports[networkID], func(p neutron.Port) bool { return description == "" || p.Description == description }), nil
 }
 
-// DeleteNetwork deletes a network and, as Neutron does, its subnets.
+// DeleteNetwork deletes a network and, as Neutron does, its subnets and
+// the ports it made for it (neutron.Port.DeletedWithNetwork): one request.
+// Any other port on it, a router interface or a VM's, makes it refuse
+// with 409 NetworkInUse.
 func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -773,17 +779,26 @@ func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 	if !f.inRegion(id) {
 		return nil // another Neutron's 404, which the real client counts as deleted
 	}
-	if len(f.ports[id]) > 0 {
+	if f.inUse(id) {
 		return neutron.ErrorForResponse(DeleteNetwork, 409, "NetworkInUse", fmt.Sprintf(
 			"Unable to complete operation on network %s. There are one or more ports still in use on the network.", id))
 	}
 	delete(f.networks, id)
+	delete(f.ports, id)
 	for sid, s := range f.subnets {
 		if s.NetworkID == id {
 			delete(f.subnets, sid)
 		}
 	}
 	return nil
+}
+
+// inUse reports whether a port other than Neutron's own is on network id:
+// what makes Neutron refuse to delete it or its subnets (Neutron's
+// AUTO_DELETE_PORT_OWNERS; the fake does not track which subnet a port's
+// address is from). Callers hold f.mu.
+func (f *Neutron) inUse(id string) bool {
+	return slices.ContainsFunc(f.ports[id], func(p neutron.Port) bool { return !p.DeletedWithNetwork() })
 }
 
 // reviseNetwork raises network id's revision, as a change of the network
