@@ -187,7 +187,7 @@ func portsUsing(ports []neutron.Port, cidr string) []neutron.Port {
 	}
 	var on []neutron.Port
 	for _, port := range ports {
-		if ownedByNeutron(port) {
+		if port.DeletedWithNetwork() {
 			continue
 		}
 		if slices.ContainsFunc(port.Addresses, func(a string) bool {
