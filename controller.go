@@ -27,17 +27,18 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/events"
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/component/tracing"
 	"github.com/samplecrd/network-controller/pkg/controller/configmap"
 	"github.com/samplecrd/network-controller/pkg/controller/fairqueue"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
-	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	applyv2 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v2"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	networkscheme "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
-	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
-	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v2"
+	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v2"
 )
 
 const (
@@ -68,12 +69,12 @@ type Options struct {
 type Reconciler interface {
 	// Preflight refuses what cannot be reconciled now, before the
 	// finalizer goes on; ok says Reconcile may go on.
-	Preflight(network *samplecrdv1.Network) (_ reconcile.Outcome, ok bool)
+	Preflight(network *samplecrdv2.Network) (_ reconcile.Outcome, ok bool)
 	// Reconcile makes Neutron match network.
-	Reconcile(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
+	Reconcile(ctx context.Context, network *samplecrdv2.Network) reconcile.Outcome
 	// Delete deletes or releases network's Neutron resources; the
 	// Outcome is Finalized when the finalizer may go.
-	Delete(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
+	Delete(ctx context.Context, network *samplecrdv2.Network) reconcile.Outcome
 }
 
 // Projects finds the OpenStack project a Network lives in (the
@@ -88,7 +89,7 @@ type Projects interface {
 	// For returns the Reconciler of network's project, or an error: a
 	// *reconcile.NotAllowedError when its namespace is not granted what it
 	// names, a *neutron.CredentialsError when its credentials cannot be used.
-	For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error)
+	For(ctx context.Context, network *samplecrdv2.Network) (Reconciler, error)
 }
 
 // Controller keeps Neutron equal to the declared Networks. It is the
@@ -172,7 +173,7 @@ func NewController(
 	if _, err := networkInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueNetwork,
 		UpdateFunc: func(old, new any) {
-			if needsSync(old.(*samplecrdv1.Network), new.(*samplecrdv1.Network)) {
+			if needsSync(old.(*samplecrdv2.Network), new.(*samplecrdv2.Network)) {
 				c.enqueueNetwork(new)
 			}
 		},
@@ -239,7 +240,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // stripForCache is the informer's transform, run on every object before
 // the Indexer stores it (it may modify it: fresh from the decoder).
 func stripForCache(obj any) (any, error) {
-	if n, ok := obj.(*samplecrdv1.Network); ok {
+	if n, ok := obj.(*samplecrdv2.Network); ok {
 		n.ManagedFields = nil
 		delete(n.Annotations, corev1.LastAppliedConfigAnnotation)
 	}
@@ -251,7 +252,7 @@ func stripForCache(obj any) (any, error) {
 // deletion are synced. Everything else — above all the controller's own
 // status and finalizer writes coming back — changes nothing a sync acts on,
 // and syncing it would only cost a pass through the queue.
-func needsSync(old, new *samplecrdv1.Network) bool {
+func needsSync(old, new *samplecrdv2.Network) bool {
 	return old.ResourceVersion == new.ResourceVersion ||
 		old.Generation != new.Generation ||
 		!old.DeletionTimestamp.Equal(new.DeletionTimestamp)
@@ -414,7 +415,7 @@ func (c *Controller) handleObject(obj any) {
 // Events, then the Ready condition and observed state in status, with a
 // Warning Event when a condition that is not Ready changes (so a Network
 // stuck for one reason says so once, not at every retry).
-func (c *Controller) record(ctx context.Context, network *samplecrdv1.Network, out reconcile.Outcome) result {
+func (c *Controller) record(ctx context.Context, network *samplecrdv2.Network, out reconcile.Outcome) result {
 	c.recordEvents(network, out.Events)
 	res := result{requeue: out.Requeue, after: out.After, err: out.Err}
 	if out.Condition == nil {
@@ -431,7 +432,7 @@ func (c *Controller) record(ctx context.Context, network *samplecrdv1.Network, o
 }
 
 // recordEvents records events on network, or on the object each names.
-func (c *Controller) recordEvents(network *samplecrdv1.Network, events []reconcile.Event) {
+func (c *Controller) recordEvents(network *samplecrdv2.Network, events []reconcile.Event) {
 	for _, e := range events {
 		var obj runtime.Object = network
 		if e.Regarding != nil {
@@ -446,12 +447,12 @@ func (c *Controller) recordEvents(network *samplecrdv1.Network, events []reconci
 // whether Ready itself changed. It writes nothing when status already says
 // the same, so a resync of an in-sync cluster is free for the API server.
 // Why server-side apply: docs/learn/07-status-conditions-apply.md.
-func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv1.Network, cond metav1.Condition, obs reconcile.Observed) (condChanged bool, _ error) {
+func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv2.Network, cond metav1.Condition, obs reconcile.Observed) (condChanged bool, _ error) {
 	ac, condChanged := reconcile.StatusApply(network, cond, obs)
 	if ac == nil {
 		return false, nil
 	}
-	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).ApplyStatus(ctx, ac,
+	if _, err := c.networkclientset.SamplecrdV2().Networks(network.Namespace).ApplyStatus(ctx, ac,
 		metav1.ApplyOptions{FieldManager: controllerAgentName, Force: true}); err != nil {
 		return condChanged, fmt.Errorf("applying status: %w", err)
 	}
@@ -467,18 +468,18 @@ const finalizerFieldManager = controllerAgentName + "-finalizer"
 // setFinalizer adds (present) or removes the controller's finalizer with
 // server-side apply: metadata.finalizers is a set, so the controller's
 // apply adds or withdraws its own entry and leaves everyone else's alone.
-func (c *Controller) setFinalizer(ctx context.Context, network *samplecrdv1.Network, present bool) error {
-	ac := applyv1.Network(network.Name, network.Namespace)
+func (c *Controller) setFinalizer(ctx context.Context, network *samplecrdv2.Network, present bool) error {
+	ac := applyv2.Network(network.Name, network.Namespace)
 	if present {
 		ac.WithFinalizers(samplecrdv1.NetworkFinalizer)
 	}
-	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).Apply(ctx, ac,
+	if _, err := c.networkclientset.SamplecrdV2().Networks(network.Namespace).Apply(ctx, ac,
 		metav1.ApplyOptions{FieldManager: finalizerFieldManager, Force: true}); err != nil {
 		return fmt.Errorf("applying the finalizer (present: %t): %w", present, err)
 	}
 	return nil
 }
 
-func hasFinalizer(network *samplecrdv1.Network) bool {
+func hasFinalizer(network *samplecrdv2.Network) bool {
 	return slices.Contains(network.Finalizers, samplecrdv1.NetworkFinalizer)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/controller/configmap"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
@@ -68,7 +70,7 @@ type fakeReconciler struct {
 	calls []string
 }
 
-func (r *fakeReconciler) Preflight(*samplecrdv1.Network) (reconcile.Outcome, bool) {
+func (r *fakeReconciler) Preflight(*samplecrdv2.Network) (reconcile.Outcome, bool) {
 	r.calls = append(r.calls, "Preflight")
 	if r.refuse != nil {
 		return *r.refuse, false
@@ -76,12 +78,12 @@ func (r *fakeReconciler) Preflight(*samplecrdv1.Network) (reconcile.Outcome, boo
 	return reconcile.Outcome{}, true
 }
 
-func (r *fakeReconciler) Reconcile(context.Context, *samplecrdv1.Network) reconcile.Outcome {
+func (r *fakeReconciler) Reconcile(context.Context, *samplecrdv2.Network) reconcile.Outcome {
 	r.calls = append(r.calls, "Reconcile")
 	return r.outcome
 }
 
-func (r *fakeReconciler) Delete(context.Context, *samplecrdv1.Network) reconcile.Outcome {
+func (r *fakeReconciler) Delete(context.Context, *samplecrdv2.Network) reconcile.Outcome {
 	r.calls = append(r.calls, "Delete")
 	return r.outcome
 }
@@ -96,7 +98,7 @@ type fakeProjects struct {
 
 func (p *fakeProjects) Start(context.Context, func(any)) error { return nil }
 
-func (p *fakeProjects) For(_ context.Context, network *samplecrdv1.Network) (Reconciler, error) {
+func (p *fakeProjects) For(_ context.Context, network *samplecrdv2.Network) (Reconciler, error) {
 	if err := p.policy.Check(network); err != nil && network.DeletionTimestamp == nil {
 		return nil, err
 	}
@@ -108,7 +110,7 @@ func (p *fakeProjects) For(_ context.Context, network *samplecrdv1.Network) (Rec
 
 const testUID = types.UID("1c2d3e4f-0000-0000-0000-000000000001")
 
-func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
+func newFixture(t *testing.T, networks ...*samplecrdv2.Network) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, reconciler: &fakeReconciler{}, recorder: record.NewFakeRecorder(100)}
@@ -125,10 +127,10 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 		t.Fatal(err)
 	}
 	grants := tenancy.NewPolicyFromListers(listers.NewTenantPolicyLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
-		corelisters.NewNamespaceLister(namespaces), factory.Samplecrd().V1().Networks().Lister(), tenancy.Defaults{})
+		corelisters.NewNamespaceLister(namespaces), factory.Samplecrd().V2().Networks().Lister(), tenancy.Defaults{})
 	f.kube = k8sfake.NewClientset()
 	configMaps := kubeinformers.NewSharedInformerFactory(f.kube, 0).Core().V1().ConfigMaps()
-	c, err := NewController(ctx, f.kube, f.client, factory.Samplecrd().V1().Networks(), configMaps,
+	c, err := NewController(ctx, f.kube, f.client, factory.Samplecrd().V2().Networks(), configMaps,
 		&fakeProjects{reconciler: f.reconciler, policy: grants}, Options{MaxRetryDelay: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -136,12 +138,12 @@ func newFixture(t *testing.T, networks ...*samplecrdv1.Network) *fixture {
 	c.networksSynced = func() bool { return true }
 	c.recorder, c.configMaps.Recorder = f.recorder, f.recorder
 	for _, n := range networks {
-		if err := factory.Samplecrd().V1().Networks().Informer().GetIndexer().Add(n); err != nil {
+		if err := factory.Samplecrd().V2().Networks().Informer().GetIndexer().Add(n); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.controller = c
-	f.cache = factory.Samplecrd().V1().Networks().Informer().GetIndexer()
+	f.cache = factory.Samplecrd().V2().Networks().Informer().GetIndexer()
 	f.configMaps = configMaps.Informer().GetIndexer()
 	return f
 }
@@ -212,8 +214,8 @@ func (f *fixture) events() []string {
 	}
 }
 
-func (f *fixture) network() *samplecrdv1.Network {
-	n, err := f.client.SamplecrdV1().Networks("default").Get(context.Background(), "net", metav1.GetOptions{})
+func (f *fixture) network() *samplecrdv2.Network {
+	n, err := f.client.SamplecrdV2().Networks("default").Get(context.Background(), "net", metav1.GetOptions{})
 	if err != nil {
 		f.t.Fatalf("reading Network default/net: %v", err)
 	}
@@ -221,22 +223,23 @@ func (f *fixture) network() *samplecrdv1.Network {
 }
 
 // newNetwork is a Network as a user creates it: no finalizer, no status.
-func newNetwork() *samplecrdv1.Network {
-	return &samplecrdv1.Network{
-		TypeMeta:   metav1.TypeMeta{APIVersion: samplecrdv1.SchemeGroupVersion.String(), Kind: "Network"},
+func newNetwork() *samplecrdv2.Network {
+	return &samplecrdv2.Network{
+		TypeMeta:   metav1.TypeMeta{APIVersion: samplecrdv2.SchemeGroupVersion.String(), Kind: "Network"},
 		ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "default", UID: testUID, Generation: 1},
-		Spec:       samplecrdv1.NetworkSpec{CIDR: "192.168.0.0/16", Gateway: "192.168.0.1"},
+		Spec:       samplecrdv2.NetworkSpec{Subnets: []samplecrdv2.SubnetSpec{{CIDR: "192.168.0.0/16", Gateway: "192.168.0.1"}}},
 	}
 }
 
 // observed is what the fake reconciler reports Neutron holds.
-var observed = reconcile.Observed{NetworkID: "net-1", SubnetID: "subnet-2", CIDR: "192.168.0.0/16", Gateway: "192.168.0.1", MTU: 1442, NeutronStatus: "ACTIVE"}
+var observed = reconcile.Observed{NetworkID: "net-1", SubnetID: "subnet-2", CIDR: "192.168.0.0/16", Gateway: "192.168.0.1", MTU: 1442, NeutronStatus: "ACTIVE",
+	Subnets: []samplecrdv2.SubnetStatus{{CIDR: "192.168.0.0/16", ID: "subnet-2", Gateway: "192.168.0.1"}}}
 
 // provisioned is a Network whose status already says what observed says.
-func provisioned(n *samplecrdv1.Network) *samplecrdv1.Network {
+func provisioned(n *samplecrdv2.Network) *samplecrdv2.Network {
 	n.Finalizers = []string{samplecrdv1.NetworkFinalizer}
-	n.Status = samplecrdv1.NetworkStatus{ObservedGeneration: n.Generation, NetworkID: observed.NetworkID, SubnetID: observed.SubnetID,
-		CIDR: observed.CIDR, Gateway: observed.Gateway, MTU: observed.MTU, NeutronStatus: observed.NeutronStatus,
+	n.Status = samplecrdv2.NetworkStatus{ObservedGeneration: n.Generation, NetworkID: observed.NetworkID, Subnets: observed.Status().Subnets,
+		MTU: observed.MTU, NeutronStatus: observed.NeutronStatus,
 		Conditions: []metav1.Condition{withGeneration(readyCondition, n.Generation)}}
 	return n
 }
@@ -248,12 +251,12 @@ func withGeneration(c metav1.Condition, gen int64) metav1.Condition {
 
 // withCredentials makes n name its namespace's credentials, which the
 // fixture's controller, run without Keystone, cannot use.
-func withCredentials(n *samplecrdv1.Network) *samplecrdv1.Network {
-	n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "cloud", CloudName: "team"}
+func withCredentials(n *samplecrdv2.Network) *samplecrdv2.Network {
+	n.Spec.CloudCredentialsRef = &samplecrdv2.CloudCredentialsReference{SecretName: "cloud", CloudName: "team"}
 	return n
 }
 
-func deleting(n *samplecrdv1.Network) *samplecrdv1.Network {
+func deleting(n *samplecrdv2.Network) *samplecrdv2.Network {
 	now := metav1.NewTime(time.Now())
 	n.DeletionTimestamp = &now
 	return n
@@ -283,7 +286,7 @@ var created = reconcile.Event{Type: corev1.EventTypeNormal, Reason: "Created", M
 func TestSyncHandler(t *testing.T) {
 	tests := []struct {
 		name       string
-		network    *samplecrdv1.Network
+		network    *samplecrdv2.Network
 		refuse     *reconcile.Outcome
 		outcome    reconcile.Outcome
 		wantCalls  []string
@@ -303,9 +306,9 @@ func TestSyncHandler(t *testing.T) {
 		},
 		{
 			name: "a router its namespace is not granted: NotAllowed, one Warning, no finalizer, its project not asked",
-			network: func() *samplecrdv1.Network {
+			network: func() *samplecrdv2.Network {
 				n := newNetwork()
-				n.Spec.Router = &samplecrdv1.RouterReference{Name: "edge"}
+				n.Spec.Router = &samplecrdv2.RouterReference{Name: "edge"}
 				return n
 			}(),
 			wantWrites: []string{"apply networks/status"},
@@ -315,9 +318,9 @@ func TestSyncHandler(t *testing.T) {
 		},
 		{
 			name: "a deletion is never refused by policy: what a Network made, it removes",
-			network: func() *samplecrdv1.Network {
+			network: func() *samplecrdv2.Network {
 				n := deleting(provisioned(newNetwork()))
-				n.Spec.Router = &samplecrdv1.RouterReference{Name: "edge"}
+				n.Spec.Router = &samplecrdv2.RouterReference{Name: "edge"}
 				return n
 			}(),
 			outcome:    reconcile.Outcome{Finalized: true},
@@ -352,7 +355,7 @@ func TestSyncHandler(t *testing.T) {
 		},
 		{
 			name: "a Network already failing for the same reason gets no second Warning",
-			network: func() *samplecrdv1.Network {
+			network: func() *samplecrdv2.Network {
 				n := provisioned(newNetwork())
 				n.Status.Conditions = []metav1.Condition{withGeneration(downCondition, 1), *reconcile.ProgressCondition(withGeneration(downCondition, 1))}
 				return n
@@ -416,7 +419,7 @@ func TestSyncHandler(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var networks []*samplecrdv1.Network
+			var networks []*samplecrdv2.Network
 			if tc.network != nil {
 				networks = append(networks, tc.network)
 			}
@@ -456,8 +459,7 @@ func TestStatusSaysWhatNeutronHolds(t *testing.T) {
 	f.reconciler.outcome = ready()
 	f.sync()
 	st := f.network().Status
-	if st.NetworkID != observed.NetworkID || st.SubnetID != observed.SubnetID || st.CIDR != observed.CIDR ||
-		st.Gateway != observed.Gateway || st.MTU != observed.MTU || st.NeutronStatus != observed.NeutronStatus || st.ObservedGeneration != 1 {
+	if st.NetworkID != observed.NetworkID || !equality.Semantic.DeepEqual(st.Subnets, observed.Subnets) || st.MTU != observed.MTU || st.NeutronStatus != observed.NeutronStatus || st.ObservedGeneration != 1 {
 		t.Errorf("status = %+v, want what %+v says", st, observed)
 	}
 }
@@ -539,7 +541,7 @@ func queued(c *Controller) []string {
 func TestNeedsSync(t *testing.T) {
 	base := provisioned(newNetwork())
 	base.ResourceVersion = "10"
-	change := func(edit func(n *samplecrdv1.Network)) *samplecrdv1.Network {
+	change := func(edit func(n *samplecrdv2.Network)) *samplecrdv2.Network {
 		n := base.DeepCopy()
 		n.ResourceVersion = "11"
 		edit(n)
@@ -547,14 +549,14 @@ func TestNeedsSync(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		new  *samplecrdv1.Network
+		new  *samplecrdv2.Network
 		want bool
 	}{
 		{"a resync (same resourceVersion)", base.DeepCopy(), true},
-		{"a spec change (new generation)", change(func(n *samplecrdv1.Network) { n.Generation++ }), true},
-		{"the start of a deletion", change(func(n *samplecrdv1.Network) { deleting(n) }), true},
-		{"our own status write", change(func(n *samplecrdv1.Network) { n.Status.SubnetID = "x" }), false},
-		{"a label change", change(func(n *samplecrdv1.Network) { n.Labels = map[string]string{"a": "b"} }), false},
+		{"a spec change (new generation)", change(func(n *samplecrdv2.Network) { n.Generation++ }), true},
+		{"the start of a deletion", change(func(n *samplecrdv2.Network) { deleting(n) }), true},
+		{"our own status write", change(func(n *samplecrdv2.Network) { n.Status.NetworkID = "x" }), false},
+		{"a label change", change(func(n *samplecrdv2.Network) { n.Labels = map[string]string{"a": "b"} }), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -573,11 +575,11 @@ func TestCacheKeepsOnlyWhatTheControllerReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := out.(*samplecrdv1.Network)
+	got := out.(*samplecrdv2.Network)
 	if got.ManagedFields != nil || got.Annotations["kubectl.kubernetes.io/last-applied-configuration"] != "" {
 		t.Errorf("managedFields %v and annotations %v survived the transform", got.ManagedFields, got.Annotations)
 	}
-	if got.Annotations["team"] != "net" || got.Spec.CIDR != "192.168.0.0/16" {
+	if got.Annotations["team"] != "net" || len(got.Spec.Subnets) != 1 || got.Spec.Subnets[0].CIDR != "192.168.0.0/16" {
 		t.Errorf("the transform dropped what the controller reads: %+v", got)
 	}
 }
@@ -633,15 +635,15 @@ func TestAStatusWithoutItsKstatusConditionGetsIt(t *testing.T) {
 }
 
 // publishing is a provisioned Network that publishes into ConfigMap name.
-func publishing(name string) *samplecrdv1.Network {
+func publishing(name string) *samplecrdv2.Network {
 	n := provisioned(newNetwork())
-	n.Spec.WriteConfigMapToRef = &samplecrdv1.ConfigMapReference{Name: name}
+	n.Spec.WriteConfigMapToRef = &samplecrdv2.ConfigMapReference{Name: name}
 	return n
 }
 
 // configMap is a ConfigMap of default holding data, controlled by owner
 // when it is not nil.
-func configMap(name string, owner *samplecrdv1.Network, data map[string]string) *corev1.ConfigMap {
+func configMap(name string, owner *samplecrdv2.Network, data map[string]string) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("cm-" + name), ResourceVersion: "1"}, Data: data}
 	if owner != nil {
 		cm.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, samplecrdv1.SchemeGroupVersion.WithKind("Network"))}
@@ -682,7 +684,7 @@ func TestTheOwnedConfigMap(t *testing.T) {
 	n := publishing("net-info")
 	tests := []struct {
 		name       string
-		network    *samplecrdv1.Network
+		network    *samplecrdv2.Network
 		existing   []*corev1.ConfigMap
 		outcome    reconcile.Outcome
 		wantWrites []string
@@ -732,7 +734,7 @@ func TestTheOwnedConfigMap(t *testing.T) {
 		{
 			name:    "controlled by another Network of that name (another UID): left as it is",
 			network: n,
-			existing: []*corev1.ConfigMap{configMap("net-info", func() *samplecrdv1.Network {
+			existing: []*corev1.ConfigMap{configMap("net-info", func() *samplecrdv2.Network {
 				o := newNetwork()
 				o.UID = "00000000-0000-4000-8000-0000000000ff"
 				return o
@@ -878,7 +880,7 @@ type oneProject struct{ r *reconcile.Reconciler }
 
 func (p oneProject) Start(context.Context, func(any)) error { return nil }
 
-func (p oneProject) For(context.Context, *samplecrdv1.Network) (Reconciler, error) { return p.r, nil }
+func (p oneProject) For(context.Context, *samplecrdv2.Network) (Reconciler, error) { return p.r, nil }
 
 // TestANewNetworkIsReadyAfterOneTripThroughTheQueue: a new Network's
 // place (and an adoption's names) is stored in status by the pass that
@@ -893,8 +895,8 @@ func TestANewNetworkIsReadyAfterOneTripThroughTheQueue(t *testing.T) {
 		id := f.AddNetwork("handmade", "made by a person")
 		f.AddSubnet(id, "handmade", "", "192.168.0.0/16", "192.168.0.1")
 	}
-	adopting := func(n *samplecrdv1.Network) *samplecrdv1.Network {
-		n.Spec.Adopt = &samplecrdv1.Adoption{NetworkID: "net-1"} // the fake's first ID
+	adopting := func(n *samplecrdv2.Network) *samplecrdv2.Network {
+		n.Spec.Adopt = &samplecrdv2.Adoption{NetworkID: "net-1"} // the fake's first ID
 		return n
 	}
 	const (
@@ -903,7 +905,7 @@ func TestANewNetworkIsReadyAfterOneTripThroughTheQueue(t *testing.T) {
 	)
 	tests := []struct {
 		name    string
-		network *samplecrdv1.Network
+		network *samplecrdv2.Network
 		seed    func(*neutronfake.Neutron)
 		// recordFault is the API server's answer to the pass's record.
 		recordFault error

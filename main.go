@@ -34,7 +34,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/command"
 	"github.com/samplecrd/network-controller/pkg/component/events"
 	"github.com/samplecrd/network-controller/pkg/component/leader"
@@ -145,7 +145,7 @@ func run(ctx context.Context, opts *options.Options) error {
 		kubeClient, networkClient := workKube, workNetworks
 		informerFactory := informers.NewSharedInformerFactoryWithOptions(networkClient, opts.ResyncPeriod,
 			informers.WithNamespace(opts.Namespace))
-		networks := informerFactory.Samplecrd().V1().Networks()
+		networks := informerFactory.Samplecrd().V2().Networks()
 		// The ConfigMaps Networks publish into are watched where Networks
 		// are, and only those with the controller's mark: a tenant's
 		// ConfigMaps are not even sent (pkg/controller/configmap).
@@ -197,7 +197,7 @@ func run(ctx context.Context, opts *options.Options) error {
 // reconciler as the controller's Reconciler.
 type projectsOf struct{ *tenancy.Set }
 
-func (p projectsOf) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error) {
+func (p projectsOf) For(ctx context.Context, network *samplecrdv2.Network) (Reconciler, error) {
 	return p.Set.For(ctx, network)
 }
 

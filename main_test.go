@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/command"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
@@ -146,7 +147,7 @@ func (w *world) parts(live *k8sfake.Clientset) (_ tenancy.Parts, start func()) {
 
 // liveCluster is the API server a plan reads: the namespaces of stored
 // and of made, the Networks already there, which grant nothing.
-func liveCluster(stored *samplecrdv1.Network, made ...*samplecrdv1.Network) (*k8sfake.Clientset, *fake.Clientset) {
+func liveCluster(stored *samplecrdv2.Network, made ...*samplecrdv2.Network) (*k8sfake.Clientset, *fake.Clientset) {
 	nss := []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: stored.Namespace}}}
 	var objs []runtime.Object
 	for _, n := range made {
@@ -163,7 +164,7 @@ func liveCluster(stored *samplecrdv1.Network, made ...*samplecrdv1.Network) (*k8
 // one is not retried at once (at most 5). It returns the Network as the
 // controller left it (nil: gone), the last sync's result, and the writes
 // Neutron received.
-func (w *world) control(stored *samplecrdv1.Network, others ...*samplecrdv1.Network) (*samplecrdv1.Network, result, []string) {
+func (w *world) control(stored *samplecrdv2.Network, others ...*samplecrdv2.Network) (*samplecrdv2.Network, result, []string) {
 	w.t.Helper()
 	cluster := plan.NewCluster()
 	if err := cluster.Seed(stored); err != nil {
@@ -174,7 +175,7 @@ func (w *world) control(stored *samplecrdv1.Network, others ...*samplecrdv1.Netw
 	live, networks := liveCluster(stored, append(others, stored)...)
 	factory := informers.NewSharedInformerFactory(networks, 0)
 	parts, start := w.parts(live)
-	parts.Networks, parts.NetworkClient = factory.Samplecrd().V1().Networks(), cluster.Networks
+	parts.Networks, parts.NetworkClient = factory.Samplecrd().V2().Networks(), cluster.Networks
 	set, err := tenancy.Build(parts, tenancy.Config{})
 	if err != nil {
 		w.t.Fatal(err)
@@ -193,7 +194,7 @@ func (w *world) control(stored *samplecrdv1.Network, others ...*samplecrdv1.Netw
 	key := cache.ObjectName{Namespace: stored.Namespace, Name: stored.Name}
 	var (
 		res     result
-		network *samplecrdv1.Network
+		network *samplecrdv2.Network
 	)
 	for range 5 {
 		res = c.syncHandler(w.ctx, key)
@@ -215,7 +216,7 @@ func (w *world) control(stored *samplecrdv1.Network, others ...*samplecrdv1.Netw
 
 // make has the controller make network until it is Ready, and returns it
 // as the API server then holds it.
-func (w *world) make(network *samplecrdv1.Network, others ...*samplecrdv1.Network) *samplecrdv1.Network {
+func (w *world) make(network *samplecrdv2.Network, others ...*samplecrdv2.Network) *samplecrdv2.Network {
 	w.t.Helper()
 	made, _, _ := w.control(network, others...)
 	if !readyFor(made) {
@@ -227,7 +228,7 @@ func (w *world) make(network *samplecrdv1.Network, others ...*samplecrdv1.Networ
 // plan runs `network-controller plan` on stored, as Admit returns it, with
 // others in the API server: the Planner of pkg/controller/plan, with main.go's
 // planSync, over a live cluster that it only reads.
-func (w *world) plan(stored *samplecrdv1.Network, exists bool, others ...*samplecrdv1.Network) plan.Result {
+func (w *world) plan(stored *samplecrdv2.Network, exists bool, others ...*samplecrdv2.Network) plan.Result {
 	w.t.Helper()
 	made := others
 	if exists {
@@ -236,7 +237,7 @@ func (w *world) plan(stored *samplecrdv1.Network, exists bool, others ...*sample
 	kube, networks := liveCluster(stored, made...)
 	factory := informers.NewSharedInformerFactory(networks, 0)
 	parts, start := w.parts(kube)
-	parts.Networks, parts.NetworkClient = factory.Samplecrd().V1().Networks(), networks
+	parts.Networks, parts.NetworkClient = factory.Samplecrd().V2().Networks(), networks
 	planner, err := plan.NewPlanner(w.ctx, planSync, parts, tenancy.Config{})
 	if err != nil {
 		w.t.Fatal(err)
@@ -266,7 +267,7 @@ func (w *world) plan(stored *samplecrdv1.Network, exists bool, others ...*sample
 }
 
 // readyFor reports whether n is Ready for its generation.
-func readyFor(n *samplecrdv1.Network) bool {
+func readyFor(n *samplecrdv2.Network) bool {
 	c := meta.FindStatusCondition(n.Status.Conditions, samplecrdv1.ConditionReady)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == n.Generation
 }
@@ -283,7 +284,7 @@ func asNeutronWrite(r plan.Request) string {
 }
 
 // withFinalizer is n held by another's finalizer too.
-func withFinalizer(n *samplecrdv1.Network, finalizer string) *samplecrdv1.Network {
+func withFinalizer(n *samplecrdv2.Network, finalizer string) *samplecrdv2.Network {
 	n.Finalizers = append(n.Finalizers, finalizer)
 	return n
 }
@@ -296,12 +297,12 @@ func withFinalizer(n *samplecrdv1.Network, finalizer string) *samplecrdv1.Networ
 // the controller leaves the Network not Ready. The plan runs first and
 // writes nothing, so both start from the same Neutron.
 func TestPlanAndTheControllerAgree(t *testing.T) {
-	edge := func(n *samplecrdv1.Network) *samplecrdv1.Network {
-		n.Spec.Router = &samplecrdv1.RouterReference{Name: "edge"}
+	edge := func(n *samplecrdv2.Network) *samplecrdv2.Network {
+		n.Spec.Router = &samplecrdv2.RouterReference{Name: "edge"}
 		return n
 	}
-	moved := func(n *samplecrdv1.Network) *samplecrdv1.Network {
-		n.Spec.Gateway, n.Generation = "192.168.0.254", n.Generation+1
+	moved := func(n *samplecrdv2.Network) *samplecrdv2.Network {
+		n.Spec.Subnets[0].Gateway, n.Generation = "192.168.0.254", n.Generation+1
 		return n
 	}
 	const otherFinalizer = "example.com/keep"
@@ -311,7 +312,7 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 		// network is then the Network planned, from what it made (or
 		// from newNetwork()).
 		made    bool
-		network func(made *samplecrdv1.Network) *samplecrdv1.Network
+		network func(made *samplecrdv2.Network) *samplecrdv2.Network
 		seed    func(*neutronfake.Neutron)
 		// after changes Neutron once the Network is made, before the plan.
 		after       func(*neutronfake.Neutron)
@@ -322,25 +323,25 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 		wantFinalized bool
 	}{
 		{
-			name: "a new Network: a network and a subnet made, Ready", network: func(*samplecrdv1.Network) *samplecrdv1.Network { return newNetwork() },
+			name: "a new Network: a network and a subnet made, Ready", network: func(*samplecrdv2.Network) *samplecrdv2.Network { return newNetwork() },
 			wantWrites: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet}, wantReady: "True/Provisioned",
 		},
 		{
-			name: "a router its namespace is not granted: NotAllowed, nothing asked of Neutron", network: func(*samplecrdv1.Network) *samplecrdv1.Network { return edge(newNetwork()) },
+			name: "a router its namespace is not granted: NotAllowed, nothing asked of Neutron", network: func(*samplecrdv2.Network) *samplecrdv2.Network { return edge(newNetwork()) },
 			wantReady: "False/NotAllowed", wantRefused: true,
 		},
 		{
 			name: "a deletion is never refused by policy: what a Network made, it removes", made: true,
-			network:    func(n *samplecrdv1.Network) *samplecrdv1.Network { return deleting(edge(n)) },
+			network:    func(n *samplecrdv2.Network) *samplecrdv2.Network { return deleting(edge(n)) },
 			wantWrites: []string{neutronfake.DeleteNetwork}, wantFinalized: true,
 		},
 		{
-			name: "Neutron cannot be listed: NeutronUnavailable, nothing made", network: func(*samplecrdv1.Network) *samplecrdv1.Network { return newNetwork() },
+			name: "Neutron cannot be listed: NeutronUnavailable, nothing made", network: func(*samplecrdv2.Network) *samplecrdv2.Network { return newNetwork() },
 			seed:      func(f *neutronfake.Neutron) { f.FailOn(neutronfake.ListNetworks, errors.New("connection refused")) },
 			wantReady: "False/NeutronUnavailable", wantRefused: true,
 		},
 		{
-			name: "in sync: no write", made: true, network: func(n *samplecrdv1.Network) *samplecrdv1.Network { return n },
+			name: "in sync: no write", made: true, network: func(n *samplecrdv2.Network) *samplecrdv2.Network { return n },
 			wantReady: "True/Provisioned",
 		},
 		{
@@ -349,7 +350,7 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 		},
 		{
 			name: "in sync while Neutron cannot be listed: it stays Ready, and the plan is refused with no condition", made: true,
-			network:     func(n *samplecrdv1.Network) *samplecrdv1.Network { return n },
+			network:     func(n *samplecrdv2.Network) *samplecrdv2.Network { return n },
 			after:       func(f *neutronfake.Neutron) { f.FailOn(neutronfake.ListNetworks, errors.New("connection refused")) },
 			wantRefused: true,
 		},
@@ -359,27 +360,27 @@ func TestPlanAndTheControllerAgree(t *testing.T) {
 		},
 		{
 			name:      "a Network whose credentials cannot be used: CredentialsUnavailable, nothing asked of Neutron",
-			network:   func(*samplecrdv1.Network) *samplecrdv1.Network { return withCredentials(newNetwork()) },
+			network:   func(*samplecrdv2.Network) *samplecrdv2.Network { return withCredentials(newNetwork()) },
 			wantReady: "False/CredentialsUnavailable", wantRefused: true,
 		},
 		{
 			name: "a deleted Network without our finalizer (another's holds it), its network still in Neutron: nothing to do, the garbage collector's",
 			made: true,
-			network: func(n *samplecrdv1.Network) *samplecrdv1.Network {
+			network: func(n *samplecrdv2.Network) *samplecrdv2.Network {
 				n.Finalizers = []string{otherFinalizer}
 				return deleting(n)
 			},
 		},
 		{
 			name: "a deleted Network held by another's finalizer too: ours released, the rest theirs", made: true,
-			network:    func(n *samplecrdv1.Network) *samplecrdv1.Network { return deleting(withFinalizer(n, otherFinalizer)) },
+			network:    func(n *samplecrdv2.Network) *samplecrdv2.Network { return deleting(withFinalizer(n, otherFinalizer)) },
 			wantWrites: []string{neutronfake.DeleteNetwork}, wantFinalized: true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, tt.seed)
-			var stored *samplecrdv1.Network
+			var stored *samplecrdv2.Network
 			if tt.made {
 				stored = w.make(newNetwork())
 			}
@@ -434,23 +435,24 @@ func reasonOrNone(c *metav1.Condition) string {
 // and the Ready condition it would then report — while Neutron receives
 // reads only.
 func TestWhatASyncWouldDo(t *testing.T) {
-	web := samplecrdv1.NetworkSpec{CIDR: "10.1.0.0/24", Gateway: "10.1.0.1"}
+	subnet := func(s samplecrdv2.SubnetSpec) []samplecrdv2.SubnetSpec { return []samplecrdv2.SubnetSpec{s} }
+	web := samplecrdv2.NetworkSpec{Subnets: subnet(samplecrdv2.SubnetSpec{CIDR: "10.1.0.0/24", Gateway: "10.1.0.1"})}
 	moved := web
-	moved.Gateway = "10.1.0.254"
+	moved.Subnets = subnet(samplecrdv2.SubnetSpec{CIDR: "10.1.0.0/24", Gateway: "10.1.0.254"})
 	mtu := web
 	mtu.MTU = ptrTo(int32(1400))
-	overlapping := samplecrdv1.NetworkSpec{CIDR: "10.1.0.128/25"}
-	pooled := samplecrdv1.NetworkSpec{SubnetPool: "pool"}
+	overlapping := samplecrdv2.NetworkSpec{Subnets: subnet(samplecrdv2.SubnetSpec{CIDR: "10.1.0.128/25"})}
+	pooled := samplecrdv2.NetworkSpec{Subnets: subnet(samplecrdv2.SubnetSpec{SubnetPool: "pool", PrefixLength: ptrTo(int32(24))})}
 	routed := web
-	routed.Router = &samplecrdv1.RouterReference{Name: "edge"}
+	routed.Router = &samplecrdv2.RouterReference{Name: "edge"}
 
 	tests := []struct {
 		name string
 		// made is a Network the controller made before the plan (its
 		// status is the plan's starting point); nil for none.
-		made *samplecrdv1.NetworkSpec
+		made *samplecrdv2.NetworkSpec
 		// spec is what is planned, for the Network named "web".
-		spec samplecrdv1.NetworkSpec
+		spec samplecrdv2.NetworkSpec
 		// grants, when set, are a TenantPolicy's, of every namespace.
 		grants      *samplecrdv1.TenantPolicySpec
 		seed        func(*neutronfake.Neutron)
@@ -509,9 +511,9 @@ func TestWhatASyncWouldDo(t *testing.T) {
 			if p, err := w.neutron.FindSubnetPool(w.ctx, "pool"); err == nil {
 				pool = p.ID
 			}
-			var others []*samplecrdv1.Network
+			var others []*samplecrdv2.Network
 			if tt.overlaps {
-				others = append(others, w.make(&samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other", UID: "0b0b0b0b-0000-4000-8000-00000000000b", Generation: 1}, Spec: web}))
+				others = append(others, w.make(&samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other", UID: "0b0b0b0b-0000-4000-8000-00000000000b", Generation: 1}, Spec: web}))
 			}
 			planned := webNetwork(tt.spec, 1)
 			if tt.made != nil {
@@ -564,8 +566,8 @@ func reasonOf(res plan.Result) string {
 func ptrTo[T any](v T) *T { return &v }
 
 // webNetwork is the Network "web" of namespace team-a at generation.
-func webNetwork(spec samplecrdv1.NetworkSpec, generation int64) *samplecrdv1.Network {
-	return &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", UID: "0a0a0a0a-0000-4000-8000-00000000000a", Generation: generation}, Spec: spec}
+func webNetwork(spec samplecrdv2.NetworkSpec, generation int64) *samplecrdv2.Network {
+	return &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", UID: "0a0a0a0a-0000-4000-8000-00000000000a", Generation: generation}, Spec: spec}
 }
 
 // short is a request as a test reads it: the made resources' IDs left

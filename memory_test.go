@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
@@ -35,7 +36,7 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 		before := liveHeap()
 
 		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"uid": func(obj any) ([]string, error) {
-			return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
+			return []string{string(obj.(*samplecrdv2.Network).UID)}, nil
 		}})
 		lister := &staticLister{}
 		mark, err := neutron.NewMark("kubernetes", "c1c1c1c1-0000-4000-8000-0000000000c1")
@@ -47,14 +48,14 @@ func benchmarkCacheMemory(b *testing.B, transform cache.TransformFunc) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			net := o.(*samplecrdv1.Network)
+			net := o.(*samplecrdv2.Network)
 			if err := indexer.Add(net); err != nil {
 				b.Fatal(err)
 			}
 			name := mark.ResourceName(reconcile.OwnerOf(net))
 			lister.nets = append(lister.nets, neutron.Network{ID: net.Status.NetworkID, Name: name, Description: mark.Description()})
-			lister.subs = append(lister.subs, neutron.Subnet{ID: net.Status.SubnetID, NetworkID: net.Status.NetworkID,
-				Name: name, Description: mark.Description(), CIDR: net.Spec.CIDR, GatewayIP: net.Spec.Gateway})
+			lister.subs = append(lister.subs, neutron.Subnet{ID: net.Status.Subnets[0].ID, NetworkID: net.Status.NetworkID,
+				Name: name, Description: mark.Description(), CIDR: net.Spec.Subnets[0].CIDR, GatewayIP: net.Spec.Subnets[0].Gateway})
 		}
 		inv := inventory.NewStore(lister, mark)
 		if _, err := inv.Refresh(context.Background()); err != nil {
@@ -86,17 +87,17 @@ func (l *staticLister) ListSubnets(_ context.Context, _ string, visit func([]neu
 
 // decodedNetwork is a Network as the informer receives it: decoded from
 // the API server's JSON, with the managedFields two writers leave.
-func decodedNetwork(b *testing.B, i int) *samplecrdv1.Network {
+func decodedNetwork(b *testing.B, i int) *samplecrdv2.Network {
 	uid := types.UID(fmt.Sprintf("0b6a3c1e-%04x-4b1a-9d2e-%012x", i%65536, i))
-	data := fmt.Sprintf(`{"apiVersion":"samplecrd.k8s.io/v1","kind":"Network","metadata":{"name":"network-%05d","namespace":"default",
+	data := fmt.Sprintf(`{"apiVersion":"samplecrd.k8s.io/v2","kind":"Network","metadata":{"name":"network-%05d","namespace":"default",
 "uid":%q,"resourceVersion":"%d","generation":1,"creationTimestamp":"2026-11-22T04:00:00Z","finalizers":[%q],
-"managedFields":[{"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"samplecrd.k8s.io/v1","time":"2026-11-22T04:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{".":{},"f:cidr":{},"f:gateway":{}}}},
-{"manager":"network-controller","operation":"Apply","apiVersion":"samplecrd.k8s.io/v1","time":"2026-11-22T04:00:01Z","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:lastTransitionTime":{},"f:message":{},"f:observedGeneration":{},"f:reason":{},"f:status":{},"f:type":{}}},"f:networkID":{},"f:observedGeneration":{},"f:subnetID":{}}},"subresource":"status"}]},
-"spec":{"cidr":"10.%d.%d.0/24","gateway":"10.%d.%d.1"},
-"status":{"observedGeneration":1,"networkID":"5b7c0a52-27a4-4a0e-9b1e-%012x","subnetID":"9d3e1f60-1c2b-4f7a-8e6d-%012x",
+"managedFields":[{"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"samplecrd.k8s.io/v2","time":"2026-11-22T04:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{".":{},"f:subnets":{}}}},
+{"manager":"network-controller","operation":"Apply","apiVersion":"samplecrd.k8s.io/v2","time":"2026-11-22T04:00:01Z","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:lastTransitionTime":{},"f:message":{},"f:observedGeneration":{},"f:reason":{},"f:status":{},"f:type":{}}},"f:networkID":{},"f:observedGeneration":{},"f:subnets":{}}},"subresource":"status"}]},
+"spec":{"subnets":[{"cidr":"10.%d.%d.0/24","gateway":"10.%d.%d.1"}]},
+"status":{"observedGeneration":1,"networkID":"5b7c0a52-27a4-4a0e-9b1e-%012x","subnets":[{"cidr":"10.%d.%d.0/24","id":"9d3e1f60-1c2b-4f7a-8e6d-%012x"}],
 "conditions":[{"type":"Ready","status":"True","reason":"Provisioned","message":"The Neutron network and subnet match the spec","observedGeneration":1,"lastTransitionTime":"2026-11-22T04:00:01Z"}]}}`,
-		i, uid, 1000+i, samplecrdv1.NetworkFinalizer, i/256, i%256, i/256, i%256, i, i)
-	n := &samplecrdv1.Network{}
+		i, uid, 1000+i, samplecrdv1.NetworkFinalizer, i/256, i%256, i/256, i%256, i, i/256, i%256, i)
+	n := &samplecrdv2.Network{}
 	if err := json.Unmarshal([]byte(data), n); err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
@@ -61,7 +62,7 @@ func marked(obj metav1.Object) bool {
 // publish. Its ownerReference makes network its controller: the API
 // server's garbage collector deletes it with network, and
 // blockOwnerDeletion keeps a foreground deletion of network waiting for it.
-func For(network *samplecrdv1.Network, obs reconcile.Observed) *corev1.ConfigMap {
+func For(network *samplecrdv2.Network, obs reconcile.Observed) *corev1.ConfigMap {
 	ref := network.Spec.WriteConfigMapToRef
 	if ref == nil || obs.NetworkID == "" || obs.SubnetID == "" {
 		return nil
@@ -149,7 +150,7 @@ const trimmedAnnotation = "samplecrd.k8s.io/trimmed-in-cache"
 // Stale returns the ConfigMaps among all that network controls and no
 // longer names (want is nil, or has another name): what a renamed or
 // removed spec.writeConfigMapToRef leaves behind.
-func Stale(all []*corev1.ConfigMap, network *samplecrdv1.Network, want *corev1.ConfigMap) []*corev1.ConfigMap {
+func Stale(all []*corev1.ConfigMap, network *samplecrdv2.Network, want *corev1.ConfigMap) []*corev1.ConfigMap {
 	var stale []*corev1.ConfigMap
 	for _, cm := range all {
 		if metav1.IsControlledBy(cm, network) && (want == nil || cm.Name != want.Name) {
@@ -239,7 +240,7 @@ type Publisher struct {
 // of the name that is not in it is read from the API server (a GET by
 // name) before it is created, so that someone else's is still refused,
 // and one network controls whose mark was removed is repaired.
-func (p Publisher) Sync(ctx context.Context, network *samplecrdv1.Network, obs reconcile.Observed) error {
+func (p Publisher) Sync(ctx context.Context, network *samplecrdv2.Network, obs reconcile.Observed) error {
 	configMaps := p.Client.ConfigMaps(network.Namespace)
 	want := For(network, obs)
 	all, err := p.Lister.ConfigMaps(network.Namespace).List(labels.Everything())

@@ -13,8 +13,8 @@ import (
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
-var network = &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "ns", UID: "1c2d3e4f-0000-4000-8000-000000000001"},
-	Spec: samplecrdv1.NetworkSpec{WriteConfigMapToRef: &samplecrdv1.ConfigMapReference{Name: "net-info"}}}
+var network = &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "ns", UID: "1c2d3e4f-0000-4000-8000-000000000001"},
+	Spec: samplecrdv2.NetworkSpec{WriteConfigMapToRef: &samplecrdv2.ConfigMapReference{Name: "net-info"}}}
 
 func configMap(owner *metav1.OwnerReference, labels map[string]string) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: labels, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},

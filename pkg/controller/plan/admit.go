@@ -2,7 +2,9 @@ package plan
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,34 +12,80 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
+	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 )
 
 // ReadNetworks reads the Networks of a YAML or JSON stream of manifests
-// (kubectl apply -f's), in order; every other kind is returned in others,
-// as "Kind name", for the caller to say it was skipped.
-func ReadNetworks(r io.Reader) (networks []*samplecrdv1.Network, others []string, _ error) {
+// (kubectl apply -f's), in order, as v2 Networks: a samplecrd.k8s.io/v1
+// one is converted by the scheme's conversion, the API server's own (a v1
+// Network is a v2 Network with one subnet). Every other kind is returned
+// in others, as "Kind name", for the caller to say it was skipped.
+func ReadNetworks(r io.Reader) (networks []*samplecrdv2.Network, others []string, _ error) {
 	dec := yaml.NewYAMLOrJSONDecoder(bufio.NewReader(r), 4096)
 	for {
-		var n samplecrdv1.Network
-		if err := dec.Decode(&n); errors.Is(err, io.EOF) {
+		var raw runtime.RawExtension
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
 			return networks, others, nil
 		} else if err != nil {
 			return nil, nil, fmt.Errorf("reading the manifests: %w", err)
 		}
+		n, other, err := decodeNetwork(raw.Raw)
 		switch {
-		case n.Kind == "" && n.APIVersion == "" && n.Name == "":
-			// An empty document, between two "---".
-		case n.APIVersion != samplecrdv1.SchemeGroupVersion.String() || n.Kind != "Network":
-			others = append(others, reconcile.Printable(fmt.Sprintf("%s %s (%s)", n.Kind, n.Name, n.APIVersion))) // a line of stderr
-		default:
-			networks = append(networks, &n)
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading the manifests: %w", err)
+		case other != "":
+			others = append(others, reconcile.Printable(other)) // a line of stderr
+		case n != nil:
+			networks = append(networks, n)
 		}
 	}
+}
+
+// decodeNetwork is the Network of one manifest, in v2's terms; other is
+// "Kind name (apiVersion)" of a manifest of another kind or version; both
+// are empty for an empty document (between two "---").
+func decodeNetwork(data []byte) (_ *samplecrdv2.Network, other string, _ error) {
+	var meta struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+	}
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		return nil, "", nil
+	}
+	if err := json.Unmarshal(data, &meta); err != nil {
+		return nil, "", err
+	}
+	var into runtime.Object
+	switch {
+	case meta.Kind == "" && meta.APIVersion == "" && meta.Name == "":
+		return nil, "", nil
+	case meta.Kind != "Network":
+	case meta.APIVersion == samplecrdv2.SchemeGroupVersion.String():
+		into = &samplecrdv2.Network{}
+	case meta.APIVersion == samplecrdv1.SchemeGroupVersion.String():
+		into = &samplecrdv1.Network{}
+	}
+	if into == nil {
+		return nil, fmt.Sprintf("%s %s (%s)", meta.Kind, meta.Name, meta.APIVersion), nil
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return nil, "", err
+	}
+	if n, ok := into.(*samplecrdv2.Network); ok {
+		return n, "", nil
+	}
+	var out samplecrdv2.Network
+	if err := scheme.Scheme.Convert(into, &out, nil); err != nil {
+		return nil, "", fmt.Errorf("converting Network %s to %s: %w", meta.Name, samplecrdv2.SchemeGroupVersion, err)
+	}
+	return &out, "", nil
 }
 
 // ErrAPIServerRefused wraps the API server's refusal of a planned Network:
@@ -49,14 +97,14 @@ var ErrAPIServerRefused = errors.New("the API server refuses it")
 // filled in, validated by the schema and CEL, generation bumped when the
 // spec changes — with a dry-run create, or a dry-run update of the live
 // Network's spec: exists says which. The API server stores nothing.
-func Admit(ctx context.Context, client clientset.Interface, network *samplecrdv1.Network) (_ *samplecrdv1.Network, exists bool, _ error) {
-	networks := client.SamplecrdV1().Networks(network.Namespace)
+func Admit(ctx context.Context, client clientset.Interface, network *samplecrdv2.Network) (_ *samplecrdv2.Network, exists bool, _ error) {
+	networks := client.SamplecrdV2().Networks(network.Namespace)
 	dryRun := []string{metav1.DryRunAll}
 	live, err := networks.Get(ctx, network.Name, metav1.GetOptions{})
-	var stored *samplecrdv1.Network
+	var stored *samplecrdv2.Network
 	switch {
 	case apierrors.IsNotFound(err):
-		want := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: network.Name, Namespace: network.Namespace,
+		want := &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Name: network.Name, Namespace: network.Namespace,
 			Labels: network.Labels, Annotations: network.Annotations}, Spec: network.Spec}
 		stored, err = networks.Create(ctx, want, metav1.CreateOptions{DryRun: dryRun})
 	case err != nil:

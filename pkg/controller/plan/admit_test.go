@@ -45,7 +45,8 @@ func TestAPlanSendsTheAPIServerReadsAndDryRunsOnly(t *testing.T) {
 }
 
 // TestReadNetworksReadsWhatKubectlApplyTakes: documents of YAML, Networks
-// kept in order, other kinds named, empty documents ignored.
+// of v1 and v2 kept in order (a v1 one as the v2 Network of one subnet it
+// converts to), other kinds and versions named, empty documents ignored.
 func TestReadNetworksReadsWhatKubectlApplyTakes(t *testing.T) {
 	const manifests = `---
 apiVersion: samplecrd.k8s.io/v1
@@ -68,6 +69,20 @@ metadata:
   namespace: data
 spec:
   cidr: fd00::/64
+---
+apiVersion: samplecrd.k8s.io/v2
+kind: Network
+metadata:
+  name: dual
+spec:
+  subnets:
+  - cidr: 10.2.0.0/24
+  - cidr: fd00:2::/64
+---
+apiVersion: samplecrd.k8s.io/v3
+kind: Network
+metadata:
+  name: future
 `
 	networks, others, err := ReadNetworks(strings.NewReader(manifests))
 	if err != nil {
@@ -75,12 +90,16 @@ spec:
 	}
 	var got []string
 	for _, n := range networks {
-		got = append(got, n.Namespace+"/"+n.Name+" "+n.Spec.CIDR)
+		var cidrs []string
+		for _, s := range n.Spec.Subnets {
+			cidrs = append(cidrs, s.CIDR)
+		}
+		got = append(got, n.Namespace+"/"+n.Name+" "+strings.Join(cidrs, ","))
 	}
-	if want := []string{"/web 10.1.0.0/24", "data/db fd00::/64"}; !slices.Equal(got, want) {
+	if want := []string{"/web 10.1.0.0/24", "data/db fd00::/64", "/dual 10.2.0.0/24,fd00:2::/64"}; !slices.Equal(got, want) {
 		t.Errorf("Networks %q, want %q", got, want)
 	}
-	if want := []string{"ConfigMap settings (v1)"}; !slices.Equal(others, want) {
+	if want := []string{"ConfigMap settings (v1)", "Network future (samplecrd.k8s.io/v3)"}; !slices.Equal(others, want) {
 		t.Errorf("others %q, want %q", others, want)
 	}
 }

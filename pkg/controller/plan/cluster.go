@@ -11,10 +11,10 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	networkfake "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
-	samplecrdinformers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
+	samplecrdinformers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v2"
 )
 
 // Cluster is the API server of a plan's controller: fake clientsets
@@ -37,7 +37,7 @@ type Cluster struct {
 func NewCluster() *Cluster {
 	kube, networks := k8sfake.NewClientset(), networkfake.NewClientset()
 	return &Cluster{Kube: kube, Networks: networks,
-		NetworkInformer:   informers.NewSharedInformerFactory(networks, 0).Samplecrd().V1().Networks(),
+		NetworkInformer:   informers.NewSharedInformerFactory(networks, 0).Samplecrd().V2().Networks(),
 		ConfigMapInformer: kubeinformers.NewSharedInformerFactory(kube, 0).Core().V1().ConfigMaps()}
 }
 
@@ -45,10 +45,10 @@ func NewCluster() *Cluster {
 // API server stores it (Admit's): its managedFields too, so that the
 // controller's apply of its finalizer's release withdraws the finalizer it
 // owns, as the API server's would.
-func (c *Cluster) Seed(network *samplecrdv1.Network) error {
+func (c *Cluster) Seed(network *samplecrdv2.Network) error {
 	err := c.Networks.Tracker().Add(network)
 	if apierrors.IsAlreadyExists(err) { // named twice in the manifests: the last wins
-		err = c.Networks.Tracker().Update(samplecrdv1.SchemeGroupVersion.WithResource("networks"), network, network.Namespace)
+		err = c.Networks.Tracker().Update(samplecrdv2.SchemeGroupVersion.WithResource("networks"), network, network.Namespace)
 	}
 	if err != nil {
 		return fmt.Errorf("seeding the plan's cluster with Network %s/%s: %w", network.Namespace, network.Name, err)
@@ -59,8 +59,8 @@ func (c *Cluster) Seed(network *samplecrdv1.Network) error {
 
 // CatchUp fills the informers' caches with what the cluster holds, and
 // returns the Network of key as the controller left it, nil if it is gone.
-func (c *Cluster) CatchUp(ctx context.Context, key cache.ObjectName) (*samplecrdv1.Network, error) {
-	networks, err := c.Networks.SamplecrdV1().Networks(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+func (c *Cluster) CatchUp(ctx context.Context, key cache.ObjectName) (*samplecrdv2.Network, error) {
+	networks, err := c.Networks.SamplecrdV2().Networks(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading the plan's Networks: %w", err)
 	}
@@ -81,7 +81,7 @@ func (c *Cluster) CatchUp(ctx context.Context, key cache.ObjectName) (*samplecrd
 	if err := c.ConfigMapInformer.Informer().GetIndexer().Replace(cachedConfigMaps, configMaps.ResourceVersion); err != nil {
 		return nil, fmt.Errorf("filling the plan's ConfigMap cache: %w", err)
 	}
-	network, err := c.Networks.SamplecrdV1().Networks(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	network, err := c.Networks.SamplecrdV2().Networks(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -16,6 +16,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/command"
 	cloudflags "github.com/samplecrd/network-controller/pkg/controller/cloud"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -135,7 +136,7 @@ func (f flags) run(ctx context.Context, stdin io.Reader, stderr io.Writer) ([]Re
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	// The controller's own projects, and its own sync over them.
 	planner, err := NewPlanner(ctx, f.newSyncer, tenancy.Parts{
-		Networks: clusterFactory.Samplecrd().V1().Networks(), TenantPolicies: clusterFactory.Samplecrd().V1().TenantPolicies(),
+		Networks: clusterFactory.Samplecrd().V2().Networks(), TenantPolicies: clusterFactory.Samplecrd().V1().TenantPolicies(),
 		Namespaces: kubeFactory.Core().V1().Namespaces(), Secrets: kubeClient.CoreV1(), NetworkClient: networkClient, Mark: mark,
 		Own: neutronClient, OwnCloud: ownCloud, Reach: &neutron.Reachability{}, Connect: f.cloud.TenantSession(noTraces)},
 		// A plan holds every credential its files name: it lets none go.
@@ -172,8 +173,8 @@ func (f flags) run(ctx context.Context, stdin io.Reader, stderr io.Writer) ([]Re
 // readManifests reads the Networks of files ("-": stdin), each
 // in namespace unless it names its own; it says on stderr which other
 // objects it skips.
-func readManifests(files []string, namespace string, stdin io.Reader, stderr io.Writer) ([]*samplecrdv1.Network, error) {
-	var out []*samplecrdv1.Network
+func readManifests(files []string, namespace string, stdin io.Reader, stderr io.Writer) ([]*samplecrdv2.Network, error) {
+	var out []*samplecrdv2.Network
 	for _, name := range files {
 		in := io.NopCloser(stdin)
 		if name != "-" {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
 )
@@ -101,7 +102,7 @@ func (p *Planner) Start(ctx context.Context) error { return p.projects.ListOnce(
 // generation, finalized (or not the controller's to finalize), or refused
 // (a sync that the controller would not retry at once, or that failed).
 // Nothing is written: the Requests are the DryRuns'.
-func (p *Planner) Plan(ctx context.Context, stored *samplecrdv1.Network, exists bool) Result {
+func (p *Planner) Plan(ctx context.Context, stored *samplecrdv2.Network, exists bool) Result {
 	res := Result{Network: stored.Namespace + "/" + stored.Name, Exists: exists, Requests: []Request{}}
 	key := cache.ObjectName{Namespace: stored.Namespace, Name: stored.Name}
 	if err := p.cluster.Seed(stored); err != nil {
@@ -145,7 +146,7 @@ func (p *Planner) Plan(ctx context.Context, stored *samplecrdv1.Network, exists 
 // readyCondition is network's Ready condition for its generation, as the
 // controller's syncs left it: nil when there is none, or when it is True
 // while the sync stopped with err, which it therefore does not explain.
-func readyCondition(network *samplecrdv1.Network, err error) *metav1.Condition {
+func readyCondition(network *samplecrdv2.Network, err error) *metav1.Condition {
 	c := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady)
 	if c == nil || c.ObservedGeneration != network.Generation || c.Status == metav1.ConditionTrue && err != nil {
 		return nil

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
@@ -19,7 +19,7 @@ import (
 type Unwritten struct{}
 
 // WriteRecord implements reconcile.RecordWriter: it writes nothing.
-func (Unwritten) WriteRecord(context.Context, *samplecrdv1.Network, reconcile.Record) error {
+func (Unwritten) WriteRecord(context.Context, *samplecrdv2.Network, reconcile.Record) error {
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -72,7 +73,7 @@ import (
 // says Delete.
 
 // adoptNetwork adopts the network spec.adopt names, and its subnet of
-// the one entry of wants, and returns the network, having stored the
+// each entry of wants, and returns the network, having stored the
 // record of their names before it marks either. Every subnet of the
 // network is compared with wants (compareSubnets) first.
 func (p *pass) adoptNetwork(ctx context.Context, wants []desired.Want) (neutron.Network, error) {
@@ -109,22 +110,23 @@ func (p *pass) adoptNetwork(ctx context.Context, wants []desired.Want) (neutron.
 	if err != nil {
 		return neutron.Network{}, err
 	}
-	if len(matched) > 1 {
-		// status.adopted of v1, where a pass records what it marks, holds
-		// one subnet's names; two are recorded once the controller writes
-		// v2's status (issue 42).
-		return neutron.Network{}, adoptionRefused("Neutron network %s matches the spec in its %d subnets, but this controller adopts a network of one subnet only, until it records adoptions in samplecrd.k8s.io/v2's status; nothing was changed", id, len(matched))
-	}
-	subnet := matched[0]
-	if err := p.recordAdoption(ctx, net, subnet); err != nil {
+	if err := p.recordAdoption(ctx, net, matched); err != nil {
 		return neutron.Network{}, err
 	}
-	if err := p.inv.MarkSubnet(ctx, owner, subnet); err != nil {
-		return neutron.Network{}, changedSinceRead(id, err)
+	var marked []neutron.Subnet
+	for _, subnet := range matched {
+		if err = p.inv.MarkSubnet(ctx, owner, subnet); err != nil {
+			err = changedSinceRead(id, err)
+			break
+		}
+		marked = append(marked, subnet)
 	}
-	again, err := p.inv.GetNetwork(ctx, id)
-	if err == nil && !sameForAdoption(net, again) {
-		err = fmt.Errorf("adopting Neutron network %s: %w", id, errAdoptionChanged)
+	var again neutron.Network
+	if err == nil {
+		again, err = p.inv.GetNetwork(ctx, id)
+		if err == nil && !sameForAdoption(net, again) {
+			err = fmt.Errorf("adopting Neutron network %s: %w", id, errAdoptionChanged)
+		}
 	}
 	var adopted neutron.Network
 	if err == nil {
@@ -133,15 +135,21 @@ func (p *pass) adoptNetwork(ctx context.Context, wants []desired.Want) (neutron.
 	}
 	if err != nil {
 		// A lost race (another Network marked the network since it was
-		// read) or a failure: the subnet marked above is put back as it
-		// was read, so that no mark of this Network is left on a
-		// network it does not own. A crash before this leaves the mark,
+		// read) or a failure: the subnets marked above are put back as
+		// they were read, so that no mark of this Network is left on a
+		// network it does not own. A crash before this leaves the marks,
 		// which the next pass completes or, the network being another's,
-		// refuses with the subnet named in status.adopted.
-		return neutron.Network{}, errors.Join(err, p.unmarkSubnet(ctx, subnet))
+		// refuses with the subnets named in status.adopted.
+		errs := []error{err}
+		for _, subnet := range marked {
+			errs = append(errs, p.unmarkSubnet(ctx, subnet))
+		}
+		return neutron.Network{}, errors.Join(errs...)
 	}
-	klog.FromContext(ctx).Info("Adopted Neutron network", "networkID", id, "subnetID", subnet.ID)
-	p.eventf(corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s with subnet %s (%s)", id, subnet.ID, subnet.CIDR)
+	for _, subnet := range matched {
+		klog.FromContext(ctx).Info("Adopted Neutron network", "networkID", id, "subnetID", subnet.ID)
+		p.eventf(corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s with subnet %s (%s)", id, subnet.ID, subnet.CIDR)
+	}
 	return adopted, nil
 }
 
@@ -222,24 +230,45 @@ func mismatchUnseen(id string) error {
 			"`network-controller import`, run by someone who may read the project, prints the Network that matches it (docs/import.md)", id)}
 }
 
-// recordAdoption stores what net and subnet are called now in the
-// Network's status, before either is marked, unless status already holds
-// the record of these two; the pass marks them only once the API server
-// has it. A resource that already carries this Network's name without a
-// record in the cache was marked by an earlier attempt whose record the
-// cache has not caught up with: its name now is ours, not the original, so
-// nothing is recorded from it.
-func (p *pass) recordAdoption(ctx context.Context, net neutron.Network, subnet neutron.Subnet) error {
-	if a := p.network.Status.Adopted; a != nil && a.NetworkID == net.ID && a.SubnetID == subnet.ID {
+// recordAdoption stores what net and subnets are called now in the
+// Network's status (status.adopted, every subnet), before any is marked,
+// unless status already holds the record of these; the pass marks them
+// only once the API server has it. A resource that already carries this
+// Network's name without a record in the cache was marked by an earlier
+// attempt whose record the cache has not caught up with: its name now is
+// ours, not the original, so nothing is recorded from it.
+func (p *pass) recordAdoption(ctx context.Context, net neutron.Network, subnets []neutron.Subnet) error {
+	rec := &samplecrdv2.AdoptedResources{NetworkID: net.ID, NetworkName: net.Name, NetworkDescription: net.Description}
+	for _, s := range subnets {
+		rec.Subnets = append(rec.Subnets, samplecrdv2.AdoptedSubnet{ID: s.ID, Name: s.Name, Description: s.Description})
+	}
+	if a := p.network.Status.Adopted; a != nil && a.NetworkID == net.ID && sameAdoptedIDs(a.Subnets, rec.Subnets) {
 		return nil
 	}
-	if p.marked(net.Name, net.Description) || p.marked(subnet.Name, subnet.Description) {
+	if p.marked(net.Name, net.Description) || slices.ContainsFunc(subnets, func(s neutron.Subnet) bool { return p.marked(s.Name, s.Description) }) {
 		return fmt.Errorf("adopting Neutron network %s: %w", net.ID, errAdoptionRecordPending)
 	}
-	return p.writeRecord(ctx, "the own names of Neutron network "+net.ID+" and its subnet", Record{Place: p.recorded.Place, Adopted: &samplecrdv1.AdoptedResources{
-		NetworkID: net.ID, NetworkName: net.Name, NetworkDescription: net.Description,
-		SubnetID: subnet.ID, SubnetName: subnet.Name, SubnetDescription: subnet.Description,
-	}})
+	return p.writeRecord(ctx, "the own names of Neutron network "+net.ID+" and its subnets", Record{Place: p.recorded.Place, Adopted: rec})
+}
+
+// sameAdoptedIDs reports whether a and b record the same subnets, by ID,
+// in any order.
+func sameAdoptedIDs(a, b []samplecrdv2.AdoptedSubnet) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(b, func(s samplecrdv2.AdoptedSubnet) bool {
+		return !slices.ContainsFunc(a, func(t samplecrdv2.AdoptedSubnet) bool { return t.ID == s.ID })
+	})
+}
+
+// adoptedSubnet is what status.adopted recorded of subnet id, if anything.
+func adoptedSubnet(a *samplecrdv2.AdoptedResources, id string) (samplecrdv2.AdoptedSubnet, bool) {
+	if a == nil {
+		return samplecrdv2.AdoptedSubnet{}, false
+	}
+	i := slices.IndexFunc(a.Subnets, func(s samplecrdv2.AdoptedSubnet) bool { return s.ID == id })
+	if i < 0 {
+		return samplecrdv2.AdoptedSubnet{}, false
+	}
+	return a.Subnets[i], true
 }
 
 // marked reports whether a resource carries the pass's owner's name and

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -80,7 +80,7 @@ func choosePoolSubnet(subnets []neutron.Subnet, networkID, statusID string) (kee
 }
 
 // specMTU is spec.mtu, 0 when left out.
-func specMTU(network *samplecrdv1.Network) int {
+func specMTU(network *samplecrdv2.Network) int {
 	if network.Spec.MTU == nil {
 		return 0
 	}
@@ -91,12 +91,12 @@ func specMTU(network *samplecrdv1.Network) int {
 // spec.deletionPolicy, else Orphan for an adopted network (it was someone
 // else's before; deleting it needs saying so) and Delete for what the
 // controller created.
-func deletionPolicy(network *samplecrdv1.Network) samplecrdv1.DeletionPolicy {
+func deletionPolicy(network *samplecrdv2.Network) samplecrdv2.DeletionPolicy {
 	switch {
 	case network.Spec.DeletionPolicy != "":
 		return network.Spec.DeletionPolicy
 	case network.Spec.Adopt != nil:
-		return samplecrdv1.DeletionPolicyOrphan
+		return samplecrdv2.DeletionPolicyOrphan
 	}
-	return samplecrdv1.DeletionPolicyDelete
+	return samplecrdv2.DeletionPolicyDelete
 }

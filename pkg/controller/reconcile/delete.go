@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
@@ -19,7 +20,7 @@ import (
 // (deletionPolicy: Orphan). The Outcome is Finalized once Neutron has
 // confirmed; 404 counts as confirmed. The controller then removes its
 // finalizer.
-func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) Outcome {
+func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv2.Network) Outcome {
 	p := r.newPass(ctx, network)
 	if !r.inv.Synced() {
 		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
@@ -34,7 +35,7 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 			return p.failed(phaseDeleting, err, LastObserved(network.Status))
 		}
 	}
-	if deletionPolicy(network) == samplecrdv1.DeletionPolicyOrphan {
+	if deletionPolicy(network) == samplecrdv2.DeletionPolicyOrphan {
 		if err := p.releaseRouters(ctx, owned); err != nil {
 			return p.failed(phaseReleasing, err, LastObserved(network.Status))
 		}
@@ -77,8 +78,8 @@ func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
 			continue
 		}
 		var orig *inventory.Restored
-		if adopted != nil && adopted.SubnetID == s.ID {
-			orig = &inventory.Restored{Name: adopted.SubnetName, Description: adopted.SubnetDescription}
+		if a, ok := adoptedSubnet(adopted, s.ID); ok {
+			orig = &inventory.Restored{Name: a.Name, Description: a.Description}
 		}
 		if err := p.inv.ReleaseSubnet(ctx, p.owner, s.ID, orig); err != nil {
 			return err

@@ -17,12 +17,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
-	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	applyv2 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
+	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 )
 
 // fixture is one Reconciler over the fake Neutron and a fake clientset
@@ -100,8 +102,8 @@ func newFixtureWith(t *testing.T, opts Options, clk clock.WithTicker, networks [
 		// The status goes in as the controller's apply (seedStatus), not
 		// as the creator's: only then does an apply that leaves a field
 		// out remove it.
-		bare := n.DeepCopy()
-		bare.Status = samplecrdv1.NetworkStatus{}
+		bare := toV2(t, n)
+		bare.Status = samplecrdv2.NetworkStatus{}
 		objects = append(objects, bare)
 	}
 	f.client = fake.NewClientset(objects...)
@@ -160,19 +162,19 @@ func (f *fixture) sync(name string) Outcome { return f.syncIn("default", name) }
 // Outcome: the finalizer, status, and the Events.
 func (f *fixture) syncIn(namespace, name string) Outcome {
 	f.t.Helper()
-	network := f.networkIn(namespace, name)
+	network := f.storedIn(namespace, name)
 	var out Outcome
 	if network.DeletionTimestamp != nil {
 		out = f.r.Delete(f.ctx, network)
 		if out.Finalized {
 			network.Finalizers = nil
-			f.update(network)
+			network = f.updateV2(network)
 		}
 	} else {
 		var ok bool
 		if out, ok = f.r.Preflight(network); ok {
 			network.Finalizers = []string{samplecrdv1.NetworkFinalizer}
-			network = f.update(network)
+			network = f.updateV2(network)
 			out = f.r.Reconcile(f.ctx, network)
 		}
 	}
@@ -180,19 +182,49 @@ func (f *fixture) syncIn(namespace, name string) Outcome {
 	return out
 }
 
+// update stores n, a v1 fixture, as the API server stores it (v2), and
+// returns it read back through v1.
 func (f *fixture) update(n *samplecrdv1.Network) *samplecrdv1.Network {
 	f.t.Helper()
-	out, err := f.client.SamplecrdV1().Networks(n.Namespace).Update(f.ctx, n, metav1.UpdateOptions{})
+	return toV1(f.t, f.updateV2(toV2(f.t, n)))
+}
+
+func (f *fixture) updateV2(n *samplecrdv2.Network) *samplecrdv2.Network {
+	f.t.Helper()
+	out, err := f.client.SamplecrdV2().Networks(n.Namespace).Update(f.ctx, n, metav1.UpdateOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	return out
 }
 
+// toV2 is n in v2's terms, by the scheme's conversion (the API server's):
+// the tests spell their Networks of one subnet in v1.
+func toV2(t *testing.T, n *samplecrdv1.Network) *samplecrdv2.Network {
+	t.Helper()
+	var out samplecrdv2.Network
+	if err := scheme.Scheme.Convert(n.DeepCopy(), &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	out.APIVersion, out.Kind = samplecrdv2.SchemeGroupVersion.String(), "Network"
+	return &out
+}
+
+// toV1 is n read through v1, by the scheme's conversion.
+func toV1(t *testing.T, n *samplecrdv2.Network) *samplecrdv1.Network {
+	t.Helper()
+	var out samplecrdv1.Network
+	if err := scheme.Scheme.Convert(n.DeepCopy(), &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	out.APIVersion, out.Kind = samplecrdv1.SchemeGroupVersion.String(), "Network"
+	return &out
+}
+
 // record writes the Outcome down as the controller does: its Events, and
 // the status StatusApply makes of it, applied as the controller's field
 // manager.
-func (f *fixture) record(network *samplecrdv1.Network, out Outcome) {
+func (f *fixture) record(network *samplecrdv2.Network, out Outcome) {
 	f.t.Helper()
 	for _, e := range out.Events {
 		f.events = append(f.events, e.Type+" "+e.Reason)
@@ -211,16 +243,16 @@ func (f *fixture) record(network *samplecrdv1.Network, out Outcome) {
 // removes it, as it does in a cluster.
 func (f *fixture) seedStatus(n *samplecrdv1.Network) {
 	f.t.Helper()
-	st := n.Status
-	if len(st.Conditions) == 0 && LastObserved(st).Equal(samplecrdv1.NetworkStatus{}) {
+	st := toV2(f.t, n).Status
+	if len(st.Conditions) == 0 && LastObserved(st).Equal(samplecrdv2.NetworkStatus{}) {
 		return
 	}
-	status := applyv1.NetworkStatus().WithObservedGeneration(st.ObservedGeneration)
+	status := applyv2.NetworkStatus().WithObservedGeneration(st.ObservedGeneration)
 	for _, c := range st.Conditions {
 		status.WithConditions(conditionApply(c))
 	}
 	LastObserved(st).Apply(status)
-	if _, err := f.client.SamplecrdV1().Networks(n.Namespace).ApplyStatus(f.ctx, applyv1.Network(n.Name, n.Namespace).WithStatus(status),
+	if _, err := f.client.SamplecrdV2().Networks(n.Namespace).ApplyStatus(f.ctx, applyv2.Network(n.Name, n.Namespace).WithStatus(status),
 		metav1.ApplyOptions{FieldManager: statusManager, Force: true}); err != nil {
 		f.t.Fatal(err)
 	}
@@ -230,23 +262,32 @@ func (f *fixture) seedStatus(n *samplecrdv1.Network) {
 const statusManager = "network-controller"
 
 // applyStatus applies what StatusApply makes of cond and obs, if anything.
-func (f *fixture) applyStatus(network *samplecrdv1.Network, cond metav1.Condition, obs Observed) {
+func (f *fixture) applyStatus(network *samplecrdv2.Network, cond metav1.Condition, obs Observed) {
 	f.t.Helper()
 	ac, _ := StatusApply(network, cond, obs)
 	if ac == nil {
 		return
 	}
-	if _, err := f.client.SamplecrdV1().Networks(network.Namespace).ApplyStatus(f.ctx, ac,
+	if _, err := f.client.SamplecrdV2().Networks(network.Namespace).ApplyStatus(f.ctx, ac,
 		metav1.ApplyOptions{FieldManager: statusManager, Force: true}); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
+// network is the Network default/name read through v1.
 func (f *fixture) network(name string) *samplecrdv1.Network { return f.networkIn("default", name) }
 
 func (f *fixture) networkIn(namespace, name string) *samplecrdv1.Network {
 	f.t.Helper()
-	n, err := f.client.SamplecrdV1().Networks(namespace).Get(f.ctx, name, metav1.GetOptions{})
+	return toV1(f.t, f.storedIn(namespace, name))
+}
+
+// stored is the Network default/name as the API server stores it (v2).
+func (f *fixture) stored(name string) *samplecrdv2.Network { return f.storedIn("default", name) }
+
+func (f *fixture) storedIn(namespace, name string) *samplecrdv2.Network {
+	f.t.Helper()
+	n, err := f.client.SamplecrdV2().Networks(namespace).Get(f.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		f.t.Fatalf("reading Network %s/%s: %v", namespace, name, err)
 	}

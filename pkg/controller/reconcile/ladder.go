@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
@@ -24,7 +25,7 @@ import (
 // (found before anything is asked of Neutron), and any Network before the
 // first list of Neutron, when nothing is known of what Neutron holds. ok
 // is true when Reconcile may go on.
-func (r *Reconciler) Preflight(network *samplecrdv1.Network) (_ Outcome, ok bool) {
+func (r *Reconciler) Preflight(network *samplecrdv2.Network) (_ Outcome, ok bool) {
 	// Preflight asks Neutron nothing: no request to name.
 	p := r.newPass(context.Background(), network)
 	// A range from a pool is known only once allocated: its subnet is
@@ -61,7 +62,7 @@ func (p *pass) waitForInventory(h inventory.Health) Outcome {
 }
 
 // isReady reports whether network is Ready for its current generation.
-func isReady(network *samplecrdv1.Network) bool {
+func isReady(network *samplecrdv2.Network) bool {
 	cond := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady)
 	return cond != nil && cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == network.Generation
 }
@@ -72,7 +73,7 @@ func isReady(network *samplecrdv1.Network) bool {
 // interface. Each step reads the
 // inventory, and writes to Neutron only when what is there differs from
 // the spec.
-func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv1.Network) Outcome {
+func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv2.Network) Outcome {
 	p := r.newPass(ctx, network)
 	obs, err := p.ladder(ctx)
 	// What status records of the place and of an adoption stays, whatever
@@ -120,8 +121,7 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	if err != nil {
 		return obs, err
 	}
-	// v1's status fields speak of the first subnet; Observed.Subnets, v2's
-	// status.subnets, of every one.
+	// Observed.Subnets, status.subnets, speaks of every subnet.
 	obs = p.observed(net, subnets)
 	if wants, err = spelledOut(wants, subnets); err != nil {
 		return obs, err

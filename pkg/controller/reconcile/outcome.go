@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -21,7 +19,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
-	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 )
 
 // Outcome is what one pass of the reconciler did and found: everything the
@@ -248,7 +245,7 @@ func classify(ph phase, err error) verdict {
 // same holds while it is being deleted, so that its finalizer stays until
 // the credentials can be used. Any other error is not a refusal: ok is
 // false, and the caller retries.
-func ProjectRefused(network *samplecrdv1.Network, err error) (_ Outcome, ok bool) {
+func ProjectRefused(network *samplecrdv2.Network, err error) (_ Outcome, ok bool) {
 	if !IsNotAllowed(err) && !neutron.IsCredentialsError(err) && !neutron.IsAuthError(err) {
 		return Outcome{}, false
 	}
@@ -387,126 +384,4 @@ func boundList(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
-}
-
-// Observed is what Neutron holds for a Network, as its status reports it.
-type Observed struct {
-	NetworkID, SubnetID string
-	CIDR, Gateway       string
-	AllocationPools     []samplecrdv1.AllocationPool
-	MTU                 int32
-	NeutronStatus       string
-	// ProjectID is the project that holds the network.
-	ProjectID string
-	// Place is the Network's recorded place (neutron.Place); zero until
-	// it is recorded, and on a noauth Neutron.
-	Place neutron.Place
-	// Router is the subnet's router interface; nil while it has none.
-	Router *samplecrdv1.RouterStatus
-	// Adopted is what spec.adopt's network and subnet were called before
-	// they were marked; kept for as long as the Network lives.
-	Adopted *samplecrdv1.AdoptedResources
-	// Subnets are every subnet of the network, in spec.subnets' order, as
-	// v2's status.subnets reports them (StatusApplyV2); v1's status holds
-	// the first alone, in the fields above. Their usedIPs and freeIPs are
-	// not set yet.
-	Subnets []samplecrdv2.SubnetStatus
-}
-
-// observedOf is the status of a Network whose network and subnets are
-// known, the first being the one v1's status names.
-func observedOf(net neutron.Network, subnets ...neutron.Subnet) Observed {
-	subnet := subnets[0]
-	o := Observed{NetworkID: net.ID, SubnetID: subnet.ID, CIDR: subnet.CIDR, Gateway: subnet.GatewayIP,
-		MTU: int32(net.MTU), NeutronStatus: net.Status, ProjectID: net.ProjectID}
-	for _, p := range subnet.AllocationPools {
-		o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
-	}
-	for _, s := range subnets {
-		st := samplecrdv2.SubnetStatus{CIDR: s.CIDR, ID: s.ID, Gateway: s.GatewayIP}
-		for _, p := range s.AllocationPools {
-			st.AllocationPools = append(st.AllocationPools, samplecrdv2.AllocationPool{Start: p.Start, End: p.End})
-		}
-		o.Subnets = append(o.Subnets, st)
-	}
-	return o
-}
-
-// recordedPlace is the place status records: status.place, or for a
-// Network made before places were recorded, a place that knows only
-// status.projectID, which neutron.CheckPlace compares that far.
-func recordedPlace(st samplecrdv1.NetworkStatus) neutron.Place {
-	if p := st.Place; p != nil {
-		return neutron.Place{AuthURL: p.AuthURL, Region: p.Region, Interface: p.Interface, ProjectID: p.ProjectID}
-	}
-	return neutron.Place{ProjectID: st.ProjectID}
-}
-
-// LastObserved is what status says now: kept by a pass that fails before
-// it knows better, so that a failure does not blank the IDs.
-func LastObserved(st samplecrdv1.NetworkStatus) Observed {
-	return Observed{NetworkID: st.NetworkID, SubnetID: st.SubnetID, CIDR: st.CIDR, Gateway: st.Gateway,
-		AllocationPools: st.AllocationPools, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Place: recordedPlace(st),
-		Router: st.Router, Adopted: st.Adopted}
-}
-
-// Equal reports whether st already says what o says.
-func (o Observed) Equal(st samplecrdv1.NetworkStatus) bool {
-	return o.NetworkID == st.NetworkID && o.SubnetID == st.SubnetID && o.CIDR == st.CIDR && o.Gateway == st.Gateway &&
-		slices.Equal(o.AllocationPools, st.AllocationPools) && o.MTU == st.MTU && o.NeutronStatus == st.NeutronStatus && o.ProjectID == st.ProjectID &&
-		o.Place == recordedPlace(st) &&
-		equality.Semantic.DeepEqual(o.Router, st.Router) && equality.Semantic.DeepEqual(o.Adopted, st.Adopted)
-}
-
-// Apply sets o's non-empty fields on status.
-func (o Observed) Apply(status *applyv1.NetworkStatusApplyConfiguration) {
-	if o.NetworkID != "" {
-		status.WithNetworkID(o.NetworkID)
-	}
-	if o.SubnetID != "" {
-		status.WithSubnetID(o.SubnetID)
-	}
-	if o.CIDR != "" {
-		status.WithCIDR(o.CIDR)
-	}
-	if o.Gateway != "" {
-		status.WithGateway(o.Gateway)
-	}
-	for _, p := range o.AllocationPools {
-		status.WithAllocationPools(applyv1.AllocationPool().WithStart(p.Start).WithEnd(p.End))
-	}
-	if o.MTU != 0 {
-		status.WithMTU(o.MTU)
-	}
-	if o.ProjectID != "" {
-		status.WithProjectID(o.ProjectID)
-	}
-	if p := o.Place; p.AuthURL != "" {
-		place := applyv1.Place().WithAuthURL(p.AuthURL).WithProjectID(p.ProjectID)
-		if p.Region != "" {
-			place.WithRegion(p.Region)
-		}
-		if p.Interface != "" {
-			place.WithInterface(p.Interface)
-		}
-		status.WithPlace(place)
-	}
-	if o.NeutronStatus != "" {
-		status.WithNeutronStatus(o.NeutronStatus)
-	}
-	if r := o.Router; r != nil {
-		router := applyv1.RouterStatus().WithID(r.ID).WithInterfacePortID(r.InterfacePortID)
-		if r.InterfaceAddress != "" {
-			router.WithInterfaceAddress(r.InterfaceAddress)
-		}
-		if r.ExternalNetworkID != "" {
-			router.WithExternalNetworkID(r.ExternalNetworkID)
-		}
-		status.WithRouter(router)
-	}
-	if a := o.Adopted; a != nil {
-		status.WithAdopted(applyv1.AdoptedResources().
-			WithNetworkID(a.NetworkID).WithNetworkName(a.NetworkName).WithNetworkDescription(a.NetworkDescription).
-			WithSubnetID(a.SubnetID).WithSubnetName(a.SubnetName).WithSubnetDescription(a.SubnetDescription))
-	}
 }

@@ -44,7 +44,7 @@ func TestNeutronTextCannotForgeLines(t *testing.T) {
 			// As classify makes it; a body that is not Neutron's JSON is
 			// taken as it is, bytes that are not UTF-8 included.
 			refused := &neutron.RejectedError{Op: "creating network", StatusCode: 400, Type: "InvalidInput", Message: tc.neutron}
-			p := (&Reconciler{}).newPass(inTrace(0xab), network)
+			p := (&Reconciler{}).newPass(inTrace(0xab), toV2(t, network))
 			p.eventf(corev1.EventTypeNormal, eventAdopted, "Adopted Neutron network %s", tc.neutron)
 			out := p.failed(phaseSyncing, refused, Observed{})
 			for what, text := range map[string]string{

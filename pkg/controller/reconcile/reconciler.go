@@ -64,15 +64,14 @@ func New(inv *inventory.Inventory, mark neutron.Mark, opts Options) *Reconciler 
 // it has to report.
 type pass struct {
 	*Reconciler
-	network *samplecrdv1.Network
+	network *samplecrdv2.Network
 	owner   neutron.Owner
 	events  []Event
 	// router is the Network's router interface as far as the pass knows:
 	// status's until the pass detaches or attaches one.
 	router *samplecrdv1.RouterStatus
 	// interfaces are the Network's router interfaces by subnet ID, as far
-	// as the pass knows: one per subnet, status.subnets' in v2. v1's
-	// status holds the first subnet's alone, in router.
+	// as the pass knows: one per subnet, status.subnets'.
 	interfaces map[string]samplecrdv2.RouterInterfaceStatus
 	// requestID is the global request ID the pass's Neutron requests
 	// carry (pkg/component/tracing), named by a condition that Neutron's answer, or
@@ -83,8 +82,8 @@ type pass struct {
 	recorded Record
 }
 
-func (r *Reconciler) newPass(ctx context.Context, network *samplecrdv1.Network) *pass {
-	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: network.Status.Router, interfaces: interfacesOf(network.Status),
+func (r *Reconciler) newPass(ctx context.Context, network *samplecrdv2.Network) *pass {
+	return &pass{Reconciler: r, network: network, owner: OwnerOf(network), router: LastObserved(network.Status).Router, interfaces: interfacesOf(network.Status),
 		requestID: tracing.RequestID(ctx), recorded: Record{Place: recordedPlace(network.Status), Adopted: network.Status.Adopted}}
 }
 
@@ -104,16 +103,27 @@ func (p *pass) failed(ph phase, err error, obs Observed) Outcome {
 }
 
 // OwnerOf is the owner Neutron resources of network are created for.
-func OwnerOf(network *samplecrdv1.Network) neutron.Owner {
+func OwnerOf(network *samplecrdv2.Network) neutron.Owner {
 	return neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}
 }
 
-// interfacesOf are the router interfaces st records, by subnet ID: v1's
-// status records the first subnet's.
-func interfacesOf(st samplecrdv1.NetworkStatus) map[string]samplecrdv2.RouterInterfaceStatus {
+// interfacesOf are the router interfaces st records, by subnet ID.
+func interfacesOf(st samplecrdv2.NetworkStatus) map[string]samplecrdv2.RouterInterfaceStatus {
 	out := map[string]samplecrdv2.RouterInterfaceStatus{}
-	if r := st.Router; r != nil && st.SubnetID != "" {
-		out[st.SubnetID] = samplecrdv2.RouterInterfaceStatus{PortID: r.InterfacePortID, Address: r.InterfaceAddress}
+	for _, s := range st.Subnets {
+		if r := s.RouterInterface; r != nil && s.ID != "" {
+			out[s.ID] = *r
+		}
 	}
 	return out
+}
+
+// statusSubnet is status.subnets' entry of subnet id, if it has one.
+func statusSubnet(st samplecrdv2.NetworkStatus, id string) (samplecrdv2.SubnetStatus, bool) {
+	for _, s := range st.Subnets {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return samplecrdv2.SubnetStatus{}, false
 }

@@ -63,7 +63,7 @@ func TestBeforeNeutronIsListedNothingIsAskedAndReadyNetworksAreLeftAlone(t *test
 			f.neutron.FailOn(neutronfake.ListNetworks, tc.listErr)
 			f.connect(f.neutron, defaultOptions(), nil)
 
-			out, ok := f.r.Preflight(f.network("net"))
+			out, ok := f.r.Preflight(f.stored("net"))
 			if ok {
 				t.Fatal("Preflight let a pass go on before Neutron was listed")
 			}
@@ -93,7 +93,7 @@ func TestWhileAProjectsFirstListIsUnderWayANetworkWaitsWithoutAWord(t *testing.T
 	f.inv = inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
 	f.r = New(f.inv, ours, defaultOptions())
 
-	out, ok := f.r.Preflight(f.network("net"))
+	out, ok := f.r.Preflight(f.stored("net"))
 	if ok || out.Condition != nil || out.Warning != "" || out.Requeue != AddRateLimited {
 		t.Errorf("Preflight = %+v, %v; want to wait, soon, with nothing to record", out, ok)
 	}
@@ -109,7 +109,7 @@ func TestAnInvalidSpecStopsBeforeNeutron(t *testing.T) {
 	f := newFixture(t, withSpec(newNetwork("10.0.0.0/24", ""), func(s *samplecrdv1.NetworkSpec) {
 		s.AllocationPools = []samplecrdv1.AllocationPool{{Start: "10.0.0.10", End: "10.0.0.20"}, {Start: "10.0.0.20", End: "10.0.0.30"}}
 	}), nil)
-	out, ok := f.r.Preflight(f.network("net"))
+	out, ok := f.r.Preflight(f.stored("net"))
 	if ok || out.Requeue != ForgetUntilSpecChanges || out.Condition == nil || out.Condition.Reason != samplecrdv1.ReasonInvalidSpec {
 		t.Errorf("Preflight = %+v, %v; want InvalidSpec, not retried", out, ok)
 	}

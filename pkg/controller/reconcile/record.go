@@ -7,9 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
-	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	applyv2 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v2"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 )
 
@@ -23,15 +23,15 @@ type Record struct {
 	// Place is the Network's place; zero on a Neutron without Keystone,
 	// which has one place and records none.
 	Place neutron.Place
-	// Adopted is what spec.adopt's network and subnet are called before
-	// they are marked; nil until an adoption finds them.
-	Adopted *samplecrdv1.AdoptedResources
+	// Adopted is what spec.adopt's network and every subnet are called
+	// before they are marked; nil until an adoption finds them.
+	Adopted *samplecrdv2.AdoptedResources
 }
 
 // RecordWriter writes a Network's Record to its status, and returns once
 // the API server has stored it (or an error: then nothing may be made).
 type RecordWriter interface {
-	WriteRecord(ctx context.Context, network *samplecrdv1.Network, rec Record) error
+	WriteRecord(ctx context.Context, network *samplecrdv2.Network, rec Record) error
 }
 
 // RecordFieldManager is the field manager of the record in status: not the
@@ -48,13 +48,13 @@ const RecordFieldManager = "network-controller-record"
 type ApplyRecord struct{ Client clientset.Interface }
 
 // WriteRecord implements RecordWriter.
-func (a ApplyRecord) WriteRecord(ctx context.Context, network *samplecrdv1.Network, rec Record) error {
+func (a ApplyRecord) WriteRecord(ctx context.Context, network *samplecrdv2.Network, rec Record) error {
 	if a.Client == nil {
 		return errors.New("no client to write the record with")
 	}
-	status := applyv1.NetworkStatus()
+	status := applyv2.NetworkStatus()
 	Observed{Place: rec.Place, Adopted: rec.Adopted}.Apply(status)
-	if _, err := a.Client.SamplecrdV1().Networks(network.Namespace).ApplyStatus(ctx, applyv1.Network(network.Name, network.Namespace).WithStatus(status),
+	if _, err := a.Client.SamplecrdV2().Networks(network.Namespace).ApplyStatus(ctx, applyv2.Network(network.Name, network.Namespace).WithStatus(status),
 		metav1.ApplyOptions{FieldManager: RecordFieldManager, Force: true}); err != nil {
 		return err
 	}

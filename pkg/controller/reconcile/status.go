@@ -8,7 +8,8 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
+	applyv2 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v2"
 )
 
 // StatusApply is the status the controller applies to network after a
@@ -21,18 +22,23 @@ import (
 //
 // The apply names every field the controller owns: one it applied before
 // and leaves out now (Reconciling, once Ready; status.router, once
-// detached) is removed by the API server.
-func StatusApply(network *samplecrdv1.Network, cond metav1.Condition, obs Observed) (_ *applyv1.NetworkApplyConfiguration, condChanged bool) {
+// detached) is removed by the API server. A pass that stopped before it
+// read the subnets (obs.Subnets nil) keeps status.subnets as they are, so
+// that a failure does not blank them.
+func StatusApply(network *samplecrdv2.Network, cond metav1.Condition, obs Observed) (_ *applyv2.NetworkApplyConfiguration, condChanged bool) {
+	if obs.Subnets == nil {
+		obs.Subnets = LastObserved(network.Status).Subnets
+	}
 	conditions, ready, progress, changed, condChanged := nextConditions(network.Status.Conditions, network.Generation, cond)
 	if !changed && network.Status.ObservedGeneration == network.Generation && obs.Equal(network.Status) {
 		return nil, false
 	}
-	status := applyv1.NetworkStatus().WithObservedGeneration(network.Generation).WithConditions(conditionApply(ready))
+	status := applyv2.NetworkStatus().WithObservedGeneration(network.Generation).WithConditions(conditionApply(ready))
 	if progress != nil {
 		status.WithConditions(conditionApply(*meta.FindStatusCondition(conditions, progress.Type)))
 	}
 	obs.Apply(status)
-	return applyv1.Network(network.Name, network.Namespace).WithStatus(status), condChanged
+	return applyv2.Network(network.Name, network.Namespace).WithStatus(status), condChanged
 }
 
 // nextConditions is conditions (of generation) with cond set as Ready and

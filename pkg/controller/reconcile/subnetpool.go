@@ -27,7 +27,7 @@ import (
 // subnets of ours on net that no fixed entry names) to keep. A pool whose
 // family another entry has is refused before anything is created.
 func (p *pass) ensurePoolSubnet(ctx context.Context, net neutron.Network, wants []desired.Want, i int, candidates []neutron.Subnet) (_ neutron.Subnet, created bool, _ error) {
-	keep, duplicates, found := choosePoolSubnet(candidates, net.ID, p.network.Status.SubnetID)
+	keep, duplicates, found := choosePoolSubnet(candidates, net.ID, p.recordedAmong(candidates))
 	for _, d := range duplicates {
 		if err := p.inv.DeleteSubnet(ctx, p.owner, d.ID); err != nil {
 			return neutron.Subnet{}, false, err
@@ -70,4 +70,15 @@ func poolRequest(spec samplecrdv2.SubnetSpec, networkID string, pool neutron.Sub
 		req.PrefixLength = int(*spec.PrefixLength)
 	}
 	return req
+}
+
+// recordedAmong is the ID of the first of candidates that status.subnets
+// names, or "" when it names none.
+func (p *pass) recordedAmong(candidates []neutron.Subnet) string {
+	for _, c := range candidates {
+		if _, ok := statusSubnet(p.network.Status, c.ID); ok {
+			return c.ID
+		}
+	}
+	return ""
 }

@@ -11,8 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
-	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/desired"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
@@ -24,28 +22,10 @@ import (
 // names any longer is deleted, unless ports other than Neutron's own are
 // on it, which blocks the removal with a reason and deletes nothing.
 //
-// The pass still receives v1 Networks: it reads their v2 form through the
-// scheme's conversion (v2Spec), so that a Network a v2 client made with two
-// subnets, read through v1 with the rest in SubnetsAnnotation, is
-// reconciled whole. Status, adoption and the router still speak of the
-// first subnet only (v1's); they move when the pass reads v2 (issue 42).
-
-// v2Spec is network's spec in v2's terms, by the scheme's conversion.
-func v2Spec(network *samplecrdv1.Network) (samplecrdv2.NetworkSpec, error) {
-	var out samplecrdv2.Network
-	if err := samplecrdv1.Convert_v1_Network_To_v2_Network(network, &out, nil); err != nil {
-		return samplecrdv2.NetworkSpec{}, &desired.InvalidSpecError{Message: err.Error()}
-	}
-	return out.Spec, nil
-}
 
 // wants is the pass's spec.subnets spelled out (desired.SubnetsOf).
 func (p *pass) wants() ([]desired.Want, error) {
-	spec, err := v2Spec(p.network)
-	if err != nil {
-		return nil, err
-	}
-	return desired.SubnetsOf(spec)
+	return desired.SubnetsOf(p.network.Spec)
 }
 
 // ensureSubnets returns, for each of wants, its subnet on net (a pool
@@ -166,11 +146,11 @@ func (p *pass) removeUnwanted(ctx context.Context, net neutron.Network, removed 
 			return nil, err
 		}
 		klog.FromContext(ctx).Info("Deleted Neutron subnet no longer in spec.subnets", "subnetID", s.ID, "cidr", s.CIDR)
-		if s.ID == p.network.Status.SubnetID && !desired.SameCIDR(s.CIDR, p.network.Status.CIDR) {
+		if was, ok := statusSubnet(p.network.Status, s.ID); ok && !desired.SameCIDR(s.CIDR, was.CIDR) {
 			// Status holds it with the range it had: someone changed it
 			// in Neutron, not in the spec.
 			p.eventf(corev1.EventTypeWarning, eventDriftRepaired,
-				"Neutron subnet %s had cidr %s instead of %s; deleted it", s.ID, s.CIDR, p.network.Status.CIDR)
+				"Neutron subnet %s had cidr %s instead of %s; deleted it", s.ID, s.CIDR, was.CIDR)
 			continue
 		}
 		p.eventf(corev1.EventTypeNormal, eventDeleted, "Deleted Neutron subnet %s (%s): spec.subnets no longer names it", s.ID, s.CIDR)

@@ -178,8 +178,8 @@ func handmadeDualStack(v6Gateway string) func(*neutronfake.Neutron) {
 
 // TestAdoptionComparesEverySubnet: spec.adopt compares every subnet of the
 // network with spec.subnets, both ways, and marks nothing unless all
-// match. A network of two subnets that match is not adopted yet: status
-// records the names of one adopted subnet until the controller writes v2.
+// match. A network of two subnets that match is adopted whole: status.adopted
+// records both subnets' own names before either is marked.
 func TestAdoptionComparesEverySubnet(t *testing.T) {
 	v6 := samplecrdv2.SubnetSpec{CIDR: v6CIDR}
 	read := []string{neutronfake.GetNetwork, neutronfake.PortsOf, neutronfake.SubnetsOf}
@@ -193,14 +193,32 @@ func TestAdoptionComparesEverySubnet(t *testing.T) {
 	}
 	runPasses(t, []passCase{
 		{
-			name:        "two subnets that match: compared, and refused until v2 records both",
-			network:     withSubnets(adopting(newNetwork(v4CIDR, v4GW), seededNet), v6),
-			seed:        handmadeDualStack("fd00:10::1"),
-			wantErr:     "retry-after",
-			wantNeutron: read,
-			wantReady:   "False/" + samplecrdv1.ReasonAdoptionRefused,
-			wantEvents:  []string{"Warning " + samplecrdv1.ReasonAdoptionRefused},
-			check:       nothingMarked,
+			name:    "two subnets that match: both recorded, then both marked",
+			network: withSubnets(adopting(newNetwork(v4CIDR, v4GW), seededNet), v6),
+			seed:    handmadeDualStack("fd00:10::1"),
+			wantNeutron: append(slices.Clone(read), neutronfake.UpdateSubnet, neutronfake.UpdateSubnet,
+				neutronfake.GetNetwork, neutronfake.UpdateNetwork),
+			wantReady:  "True/" + samplecrdv1.ReasonProvisioned,
+			wantEvents: []string{"Normal Adopted", "Normal Adopted"},
+			check: func(t *testing.T, f *fixture) {
+				t.Helper()
+				recordedBeforeAnyWrite(t, f)
+				for _, s := range f.neutron.Subnets() {
+					if o, ok := ours.OwnerOf(s.Name, s.Description); !ok || o.UID != testUID {
+						t.Errorf("subnet %s (%s) is not marked as this Network's", s.ID, s.CIDR)
+					}
+				}
+				a := f.stored("net").Status.Adopted
+				var names []string
+				if a != nil {
+					for _, s := range a.Subnets {
+						names = append(names, s.Name)
+					}
+				}
+				if slices.Sort(names); !slices.Equal(names, []string{"handmade-v4", "handmade-v6"}) {
+					t.Errorf("status.adopted.subnets names %q, want both subnets' own names", names)
+				}
+			},
 		},
 		{
 			name:        "spec.subnets names a range the network lacks",

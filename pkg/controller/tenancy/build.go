@@ -16,6 +16,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
+	informersv2 "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v2"
 )
 
 // Config is what the controller's flags say of its projects.
@@ -46,7 +47,7 @@ type Config struct {
 type Parts struct {
 	// Networks are the Networks served; TenantPolicies and Namespaces
 	// say what each namespace is granted.
-	Networks       informers.NetworkInformer
+	Networks       informersv2.NetworkInformer
 	TenantPolicies informers.TenantPolicyInformer
 	Namespaces     coreinformers.NamespaceInformer
 	// Secrets reads the namespaces' credentials; NetworkClient is what

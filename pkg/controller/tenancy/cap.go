@@ -5,6 +5,7 @@ import (
 	"time"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 )
 
 // olderAtWork counts the Networks of networks (network's namespace's)
@@ -24,7 +25,7 @@ import (
 // A Network being deleted is never asked about (Check returns before),
 // but it still holds its place until its finalizer is gone, as its
 // Neutron resources still count against the quota.
-func olderAtWork(networks []*samplecrdv1.Network, network *samplecrdv1.Network) int {
+func olderAtWork(networks []*samplecrdv2.Network, network *samplecrdv2.Network) int {
 	older := 0
 	for _, n := range networks {
 		if n.Name != network.Name && atWork(n) && ranksBefore(n, network) {
@@ -36,14 +37,14 @@ func olderAtWork(networks []*samplecrdv1.Network, network *samplecrdv1.Network) 
 
 // atWork reports whether the controller has taken n on: its finalizer is
 // on, or it has a Neutron network.
-func atWork(n *samplecrdv1.Network) bool {
+func atWork(n *samplecrdv2.Network) bool {
 	return slices.Contains(n.Finalizers, samplecrdv1.NetworkFinalizer) || n.Status.NetworkID != ""
 }
 
 // ranksBefore reports whether a was made before b, the name deciding
 // within one second (the resolution of creationTimestamp). A Network not
 // stored yet (a plan's) ranks after every stored one.
-func ranksBefore(a, b *samplecrdv1.Network) bool {
+func ranksBefore(a, b *samplecrdv2.Network) bool {
 	ta, tb := created(a), created(b)
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
@@ -52,7 +53,7 @@ func ranksBefore(a, b *samplecrdv1.Network) bool {
 }
 
 // created is n's creation time, the far future for a Network not stored.
-func created(n *samplecrdv1.Network) time.Time {
+func created(n *samplecrdv2.Network) time.Time {
 	if n.CreationTimestamp.IsZero() {
 		return time.Unix(1<<62, 0)
 	}
@@ -65,7 +66,7 @@ func created(n *samplecrdv1.Network) time.Time {
 // not synced yet), or limit or more are at work. Otherwise every Network
 // at work ranks before fewer than limit others at work, now and before
 // the deletion (which took at most one away), so none was refused.
-func mayHaveRefused(networks []*samplecrdv1.Network, limit int32) bool {
+func mayHaveRefused(networks []*samplecrdv2.Network, limit int32) bool {
 	working := 0
 	for _, n := range networks {
 		switch {

@@ -11,7 +11,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	"github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
@@ -33,7 +33,7 @@ import (
 // and one in a namespace with a refused Network still makes it at once.
 func TestADeletionRequeuesACappedNamespaceOnlyWhenTheCapRefusedOne(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	inC := func(name string, minute int, bare bool) *samplecrdv1.Network {
+	inC := func(name string, minute int, bare bool) *samplecrdv2.Network {
 		n := at(name, minute, bare)
 		n.Namespace = "team-c"
 		return n
@@ -44,7 +44,7 @@ func TestADeletionRequeuesACappedNamespaceOnlyWhenTheCapRefusedOne(t *testing.T)
 		inC("c1", 1, false), inC("c2", 2, true)) // team-c: c2 refused by its cap of 1
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	factory := externalversions.NewSharedInformerFactory(networks, 0)
-	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
+	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V2().Networks(), Defaults{})
 	changed := make(chan string, 100)
 	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
 		t.Fatal(err)
@@ -61,10 +61,10 @@ func TestADeletionRequeuesACappedNamespaceOnlyWhenTheCapRefusedOne(t *testing.T)
 		t.Fatalf("c2 under team-c's cap of 1: %v, want a refusal", err)
 	}
 	// One informer delivers both deletions in order: team-a's first.
-	if err := networks.SamplecrdV1().Networks("team-a").Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
+	if err := networks.SamplecrdV2().Networks("team-a").Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := networks.SamplecrdV1().Networks("team-c").Delete(ctx, "c1", metav1.DeleteOptions{}); err != nil {
+	if err := networks.SamplecrdV2().Networks("team-c").Delete(ctx, "c1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(wait.ForeverTestTimeout)

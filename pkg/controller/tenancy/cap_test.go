@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	"github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
@@ -22,10 +23,10 @@ import (
 
 // at is a Network of team-a made minute minutes after a fixed start,
 // with the controller's finalizer (at work) unless bare.
-func at(name string, minute int, bare bool) *samplecrdv1.Network {
-	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name,
+func at(name string, minute int, bare bool) *samplecrdv2.Network {
+	n := &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name,
 		CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 25, 12, minute, 0, 0, time.UTC))},
-		Spec: samplecrdv1.NetworkSpec{CIDR: "10.0.0.0/24"}}
+		Spec: samplecrdv2.NetworkSpec{Subnets: []samplecrdv2.SubnetSpec{{CIDR: "10.0.0.0/24"}}}}
 	if !bare {
 		n.Finalizers = []string{samplecrdv1.NetworkFinalizer}
 	}
@@ -33,14 +34,14 @@ func at(name string, minute int, bare bool) *samplecrdv1.Network {
 }
 
 // deleting is n with a deletionTimestamp.
-func deleted(n *samplecrdv1.Network) *samplecrdv1.Network {
+func deleted(n *samplecrdv2.Network) *samplecrdv2.Network {
 	n = n.DeepCopy()
 	n.DeletionTimestamp = &metav1.Time{Time: n.CreationTimestamp.Add(time.Hour)}
 	return n
 }
 
 // provisioned is n, without the finalizer, with a Neutron network.
-func provisioned(n *samplecrdv1.Network) *samplecrdv1.Network {
+func provisioned(n *samplecrdv2.Network) *samplecrdv2.Network {
 	n = n.DeepCopy()
 	n.Finalizers = nil
 	n.Status.NetworkID = "b1c2"
@@ -62,40 +63,40 @@ func TestMaxNetworksKeepsTheOldestAtWork(t *testing.T) {
 	one, two, three := at("one", 1, false), at("two", 2, false), at("three", 3, false)
 	for name, tc := range map[string]struct {
 		policies []*samplecrdv1.TenantPolicy
-		existing []*samplecrdv1.Network
-		network  *samplecrdv1.Network
+		existing []*samplecrdv2.Network
+		network  *samplecrdv2.Network
 		// refused is a fragment of the refusal; "" when allowed.
 		refused string
 	}{
 		"no cap: any number": {
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  at("four", 4, true),
 		},
 		"cap 2: the oldest is at work": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  one,
 		},
 		"cap 2: the second is at work": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  two,
 		},
 		"cap 2: the third is refused, though it has a finalizer": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  three,
 			refused:  "maxNetworks: 2",
 		},
 		"cap 2: a new Network is refused": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{one, two},
+			existing: []*samplecrdv2.Network{one, two},
 			network:  at("new", 4, true),
 			refused:  "namespace team-a already has 2 Networks at work",
 		},
 		"cap 2: a Network that is being deleted is never refused": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{one, two, deleted(three)},
+			existing: []*samplecrdv2.Network{one, two, deleted(three)},
 			network:  deleted(three),
 		},
 		"cap 0: the namespace's only Network is refused": {
@@ -105,57 +106,57 @@ func TestMaxNetworksKeepsTheOldestAtWork(t *testing.T) {
 		},
 		"cap 0: its deletion is not": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 0)},
-			existing: []*samplecrdv1.Network{deleted(one)},
+			existing: []*samplecrdv2.Network{deleted(one)},
 			network:  deleted(one),
 		},
 		"cap 2: an older Network never made is not counted": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{at("refused", 0, true), one},
+			existing: []*samplecrdv2.Network{at("refused", 0, true), one},
 			network:  two,
 		},
 		"cap 2: an older Network with Neutron resources is counted": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{provisioned(one), two},
+			existing: []*samplecrdv2.Network{provisioned(one), two},
 			network:  at("new", 4, true),
 			refused:  "maxNetworks: 2",
 		},
 		"cap 2: a Network being deleted still holds its place": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2)},
-			existing: []*samplecrdv1.Network{deleted(one), two},
+			existing: []*samplecrdv2.Network{deleted(one), two},
 			network:  at("new", 4, true),
 			refused:  "maxNetworks: 2",
 		},
 		"cap 1: made in the same second, the name decides": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 1)},
-			existing: []*samplecrdv1.Network{at("a", 1, false), at("b", 1, false)},
+			existing: []*samplecrdv2.Network{at("a", 1, false), at("b", 1, false)},
 			network:  at("b", 1, false),
 			refused:  "maxNetworks: 1",
 		},
 		"cap 1: made in the same second, the first name is at work": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 1)},
-			existing: []*samplecrdv1.Network{at("a", 1, false), at("b", 1, false)},
+			existing: []*samplecrdv2.Network{at("a", 1, false), at("b", 1, false)},
 			network:  at("a", 1, false),
 		},
 		"caps 3 and 2: the smaller holds": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 3), capOf("a", 2)},
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  three,
 			refused:  "maxNetworks: 2",
 		},
 		"caps 2 and 3: the smaller holds, whichever is listed first": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 2), capOf("a", 3)},
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  three,
 			refused:  "maxNetworks: 2",
 		},
 		"cap 3: the third is at work": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("a", 3)},
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  three,
 		},
 		"a cap on another namespace": {
 			policies: []*samplecrdv1.TenantPolicy{capOf("b", 0)},
-			existing: []*samplecrdv1.Network{one, two, three},
+			existing: []*samplecrdv2.Network{one, two, three},
 			network:  at("four", 4, true),
 		},
 	} {
@@ -184,17 +185,17 @@ func TestMayHaveRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		limit    int32
-		networks []*samplecrdv1.Network
+		networks []*samplecrdv2.Network
 		want     bool
 	}{
-		{"under the cap, all at work", 5, []*samplecrdv1.Network{one, two}, false},
+		{"under the cap, all at work", 5, []*samplecrdv2.Network{one, two}, false},
 		{"no Network left", 1, nil, false},
-		{"one never made", 5, []*samplecrdv1.Network{one, at("new", 4, true)}, true},
-		{"one never made, being deleted", 5, []*samplecrdv1.Network{one, deleting(at("new", 4, true))}, false},
-		{"at the cap: one was past it before the deletion", 2, []*samplecrdv1.Network{one, two}, true},
-		{"past a lowered cap", 2, []*samplecrdv1.Network{one, two, three}, true},
-		{"at work by its Neutron network alone, past the cap", 1, []*samplecrdv1.Network{provisioned(one)}, true},
-		{"one at work being deleted holds its place", 2, []*samplecrdv1.Network{deleting(one), two}, true},
+		{"one never made", 5, []*samplecrdv2.Network{one, at("new", 4, true)}, true},
+		{"one never made, being deleted", 5, []*samplecrdv2.Network{one, deleting(at("new", 4, true))}, false},
+		{"at the cap: one was past it before the deletion", 2, []*samplecrdv2.Network{one, two}, true},
+		{"past a lowered cap", 2, []*samplecrdv2.Network{one, two, three}, true},
+		{"at work by its Neutron network alone, past the cap", 1, []*samplecrdv2.Network{provisioned(one)}, true},
+		{"one at work being deleted holds its place", 2, []*samplecrdv2.Network{deleting(one), two}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := mayHaveRefused(tc.networks, tc.limit); got != tc.want {
@@ -212,10 +213,10 @@ func TestADeletionInACappedNamespaceRechecksIt(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	kube := k8sfake.NewClientset(namespace("team-a", "a"), namespace("team-b", "b"))
 	networks := fake.NewClientset(capOf("a", 1), at("one", 1, false), at("two", 2, true),
-		&samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}})
+		&samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}})
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	factory := externalversions.NewSharedInformerFactory(networks, 0)
-	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
+	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V2().Networks(), Defaults{})
 	changed := make(chan string, 10)
 	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
 		t.Fatal(err)
@@ -235,10 +236,10 @@ func TestADeletionInACappedNamespaceRechecksIt(t *testing.T) {
 	if err := p.Check(at("two", 2, true)); !reconcile.IsNotAllowed(err) {
 		t.Fatalf("the second Network under a cap of 1: %v, want a refusal", err)
 	}
-	if err := networks.SamplecrdV1().Networks("team-b").Delete(ctx, "other", metav1.DeleteOptions{}); err != nil {
+	if err := networks.SamplecrdV2().Networks("team-b").Delete(ctx, "other", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := networks.SamplecrdV1().Networks("team-a").Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
+	if err := networks.SamplecrdV2().Networks("team-a").Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	select {

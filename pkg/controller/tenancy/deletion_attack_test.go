@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
@@ -58,7 +59,7 @@ func TestADeletionNeverReadsCredentialsThePolicyRefused(t *testing.T) {
 		name     string
 		secrets  []*corev1.Secret
 		policies []*samplecrdv1.TenantPolicy
-		network  *samplecrdv1.Network
+		network  *samplecrdv2.Network
 	}{
 		{
 			name:    "a Network of the controller's namespace naming a kept copy of team-a's credential",
@@ -75,7 +76,7 @@ func TestADeletionNeverReadsCredentialsThePolicyRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, 10, tc.secrets...)
 			policy := newPolicy(t, Defaults{ControllerNamespace: controllerNamespace}, tc.policies...)
-			nets := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Samplecrd().V1().Networks()
+			nets := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Samplecrd().V2().Networks()
 			s, err := newSet(nets, f.Registry, policy, setOptions{Recorder: record.NewFakeRecorder(10)})
 			if err != nil {
 				t.Fatal(err)

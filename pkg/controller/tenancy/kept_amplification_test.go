@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 )
 
 // TestAKeptCopyHoldsOnlyItsCloud: a kept copy is written per credential
@@ -43,8 +44,8 @@ func TestAKeptCopyHoldsOnlyItsCloud(t *testing.T) {
 		Data: map[string][]byte{samplecrdv1.CloudsYAMLKey: yaml.Bytes()}}
 	f := newBoundedFixture(t, 256, 4, many)
 	for i := range clouds {
-		n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "attacker", Name: fmt.Sprintf("n%d", i)},
-			Spec: samplecrdv1.NetworkSpec{CloudCredentialsRef: &samplecrdv1.CloudCredentialsReference{SecretName: "many", CloudName: fmt.Sprintf("c%d", i)}}}
+		n := &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Namespace: "attacker", Name: fmt.Sprintf("n%d", i)},
+			Spec: samplecrdv2.NetworkSpec{CloudCredentialsRef: &samplecrdv2.CloudCredentialsReference{SecretName: "many", CloudName: fmt.Sprintf("c%d", i)}}}
 		if _, err := f.For(t.Context(), n); err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package tenancy
 import (
 	"fmt"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 )
 
 // Key names a credential: a cloud of a Secret of a namespace. The zero
@@ -13,7 +13,7 @@ type Key struct {
 }
 
 // KeyOf is the credential network uses.
-func KeyOf(network *samplecrdv1.Network) Key {
+func KeyOf(network *samplecrdv2.Network) Key {
 	ref := network.Spec.CloudCredentialsRef
 	if ref == nil {
 		return Key{}

@@ -35,9 +35,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
+	informersv2 "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v2"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	listersv2 "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v2"
 )
 
 // Defaults are what the controller's flags grant, before any policy:
@@ -56,7 +59,7 @@ type Defaults struct {
 type Policy struct {
 	policies   listers.TenantPolicyLister
 	namespaces corelisters.NamespaceLister
-	networks   listers.NetworkLister
+	networks   listersv2.NetworkLister
 	defaults   Defaults
 	// informers are nil in a Policy made by NewFromListers.
 	policyInformer, namespaceInformer, networkInformer cache.SharedIndexInformer
@@ -65,14 +68,14 @@ type Policy struct {
 // NewPolicy returns a Policy over the informers' caches, with the flags'
 // defaults. networks are the Networks the controller serves, which a
 // namespace's cap counts.
-func NewPolicy(policies informers.TenantPolicyInformer, namespaces coreinformers.NamespaceInformer, networks informers.NetworkInformer, defaults Defaults) *Policy {
+func NewPolicy(policies informers.TenantPolicyInformer, namespaces coreinformers.NamespaceInformer, networks informersv2.NetworkInformer, defaults Defaults) *Policy {
 	p := NewPolicyFromListers(policies.Lister(), namespaces.Lister(), networks.Lister(), defaults)
 	p.policyInformer, p.namespaceInformer, p.networkInformer = policies.Informer(), namespaces.Informer(), networks.Informer()
 	return p
 }
 
 // NewPolicyFromListers returns a Policy over listers that need no sync.
-func NewPolicyFromListers(policies listers.TenantPolicyLister, namespaces corelisters.NamespaceLister, networks listers.NetworkLister, defaults Defaults) *Policy {
+func NewPolicyFromListers(policies listers.TenantPolicyLister, namespaces corelisters.NamespaceLister, networks listersv2.NetworkLister, defaults Defaults) *Policy {
 	return &Policy{policies: policies, namespaces: namespaces, networks: networks, defaults: defaults}
 }
 
@@ -229,7 +232,7 @@ func (g *Grants) add(spec samplecrdv1.TenantPolicySpec) {
 // (pkg/controller/tenancy/keeper.go), and naming one would make that namespace's
 // Networks in another namespace's project, or in the controller's with a
 // credential nobody granted. The controller's cloud is theirs anyway.
-func (p *Policy) Check(network *samplecrdv1.Network) error {
+func (p *Policy) Check(network *samplecrdv2.Network) error {
 	if network.DeletionTimestamp != nil {
 		return nil
 	}
@@ -254,7 +257,7 @@ func (p *Policy) Check(network *samplecrdv1.Network) error {
 
 // checkCap returns a *reconcile.NotAllowedError when network would take its
 // namespace past limit Networks at work (olderAtWork, cap.go).
-func (p *Policy) checkCap(network *samplecrdv1.Network, limit int32) error {
+func (p *Policy) checkCap(network *samplecrdv2.Network, limit int32) error {
 	networks, err := p.networks.Networks(network.Namespace).List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("listing the Networks of namespace %s from the cache: %w", network.Namespace, err)
@@ -299,7 +302,7 @@ func (p *Policy) NamesForAdoption(namespace, id string) (bool, error) {
 
 // Check returns a *reconcile.NotAllowedError naming the first thing network names
 // that g does not grant.
-func (g Grants) Check(network *samplecrdv1.Network) error {
+func (g Grants) Check(network *samplecrdv2.Network) error {
 	spec, ns := network.Spec, network.Namespace
 	refuseAs := func(reason, format string, args ...any) error {
 		return &reconcile.NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...) + reconcile.NothingAsked}
@@ -314,8 +317,11 @@ func (g Grants) Check(network *samplecrdv1.Network) error {
 		return refuse("a TenantPolicy requires the Networks of namespace %s to use the controller's cloud: spec.cloudCredentialsRef is not allowed", ns)
 	case spec.Adopt != nil && !g.Adoption && !g.AdoptNetworks.Has(spec.Adopt.NetworkID):
 		return refuseAs(samplecrdv1.ReasonAdoptionRefused, "adoption (spec.adopt) is not allowed in namespace %s: a TenantPolicy with adoption: true grants it, or one whose adoptNetworks names the network (or the controller's deprecated --adoption-namespaces)", ns)
-	case spec.SubnetPool != "" && !g.SubnetPools.Has(spec.SubnetPool):
-		return refuse("spec.subnetPool %q is not granted to namespace %s: a TenantPolicy's spec.subnetPools grants it, by the same name or ID", spec.SubnetPool, ns)
+	}
+	for i, s := range spec.Subnets {
+		if s.SubnetPool != "" && !g.SubnetPools.Has(s.SubnetPool) {
+			return refuse("spec.subnets[%d].subnetPool %q is not granted to namespace %s: a TenantPolicy's spec.subnetPools grants it, by the same name or ID", i, s.SubnetPool, ns)
+		}
 	}
 	if err := g.checkRouter(network); err != nil {
 		err.Message += reconcile.NothingAsked
@@ -325,7 +331,7 @@ func (g Grants) Check(network *samplecrdv1.Network) error {
 }
 
 // checkRouter returns the refusal of a spec.router that g does not grant.
-func (g Grants) checkRouter(network *samplecrdv1.Network) *reconcile.NotAllowedError {
+func (g Grants) checkRouter(network *samplecrdv2.Network) *reconcile.NotAllowedError {
 	r, ns := network.Spec.Router, network.Namespace
 	refuse := func(reason, format string, args ...any) *reconcile.NotAllowedError {
 		return &reconcile.NotAllowedError{Reason: reason, Message: fmt.Sprintf(format, args...), Router: true}

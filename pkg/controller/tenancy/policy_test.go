@@ -13,12 +13,15 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	"github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	listersv2 "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v2"
 )
 
 // newPolicy is a Policy over caches holding the namespaces team-a
@@ -29,7 +32,7 @@ func newPolicy(t *testing.T, defaults Defaults, policies ...*samplecrdv1.TenantP
 }
 
 // newPolicyWith is newPolicy with the Networks in the cache.
-func newPolicyWith(t *testing.T, defaults Defaults, networks []*samplecrdv1.Network, policies ...*samplecrdv1.TenantPolicy) *Policy {
+func newPolicyWith(t *testing.T, defaults Defaults, networks []*samplecrdv2.Network, policies ...*samplecrdv1.TenantPolicy) *Policy {
 	t.Helper()
 	netIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, n := range networks {
@@ -49,7 +52,7 @@ func newPolicyWith(t *testing.T, defaults Defaults, networks []*samplecrdv1.Netw
 			t.Fatal(err)
 		}
 	}
-	return NewPolicyFromListers(listers.NewTenantPolicyLister(tpIndexer), corelisters.NewNamespaceLister(nsIndexer), listers.NewNetworkLister(netIndexer), defaults)
+	return NewPolicyFromListers(listers.NewTenantPolicyLister(tpIndexer), corelisters.NewNamespaceLister(nsIndexer), listersv2.NewNetworkLister(netIndexer), defaults)
 }
 
 func namespace(name, team string) *corev1.Namespace {
@@ -64,8 +67,8 @@ func forTeam(team string, spec samplecrdv1.TenantPolicySpec) *samplecrdv1.Tenant
 }
 
 // network is a Network of namespace ns whose spec change sets.
-func network(ns string, change func(*samplecrdv1.NetworkSpec)) *samplecrdv1.Network {
-	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "net"}, Spec: samplecrdv1.NetworkSpec{CIDR: "10.0.0.0/24"}}
+func network(ns string, change func(*samplecrdv2.NetworkSpec)) *samplecrdv2.Network {
+	n := &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "net"}, Spec: samplecrdv2.NetworkSpec{Subnets: []samplecrdv2.SubnetSpec{{CIDR: "10.0.0.0/24"}}}}
 	change(&n.Spec)
 	return n
 }
@@ -77,156 +80,162 @@ func TestWhatANetworkMayNameOutsideItself(t *testing.T) {
 	onlyController := forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsController})
 	everyNamespace := &samplecrdv1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "all"},
 		Spec: samplecrdv1.TenantPolicySpec{SubnetPools: []string{"shared-pool"}}}
-	creds := &samplecrdv1.CloudCredentialsReference{SecretName: "openstack", CloudName: "team"}
+	creds := &samplecrdv2.CloudCredentialsReference{SecretName: "openstack", CloudName: "team"}
 
 	for name, tc := range map[string]struct {
 		defaults Defaults
 		policies []*samplecrdv1.TenantPolicy
-		network  *samplecrdv1.Network
+		network  *samplecrdv2.Network
 		// refused is a fragment of the refusal; "" when allowed.
 		refused string
 	}{
 		"no policy: a Network of its own, in the controller's project": {
-			network: network("team-b", func(*samplecrdv1.NetworkSpec) {}),
+			network: network("team-b", func(*samplecrdv2.NetworkSpec) {}),
 		},
 		"no policy: credentials of its own namespace": {
-			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			network: network("team-b", func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }),
 		},
 		"no policy: no existing router, by name": {
-			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} }),
+			network: network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Router = &samplecrdv2.RouterReference{Name: "edge"} }),
 			refused: `spec.router.name "edge" is not granted to namespace team-b`,
 		},
 		"no policy: no existing router, by ID": {
-			network: network("team-b", func(s *samplecrdv1.NetworkSpec) {
-				s.Router = &samplecrdv1.RouterReference{ID: "9d7b0a4e-0000-4000-8000-000000000001"}
+			network: network("team-b", func(s *samplecrdv2.NetworkSpec) {
+				s.Router = &samplecrdv2.RouterReference{ID: "9d7b0a4e-0000-4000-8000-000000000001"}
 			}),
 			refused: "spec.router.id",
 		},
 		"no policy: no adoption": {
-			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "x"} }),
+			network: network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Adopt = &samplecrdv2.Adoption{NetworkID: "x"} }),
 			refused: "adoption (spec.adopt) is not allowed in namespace team-b",
 		},
 		"no policy: no pool": {
-			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "pool-a" }),
-			refused: `spec.subnetPool "pool-a"`,
+			network: network("team-b", func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "pool-a", PrefixLength: ptr.To[int32](24)}}
+			}),
+			refused: `spec.subnets[0].subnetPool "pool-a"`,
 		},
 		"no policy: no router on an external network": {
-			network: network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{ExternalNetwork: "public"} }),
+			network: network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Router = &samplecrdv2.RouterReference{ExternalNetwork: "public"} }),
 			refused: "spec.router.externalNetwork",
 		},
 		"the flag's default grants adoption to the namespace it names": {
 			defaults: Defaults{AdoptionNamespaces: []string{"team-b"}},
-			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "x"} }),
+			network:  network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Adopt = &samplecrdv2.Adoption{NetworkID: "x"} }),
 		},
 		"the flag's default grants an external network to every namespace": {
 			defaults: Defaults{ExternalNetworks: []string{"public"}},
-			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{ExternalNetwork: "public"} }),
+			network:  network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Router = &samplecrdv2.RouterReference{ExternalNetwork: "public"} }),
 		},
 		"a policy grants its namespace a router by name": {
 			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
-			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} }),
+			network:  network("team-a", func(s *samplecrdv2.NetworkSpec) { s.Router = &samplecrdv2.RouterReference{Name: "edge"} }),
 		},
 		"a policy grants its namespace a router by ID": {
 			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
-			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
-				s.Router = &samplecrdv1.RouterReference{ID: "9d7b0a4e-0000-4000-8000-000000000001"}
+			network: network("team-a", func(s *samplecrdv2.NetworkSpec) {
+				s.Router = &samplecrdv2.RouterReference{ID: "9d7b0a4e-0000-4000-8000-000000000001"}
 			}),
 		},
 		"a policy grants nothing to a namespace it does not select": {
 			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
-			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} }),
+			network:  network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Router = &samplecrdv2.RouterReference{Name: "edge"} }),
 			refused:  "not granted to namespace team-b",
 		},
 		"a router the policy does not list": {
 			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
-			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "core"} }),
+			network:  network("team-a", func(s *samplecrdv2.NetworkSpec) { s.Router = &samplecrdv2.RouterReference{Name: "core"} }),
 			refused:  `spec.router.name "core"`,
 		},
 		"a policy grants adoption, a pool and an external network": {
 			policies: []*samplecrdv1.TenantPolicy{sharedRouter},
-			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
-				s.CIDR, s.SubnetPool = "", "pool-a"
-				s.Router = &samplecrdv1.RouterReference{ExternalNetwork: "public"}
+			network: network("team-a", func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "pool-a", PrefixLength: ptr.To[int32](24)}}
+				s.Router = &samplecrdv2.RouterReference{ExternalNetwork: "public"}
 			}),
 		},
 		"grants of two policies add up": {
 			policies: []*samplecrdv1.TenantPolicy{sharedRouter, everyNamespace},
-			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
-				s.CIDR, s.SubnetPool = "", "shared-pool"
-				s.Router = &samplecrdv1.RouterReference{Name: "edge"}
+			network: network("team-a", func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "shared-pool", PrefixLength: ptr.To[int32](24)}}
+				s.Router = &samplecrdv2.RouterReference{Name: "edge"}
 			}),
 		},
 		"a policy with an empty selector selects every namespace": {
 			policies: []*samplecrdv1.TenantPolicy{everyNamespace},
-			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" }),
+			network: network("team-b", func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "shared-pool", PrefixLength: ptr.To[int32](24)}}
+			}),
 		},
 		"Namespace credentials: the controller's project is refused": {
 			policies: []*samplecrdv1.TenantPolicy{onlyOwn},
-			network:  network("team-a", func(*samplecrdv1.NetworkSpec) {}),
+			network:  network("team-a", func(*samplecrdv2.NetworkSpec) {}),
 			refused:  "to name credentials of their own",
 		},
 		"Namespace credentials: a Secret of the namespace": {
 			policies: []*samplecrdv1.TenantPolicy{onlyOwn},
-			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			network:  network("team-a", func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }),
 		},
 		"Controller credentials: a Secret of the namespace is refused": {
 			policies: []*samplecrdv1.TenantPolicy{onlyController},
-			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			network:  network("team-a", func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }),
 			refused:  "to use the controller's cloud",
 		},
 		"the stricter credentials policy holds over Any": {
 			policies: []*samplecrdv1.TenantPolicy{sharedRouter, onlyController},
-			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			network:  network("team-a", func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }),
 			refused:  "to use the controller's cloud",
 		},
 		"policies that require both credentials refuse every Network": {
 			policies: []*samplecrdv1.TenantPolicy{onlyOwn, withName(onlyController, "other")},
-			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			network:  network("team-a", func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }),
 			refused:  "disagree",
 		},
 		"adoptNetworks grants adoption of the networks it names": {
 			policies: []*samplecrdv1.TenantPolicy{forTeam("b", samplecrdv1.TenantPolicySpec{AdoptNetworks: []string{"net-x"}})},
-			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "net-x"} }),
+			network:  network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Adopt = &samplecrdv2.Adoption{NetworkID: "net-x"} }),
 		},
 		"adoptNetworks grants no other network": {
 			policies: []*samplecrdv1.TenantPolicy{forTeam("b", samplecrdv1.TenantPolicySpec{AdoptNetworks: []string{"net-x"}})},
-			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.Adopt = &samplecrdv1.Adoption{NetworkID: "net-y"} }),
+			network:  network("team-b", func(s *samplecrdv2.NetworkSpec) { s.Adopt = &samplecrdv2.Adoption{NetworkID: "net-y"} }),
 			refused:  "adoption (spec.adopt) is not allowed in namespace team-b",
 		},
 		// The controller's namespace holds its cloud's Secret and the kept
 		// copies of every namespace's credentials (pkg/controller/tenancy/keeper.go).
 		"in the controller's namespace, a kept copy of another namespace's credentials is refused": {
 			defaults: Defaults{ControllerNamespace: "team-a"},
-			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
-				s.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "network-controller-credentials-0123456789abcdef0123", CloudName: "team"}
+			network: network("team-a", func(s *samplecrdv2.NetworkSpec) {
+				s.CloudCredentialsRef = &samplecrdv2.CloudCredentialsReference{SecretName: "network-controller-credentials-0123456789abcdef0123", CloudName: "team"}
 			}),
 			refused: "spec.cloudCredentialsRef is not allowed in namespace team-a, the controller's own",
 		},
 		"in the controller's namespace, the controller's cloud Secret is refused": {
 			defaults: Defaults{ControllerNamespace: "team-a"},
-			network: network("team-a", func(s *samplecrdv1.NetworkSpec) {
-				s.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "network-controller-cloud", CloudName: "openstack"}
+			network: network("team-a", func(s *samplecrdv2.NetworkSpec) {
+				s.CloudCredentialsRef = &samplecrdv2.CloudCredentialsReference{SecretName: "network-controller-cloud", CloudName: "openstack"}
 			}),
 			refused: "spec.cloudCredentialsRef is not allowed in namespace team-a, the controller's own",
 		},
 		"in the controller's namespace, even a policy's Any grants no Secret": {
 			defaults: Defaults{ControllerNamespace: "team-a"},
 			policies: []*samplecrdv1.TenantPolicy{forTeam("a", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsAny})},
-			network:  network("team-a", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			network:  network("team-a", func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }),
 			refused:  "the controller's own",
 		},
 		"in the controller's namespace, the controller's cloud itself": {
 			defaults: Defaults{ControllerNamespace: "team-a"},
-			network:  network("team-a", func(*samplecrdv1.NetworkSpec) {}),
+			network:  network("team-a", func(*samplecrdv2.NetworkSpec) {}),
 		},
 		"another namespace names credentials as before": {
 			defaults: Defaults{ControllerNamespace: "team-a"},
-			network:  network("team-b", func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }),
+			network:  network("team-b", func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }),
 		},
 		"a namespace not in the cache gets the defaults alone": {
 			policies: []*samplecrdv1.TenantPolicy{everyNamespace},
-			network:  network("team-c", func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" }),
-			refused:  "spec.subnetPool",
+			network: network("team-c", func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "shared-pool", PrefixLength: ptr.To[int32](24)}}
+			}),
+			refused: "spec.subnets[0].subnetPool",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -280,7 +289,7 @@ func TestAGrantTakesEffectAtOnce(t *testing.T) {
 	networks := fake.NewClientset()
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	factory := externalversions.NewSharedInformerFactory(networks, 0)
-	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V1().Networks(), Defaults{})
+	p := NewPolicy(factory.Samplecrd().V1().TenantPolicies(), kubeFactory.Core().V1().Namespaces(), factory.Samplecrd().V2().Networks(), Defaults{})
 	changed := make(chan string, 10)
 	if err := p.OnChange(func(ns string) { changed <- ns }); err != nil {
 		t.Fatal(err)
@@ -334,14 +343,14 @@ func TestDefaultPolicies(t *testing.T) {
 	onlyOwn := byDefault("only-own", samplecrdv1.TenantPolicySpec{Credentials: samplecrdv1.CredentialsNamespace})
 	sharedPool := byDefault("shared-pool", samplecrdv1.TenantPolicySpec{SubnetPools: []string{"shared-pool"}})
 	routerForA := forTeam("a", samplecrdv1.TenantPolicySpec{Routers: []string{"edge"}})
-	creds := &samplecrdv1.CloudCredentialsReference{SecretName: "openstack", CloudName: "team"}
-	controllersCloud := func(*samplecrdv1.NetworkSpec) {}
-	ownCredentials := func(s *samplecrdv1.NetworkSpec) { s.CloudCredentialsRef = creds }
+	creds := &samplecrdv2.CloudCredentialsReference{SecretName: "openstack", CloudName: "team"}
+	controllersCloud := func(*samplecrdv2.NetworkSpec) {}
+	ownCredentials := func(s *samplecrdv2.NetworkSpec) { s.CloudCredentialsRef = creds }
 
 	for name, tc := range map[string]struct {
 		policies  []*samplecrdv1.TenantPolicy
 		namespace string
-		spec      func(*samplecrdv1.NetworkSpec)
+		spec      func(*samplecrdv2.NetworkSpec)
 		// refused is a fragment of the refusal; "" when allowed.
 		refused string
 	}{
@@ -358,14 +367,14 @@ func TestDefaultPolicies(t *testing.T) {
 		},
 		"a namespace another policy selects is bound by the default's restriction too": {
 			policies: []*samplecrdv1.TenantPolicy{onlyOwn, routerForA}, namespace: "team-a",
-			spec:    func(s *samplecrdv1.NetworkSpec) { s.Router = &samplecrdv1.RouterReference{Name: "edge"} },
+			spec:    func(s *samplecrdv2.NetworkSpec) { s.Router = &samplecrdv2.RouterReference{Name: "edge"} },
 			refused: "to name credentials of their own",
 		},
 		"a selected namespace gets its policy's grants beside the default's restriction": {
 			policies: []*samplecrdv1.TenantPolicy{onlyOwn, routerForA}, namespace: "team-a",
-			spec: func(s *samplecrdv1.NetworkSpec) {
+			spec: func(s *samplecrdv2.NetworkSpec) {
 				s.CloudCredentialsRef = creds
-				s.Router = &samplecrdv1.RouterReference{Name: "edge"}
+				s.Router = &samplecrdv2.RouterReference{Name: "edge"}
 			},
 		},
 		"a selected namespace whose policy says Controller against a default's Namespace is refused": {
@@ -380,17 +389,21 @@ func TestDefaultPolicies(t *testing.T) {
 		},
 		"a default's grant reaches a namespace no policy selects": {
 			policies: []*samplecrdv1.TenantPolicy{sharedPool}, namespace: "team-b",
-			spec: func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" },
+			spec: func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "shared-pool", PrefixLength: ptr.To[int32](24)}}
+			},
 		},
 		"a default's grant reaches a namespace not in the cache": {
 			policies: []*samplecrdv1.TenantPolicy{sharedPool}, namespace: "team-c",
-			spec: func(s *samplecrdv1.NetworkSpec) { s.CIDR, s.SubnetPool = "", "shared-pool" },
+			spec: func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "shared-pool", PrefixLength: ptr.To[int32](24)}}
+			},
 		},
 		"a default's grant adds up with a selecting policy's": {
 			policies: []*samplecrdv1.TenantPolicy{sharedPool, routerForA}, namespace: "team-a",
-			spec: func(s *samplecrdv1.NetworkSpec) {
-				s.CIDR, s.SubnetPool = "", "shared-pool"
-				s.Router = &samplecrdv1.RouterReference{Name: "edge"}
+			spec: func(s *samplecrdv2.NetworkSpec) {
+				s.Subnets = []samplecrdv2.SubnetSpec{{SubnetPool: "shared-pool", PrefixLength: ptr.To[int32](24)}}
+				s.Router = &samplecrdv2.RouterReference{Name: "edge"}
 			},
 		},
 		"a default's selector is not asked: it binds every namespace": {

@@ -3,7 +3,7 @@ package tenancy
 import (
 	"context"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/collector"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
@@ -26,10 +26,10 @@ type Project struct {
 type Reconciler interface {
 	// Preflight refuses what cannot be reconciled now, before the
 	// finalizer goes on; ok says Reconcile may go on.
-	Preflight(network *samplecrdv1.Network) (_ reconcile.Outcome, ok bool)
+	Preflight(network *samplecrdv2.Network) (_ reconcile.Outcome, ok bool)
 	// Reconcile makes Neutron match network.
-	Reconcile(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
+	Reconcile(ctx context.Context, network *samplecrdv2.Network) reconcile.Outcome
 	// Delete deletes or releases network's Neutron resources; the
 	// Outcome is Finalized when the finalizer may go.
-	Delete(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome
+	Delete(ctx context.Context, network *samplecrdv2.Network) reconcile.Outcome
 }

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/clock"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
@@ -159,7 +160,7 @@ func (r *Registry) Get(key Key) (*Project, bool) {
 // Keeper's copy is refused (bound), and a deleting Network gets the copy.
 // Any other Network's credential is kept by the Keeper before it is
 // returned, so before anything is made with it.
-func (r *Registry) For(ctx context.Context, network *samplecrdv1.Network) (*Project, error) {
+func (r *Registry) For(ctx context.Context, network *samplecrdv2.Network) (*Project, error) {
 	key := KeyOf(network)
 	if key == (Key{}) {
 		return r.own, nil

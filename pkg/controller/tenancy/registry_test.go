@@ -20,6 +20,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
@@ -121,15 +122,15 @@ func secret(namespace, name, authURL string) *corev1.Secret {
 
 // naming is a Network of namespace that names Secret secretName's cloud
 // "team"; no Secret at all when secretName is "".
-func naming(namespace, secretName string) *samplecrdv1.Network {
-	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "n"}}
+func naming(namespace, secretName string) *samplecrdv2.Network {
+	n := &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "n"}}
 	if secretName != "" {
-		n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: secretName, CloudName: "team"}
+		n.Spec.CloudCredentialsRef = &samplecrdv2.CloudCredentialsReference{SecretName: secretName, CloudName: "team"}
 	}
 	return n
 }
 
-func deleting(n *samplecrdv1.Network) *samplecrdv1.Network {
+func deleting(n *samplecrdv2.Network) *samplecrdv2.Network {
 	n.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	return n
 }
@@ -169,7 +170,7 @@ func TestCredentialsThatCannotBeUsedSayWhy(t *testing.T) {
 		name    string
 		secrets []*corev1.Secret
 		setUp   func(*fixture)
-		network *samplecrdv1.Network
+		network *samplecrdv2.Network
 		want    string
 	}{
 		{"no such Secret", nil, nil, naming("team-a", "cloud"), "Secret team-a/cloud does not exist"},

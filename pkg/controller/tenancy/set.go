@@ -36,12 +36,12 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/collector"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
-	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
-	listers "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v1"
+	informersv2 "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v2"
+	listersv2 "github.com/samplecrd/network-controller/pkg/generated/listers/samplecrd/v2"
 )
 
 // uidIndex indexes Networks by UID, which is how a Neutron resource names
@@ -55,7 +55,7 @@ type projectRegistry interface {
 	Start(ctx context.Context, start StartFunc)
 	// For returns network's Project; a *neutron.CredentialsError when
 	// its credentials cannot be used.
-	For(ctx context.Context, network *samplecrdv1.Network) (*Project, error)
+	For(ctx context.Context, network *samplecrdv2.Network) (*Project, error)
 	// Get returns the Project of key, if it is held.
 	Get(key Key) (*Project, bool)
 	// Own is the Project of the controller's own cloud.
@@ -71,7 +71,7 @@ type projectRegistry interface {
 type checker interface {
 	// Check returns a *reconcile.NotAllowedError for a Network that names
 	// what its namespace is not granted.
-	Check(network *samplecrdv1.Network) error
+	Check(network *samplecrdv2.Network) error
 	// HasSynced reports whether the policy's caches have synced.
 	HasSynced() bool
 	// OnChange has changed called with a namespace whose grants may have
@@ -94,7 +94,7 @@ type setOptions struct {
 type Set struct {
 	policy    checker
 	registry  projectRegistry
-	networks  listers.NetworkLister
+	networks  listersv2.NetworkLister
 	byUID     cache.Indexer
 	collector *collector.Collector[Key]
 	// enqueue queues a Network on the controller's queue (Start).
@@ -107,10 +107,10 @@ type Set struct {
 // anything of it remain in Neutron, its finalizer having been removed by
 // hand, that collects it) and lets go of its credentials if no other
 // Network names them.
-func newSet(networkInformer informers.NetworkInformer, registry projectRegistry, policy checker, opts setOptions) (*Set, error) {
+func newSet(networkInformer informersv2.NetworkInformer, registry projectRegistry, policy checker, opts setOptions) (*Set, error) {
 	informer := networkInformer.Informer()
 	if err := informer.AddIndexers(cache.Indexers{uidIndex: func(obj any) ([]string, error) {
-		return []string{string(obj.(*samplecrdv1.Network).UID)}, nil
+		return []string{string(obj.(*samplecrdv2.Network).UID)}, nil
 	}}); err != nil {
 		return nil, fmt.Errorf("adding the UID index: %w", err)
 	}
@@ -135,7 +135,7 @@ func newSet(networkInformer informers.NetworkInformer, registry projectRegistry,
 		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tombstone.Obj
 		}
-		if n, ok := obj.(*samplecrdv1.Network); ok {
+		if n, ok := obj.(*samplecrdv2.Network); ok {
 			s.collector.Enqueue(KeyOf(n), n.Namespace, n.UID)
 			s.release(n)
 		}
@@ -176,7 +176,7 @@ func (s *Set) Start(ctx context.Context, enqueue func(obj any)) error {
 // (withdrawn.go). A *neutron.CredentialsError when the namespace's
 // credentials cannot be used. A deletion is never refused by policy: what
 // a Network made, it may always remove.
-func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler, error) {
+func (s *Set) For(ctx context.Context, network *samplecrdv2.Network) (Reconciler, error) {
 	var refusal *reconcile.NotAllowedError
 	if network.DeletionTimestamp == nil {
 		if err := s.policy.Check(network); err != nil && !errors.As(err, &refusal) {
@@ -219,8 +219,8 @@ func (s *Set) For(ctx context.Context, network *samplecrdv1.Network) (Reconciler
 // where it would be: the place is recorded before anything is made
 // (pkg/controller/reconcile's ladder), and a Network of a controller before places
 // recorded its project.
-func madeNothing(status samplecrdv1.NetworkStatus) bool {
-	return status.Place == nil && status.ProjectID == "" && status.NetworkID == "" && status.SubnetID == "" &&
+func madeNothing(status samplecrdv2.NetworkStatus) bool {
+	return status.Place == nil && status.ProjectID == "" && status.NetworkID == "" && len(status.Subnets) == 0 &&
 		status.Router == nil && status.Adopted == nil
 }
 
@@ -240,7 +240,7 @@ const releaseTimeout = 30 * time.Second
 // that goes last finds no other, whatever their order. A Network made
 // meanwhile that names the credentials is not lost: its first sync keeps
 // them again before it makes anything.
-func (s *Set) release(gone *samplecrdv1.Network) {
+func (s *Set) release(gone *samplecrdv2.Network) {
 	key := KeyOf(gone)
 	if key == (Key{}) {
 		return
@@ -332,17 +332,17 @@ func (s *Set) enqueueNamespace(namespace string) {
 // enqueueProject queues every Network of the project of key.
 func (s *Set) enqueueProject(key Key) {
 	for _, obj := range s.byUID.List() {
-		if KeyOf(obj.(*samplecrdv1.Network)) == key {
+		if KeyOf(obj.(*samplecrdv2.Network)) == key {
 			s.enqueue(obj)
 		}
 	}
 }
 
 // networkByUID returns the Network of uid from the informer's cache.
-func (s *Set) networkByUID(uid types.UID) (*samplecrdv1.Network, bool) {
+func (s *Set) networkByUID(uid types.UID) (*samplecrdv2.Network, bool) {
 	objs, err := s.byUID.ByIndex(uidIndex, string(uid))
 	if err != nil || len(objs) == 0 {
 		return nil, false
 	}
-	return objs[0].(*samplecrdv1.Network), true
+	return objs[0].(*samplecrdv2.Network), true
 }

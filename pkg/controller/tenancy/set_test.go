@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/collector"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -53,7 +54,7 @@ func (r *heldOwn) releasedKeys() []Key {
 func (r *heldOwn) Start(ctx context.Context, start StartFunc) {
 	start(ctx, Key{}, r.own)
 }
-func (r *heldOwn) For(context.Context, *samplecrdv1.Network) (*Project, error) { return r.own, nil }
+func (r *heldOwn) For(context.Context, *samplecrdv2.Network) (*Project, error) { return r.own, nil }
 func (r *heldOwn) Get(key Key) (*Project, bool)                                { return r.own, key == (Key{}) }
 func (r *heldOwn) Own() *Project                                               { return r.own }
 func (r *heldOwn) Release(_ context.Context, key Key) error {
@@ -75,14 +76,14 @@ type setFixture struct {
 	queued     []string
 }
 
-func newSetFixture(t *testing.T, networks ...*samplecrdv1.Network) *setFixture {
+func newSetFixture(t *testing.T, networks ...*samplecrdv2.Network) *setFixture {
 	t.Helper()
 	f := &setFixture{neutron: neutronfake.New(), reconciler: &idle{}, client: fake.NewClientset()}
 	inv := inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour})
 	f.registry = &heldOwn{own: &Project{Inventory: inv, Reconciler: f.reconciler,
 		Orphans: collector.NewOrphans(inv, collector.Config{Mark: ours, Networks: f.client, Enabled: true, MaxPerList: 50})}}
 	factory := informers.NewSharedInformerFactory(f.client, 0)
-	nets := factory.Samplecrd().V1().Networks()
+	nets := factory.Samplecrd().V2().Networks()
 	set, err := newSet(nets, f.registry, nil, setOptions{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func newSetFixture(t *testing.T, networks ...*samplecrdv1.Network) *setFixture {
 		}
 	}
 	set.enqueue = func(obj any) {
-		f.queued = append(f.queued, cache.MetaObjectToName(obj.(*samplecrdv1.Network)).String())
+		f.queued = append(f.queued, cache.MetaObjectToName(obj.(*samplecrdv2.Network)).String())
 	}
 	return f
 }
@@ -107,10 +108,10 @@ func (f *setFixture) drain() []string {
 	return out
 }
 
-func setNetwork(name, uid string, creds bool) *samplecrdv1.Network {
-	n := &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)}}
+func setNetwork(name, uid string, creds bool) *samplecrdv2.Network {
+	n := &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)}}
 	if creds {
-		n.Spec.CloudCredentialsRef = &samplecrdv1.CloudCredentialsReference{SecretName: "cloud", CloudName: "team"}
+		n.Spec.CloudCredentialsRef = &samplecrdv2.CloudCredentialsReference{SecretName: "cloud", CloudName: "team"}
 	}
 	return n
 }
@@ -158,7 +159,7 @@ func TestADeletedNetworkIsHandedToTheGarbageCollector(t *testing.T) {
 	defer cancel()
 	go f.informer.RunWithContext(ctx)
 	n := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
-	if _, err := f.client.SamplecrdV1().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
+	if _, err := f.client.SamplecrdV2().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), f.informer.HasSynced) {
@@ -170,7 +171,7 @@ func TestADeletedNetworkIsHandedToTheGarbageCollector(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the Network never reached the cache: %v", err)
 	}
-	if err := f.client.SamplecrdV1().Networks("default").Delete(ctx, "net", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.SamplecrdV2().Networks("default").Delete(ctx, "net", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
@@ -207,18 +208,18 @@ func TestCredentialsAreReleasedWithTheLastNetworkNamingThem(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go f.informer.RunWithContext(ctx)
-			for _, n := range []*samplecrdv1.Network{
+			for _, n := range []*samplecrdv2.Network{
 				setNetwork("first", "00000000-0000-4000-8000-000000000001", true),
 				setNetwork("second", "00000000-0000-4000-8000-000000000002", true),
 				setNetwork("plain", "00000000-0000-4000-8000-000000000003", false),
 			} {
-				if _, err := f.client.SamplecrdV1().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
+				if _, err := f.client.SamplecrdV2().Networks("default").Create(ctx, n, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			waitForCached(ctx, t, f, 3)
 			for _, name := range tc.deleted {
-				if err := f.client.SamplecrdV1().Networks("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				if err := f.client.SamplecrdV2().Networks("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -253,7 +254,7 @@ func waitForCached(ctx context.Context, t *testing.T, f *setFixture, n int) {
 // refusing is a Policy that refuses every Network.
 type refusing struct{}
 
-func (refusing) Check(n *samplecrdv1.Network) error {
+func (refusing) Check(n *samplecrdv2.Network) error {
 	return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "namespace " + n.Namespace + " is granted nothing"}
 }
 func (refusing) HasSynced() bool             { return true }
@@ -282,15 +283,15 @@ func TestPolicyIsAskedBeforeTheProjectButNeverOfADeletion(t *testing.T) {
 // each pass was asked of, and answers Ready with what it was told.
 type recording struct {
 	Reconciler
-	routers []*samplecrdv1.RouterReference
+	routers []*samplecrdv2.RouterReference
 	out     reconcile.Outcome
 }
 
-func (r *recording) Preflight(n *samplecrdv1.Network) (reconcile.Outcome, bool) {
+func (r *recording) Preflight(n *samplecrdv2.Network) (reconcile.Outcome, bool) {
 	return reconcile.Outcome{}, true
 }
 
-func (r *recording) Reconcile(_ context.Context, n *samplecrdv1.Network) reconcile.Outcome {
+func (r *recording) Reconcile(_ context.Context, n *samplecrdv2.Network) reconcile.Outcome {
 	r.routers = append(r.routers, n.Spec.Router)
 	return r.out
 }
@@ -300,7 +301,7 @@ func (r *recording) Reconcile(_ context.Context, n *samplecrdv1.Network) reconci
 // namespace's cap (maxNetworks) does.
 type routerRefused struct{ all, capped bool }
 
-func (p routerRefused) Check(n *samplecrdv1.Network) error {
+func (p routerRefused) Check(n *samplecrdv2.Network) error {
 	switch {
 	case p.all:
 		return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: "not granted"}
@@ -322,16 +323,17 @@ func (routerRefused) OnChange(func(string)) error { return nil }
 // the Network without its router too (its namespace's cap): the detach is
 // a sync, which may remake what is missing.
 func TestAWithdrawnRouterGrantDetaches(t *testing.T) {
-	attached := func() *samplecrdv1.Network {
+	attached := func() *samplecrdv2.Network {
 		n := setNetwork("net", "1c2d3e4f-0000-0000-0000-000000000001", false)
-		n.Spec.Router = &samplecrdv1.RouterReference{Name: "shared-router"}
-		n.Status.Router = &samplecrdv1.RouterStatus{ID: "router-1", InterfacePortID: "port-1"}
+		n.Spec.Router = &samplecrdv2.RouterReference{Name: "shared-router"}
+		n.Status.Router = &samplecrdv2.RouterStatus{ID: "router-1"}
+		n.Status.Subnets = []samplecrdv2.SubnetStatus{{CIDR: "10.0.0.0/24", ID: "subnet-1", RouterInterface: &samplecrdv2.RouterInterfaceStatus{PortID: "port-1"}}}
 		return n
 	}
-	notAttached := func() *samplecrdv1.Network { n := attached(); n.Status.Router = nil; return n }
+	notAttached := func() *samplecrdv2.Network { n := attached(); n.Status.Router = nil; return n }
 	cases := []struct {
 		name       string
-		network    *samplecrdv1.Network
+		network    *samplecrdv2.Network
 		policy     checker
 		passOK     bool
 		wantPass   bool

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
@@ -33,7 +33,7 @@ type withdrawn struct {
 // withdrawnFrom returns the reconciler for network, refused by err: a
 // withdrawn one when the refusal is of spec.router alone and status says
 // the Network is attached, else nil (refused as it is).
-func withdrawnFrom(r Reconciler, network *samplecrdv1.Network, refusal *reconcile.NotAllowedError) Reconciler {
+func withdrawnFrom(r Reconciler, network *samplecrdv2.Network, refusal *reconcile.NotAllowedError) Reconciler {
 	if !refusal.Router || network.Status.Router == nil {
 		return nil
 	}
@@ -42,20 +42,20 @@ func withdrawnFrom(r Reconciler, network *samplecrdv1.Network, refusal *reconcil
 
 // withoutRouter is network as its sync sees it once its router is not
 // granted.
-func withoutRouter(network *samplecrdv1.Network) *samplecrdv1.Network {
+func withoutRouter(network *samplecrdv2.Network) *samplecrdv2.Network {
 	n := network.DeepCopy()
 	n.Spec.Router = nil
 	return n
 }
 
 // Preflight implements Reconciler.
-func (w withdrawn) Preflight(network *samplecrdv1.Network) (reconcile.Outcome, bool) {
+func (w withdrawn) Preflight(network *samplecrdv2.Network) (reconcile.Outcome, bool) {
 	return w.Reconciler.Preflight(withoutRouter(network))
 }
 
 // Reconcile detaches, then reports the refusal: a pass that failed
 // reports its own failure, so that what blocks the detach is said.
-func (w withdrawn) Reconcile(ctx context.Context, network *samplecrdv1.Network) reconcile.Outcome {
+func (w withdrawn) Reconcile(ctx context.Context, network *samplecrdv2.Network) reconcile.Outcome {
 	out := w.Reconciler.Reconcile(ctx, withoutRouter(network))
 	if out.Condition == nil || out.Condition.Status != metav1.ConditionTrue {
 		return out

@@ -29,7 +29,7 @@ func TestStatusSubnetsOfADualStackNetwork(t *testing.T) {
 		}
 		return n
 	}
-	ac, changed := StatusApplyV2(read(), *out.Condition, out.Observed)
+	ac, changed := StatusApply(read(), *out.Condition, out.Observed)
 	if ac == nil || !changed {
 		t.Fatalf("apply = %v, changed %v: want a first status", ac, changed)
 	}
@@ -53,11 +53,11 @@ func TestStatusSubnetsOfADualStackNetwork(t *testing.T) {
 	if len(st.Subnets) != 2 || st.NetworkID == "" {
 		t.Errorf("status = %+v, want the network and two subnets", st)
 	}
-	if ac, _ := StatusApplyV2(read(), *out.Condition, out.Observed); ac != nil {
+	if ac, _ := StatusApply(read(), *out.Condition, out.Observed); ac != nil {
 		t.Errorf("a second apply of the same Outcome: %v, want none", ac)
 	}
-	if got := LastObservedV2(st); !got.EqualV2(st) || got.SubnetID != st.Subnets[0].ID {
-		t.Errorf("LastObservedV2 = %+v, does not say what status says", got)
+	if got := LastObserved(st); !got.Equal(st) || got.SubnetID != st.Subnets[0].ID {
+		t.Errorf("LastObserved = %+v, does not say what status says", got)
 	}
 }
 
@@ -69,7 +69,7 @@ func TestAFailedPassKeepsStatusSubnets(t *testing.T) {
 		Status: samplecrdv2.NetworkStatus{NetworkID: "net-1", Subnets: []samplecrdv2.SubnetStatus{
 			{CIDR: v4CIDR, ID: "subnet-2", Gateway: v4GW}, {CIDR: v6CIDR, ID: "subnet-3", Gateway: "fd00:10::1"}}}}
 	failed := metav1.Condition{Type: samplecrdv1.ConditionReady, Status: metav1.ConditionFalse, Reason: samplecrdv1.ReasonNeutronUnavailable, Message: "down"}
-	ac, _ := StatusApplyV2(network, failed, Observed{NetworkID: "net-1", SubnetID: "subnet-2", CIDR: v4CIDR, Gateway: v4GW})
+	ac, _ := StatusApply(network, failed, Observed{NetworkID: "net-1", SubnetID: "subnet-2", CIDR: v4CIDR, Gateway: v4GW})
 	if ac == nil || len(ac.Status.Subnets) != 2 || *ac.Status.Subnets[1].ID != "subnet-3" {
 		t.Fatalf("apply = %+v, want both subnets kept", ac)
 	}

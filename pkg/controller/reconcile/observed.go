@@ -4,8 +4,6 @@ import (
 	"net/netip"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
@@ -13,36 +11,56 @@ import (
 	applyv2 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v2"
 )
 
-// The status of a samplecrd.k8s.io/v2 Network, for the controller once it
-// reads v2 (issue 42): the same conditions as StatusApply's, and
-// status.subnets, one entry per subnet, where v1 has the fields of one.
-// Each subnet's router interface is in its entry.
-
-// StatusApplyV2 is StatusApply for a v2 Network: nil when its status
-// already says cond and obs, and condChanged when Ready itself changed.
-//
-// A pass that stopped before it read the subnets (obs.Subnets nil: an
-// Outcome built from LastObserved of v1's status, which holds one subnet)
-// keeps status.subnets as they are, so that a failure does not blank them.
-func StatusApplyV2(network *samplecrdv2.Network, cond metav1.Condition, obs Observed) (_ *applyv2.NetworkApplyConfiguration, condChanged bool) {
-	if obs.Subnets == nil {
-		obs.Subnets = LastObservedV2(network.Status).Subnets
-	}
-	conditions, ready, progress, changed, condChanged := nextConditions(network.Status.Conditions, network.Generation, cond)
-	if !changed && network.Status.ObservedGeneration == network.Generation && obs.EqualV2(network.Status) {
-		return nil, false
-	}
-	status := applyv2.NetworkStatus().WithObservedGeneration(network.Generation).WithConditions(conditionApply(ready))
-	if progress != nil {
-		status.WithConditions(conditionApply(*meta.FindStatusCondition(conditions, progress.Type)))
-	}
-	obs.ApplyV2(status)
-	return applyv2.Network(network.Name, network.Namespace).WithStatus(status), condChanged
+// Observed is what Neutron holds for a Network, as its status reports it:
+// status.subnets and the network-wide fields (Status, Apply), and what a
+// status said before a pass (LastObserved). SubnetID, CIDR, Gateway and
+// AllocationPools are the first subnet's, for the published ConfigMap's
+// keys of one subnet (pkg/controller/configmap); status is written from
+// Subnets.
+type Observed struct {
+	NetworkID, SubnetID string
+	CIDR, Gateway       string
+	AllocationPools     []samplecrdv1.AllocationPool
+	MTU                 int32
+	NeutronStatus       string
+	// ProjectID is the project that holds the network.
+	ProjectID string
+	// Place is the Network's recorded place (neutron.Place); zero until
+	// it is recorded, and on a noauth Neutron.
+	Place neutron.Place
+	// Router is the subnet's router interface; nil while it has none.
+	Router *samplecrdv1.RouterStatus
+	// Adopted is what spec.adopt's network and subnets were called before
+	// they were marked; kept for as long as the Network lives.
+	Adopted *samplecrdv2.AdoptedResources
+	// Subnets are every subnet of the network, in spec.subnets' order, as
+	// status.subnets reports them (StatusApply); the fields above repeat
+	// the first. Their usedIPs and freeIPs are not set yet.
+	Subnets []samplecrdv2.SubnetStatus
 }
 
-// StatusV2 is what obs says in v2's terms: what ApplyV2 applies, as a
-// status to compare with.
-func (o Observed) StatusV2() samplecrdv2.NetworkStatus {
+// observedOf is the status of a Network whose network and subnets are
+// known, the first being the one Observed's fields of one subnet name.
+func observedOf(net neutron.Network, subnets ...neutron.Subnet) Observed {
+	subnet := subnets[0]
+	o := Observed{NetworkID: net.ID, SubnetID: subnet.ID, CIDR: subnet.CIDR, Gateway: subnet.GatewayIP,
+		MTU: int32(net.MTU), NeutronStatus: net.Status, ProjectID: net.ProjectID}
+	for _, p := range subnet.AllocationPools {
+		o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
+	}
+	for _, s := range subnets {
+		st := samplecrdv2.SubnetStatus{CIDR: s.CIDR, ID: s.ID, Gateway: s.GatewayIP}
+		for _, p := range s.AllocationPools {
+			st.AllocationPools = append(st.AllocationPools, samplecrdv2.AllocationPool{Start: p.Start, End: p.End})
+		}
+		o.Subnets = append(o.Subnets, st)
+	}
+	return o
+}
+
+// Status is what o says as a status: what Apply applies, as a status to
+// compare with.
+func (o Observed) Status() samplecrdv2.NetworkStatus {
 	st := samplecrdv2.NetworkStatus{NetworkID: o.NetworkID, MTU: o.MTU, ProjectID: o.ProjectID, NeutronStatus: o.NeutronStatus}
 	for _, s := range o.Subnets {
 		if r := o.Router; s.RouterInterface == nil && r != nil && inRange(s.CIDR, r.InterfaceAddress) {
@@ -58,25 +76,24 @@ func (o Observed) StatusV2() samplecrdv2.NetworkStatus {
 		st.Router = &samplecrdv2.RouterStatus{ID: r.ID, ExternalNetworkID: r.ExternalNetworkID}
 	}
 	if a := o.Adopted; a != nil {
-		st.Adopted = &samplecrdv2.AdoptedResources{NetworkID: a.NetworkID, NetworkName: a.NetworkName, NetworkDescription: a.NetworkDescription,
-			Subnets: []samplecrdv2.AdoptedSubnet{{ID: a.SubnetID, Name: a.SubnetName, Description: a.SubnetDescription}}}
+		st.Adopted = a.DeepCopy()
 	}
 	return st
 }
 
-// EqualV2 reports whether st already says what o says.
-func (o Observed) EqualV2(st samplecrdv2.NetworkStatus) bool {
+// Equal reports whether st already says what o says.
+func (o Observed) Equal(st samplecrdv2.NetworkStatus) bool {
 	st.ObservedGeneration, st.Conditions = 0, nil
 	for i := range st.Subnets {
 		// Not the controller's to report yet: left as they are.
 		st.Subnets[i].UsedIPs, st.Subnets[i].FreeIPs = nil, nil
 	}
-	return equality.Semantic.DeepEqual(o.StatusV2(), st)
+	return equality.Semantic.DeepEqual(o.Status(), st)
 }
 
-// ApplyV2 sets o's non-empty fields on a v2 status.
-func (o Observed) ApplyV2(status *applyv2.NetworkStatusApplyConfiguration) {
-	st := o.StatusV2()
+// Apply sets o's non-empty fields on status.
+func (o Observed) Apply(status *applyv2.NetworkStatusApplyConfiguration) {
+	st := o.Status()
 	if st.NetworkID != "" {
 		status.WithNetworkID(st.NetworkID)
 	}
@@ -132,10 +149,11 @@ func (o Observed) ApplyV2(status *applyv2.NetworkStatusApplyConfiguration) {
 	}
 }
 
-// LastObservedV2 is what a v2 status says now, as LastObserved is of v1's:
-// its first subnet is the one v1's fields name.
-func LastObservedV2(st samplecrdv2.NetworkStatus) Observed {
-	o := Observed{NetworkID: st.NetworkID, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Place: recordedPlaceV2(st)}
+// LastObserved is what status says now: kept by a pass that fails before
+// it knows better, so that a failure does not blank the IDs. Its first
+// subnet is the one Observed's fields of one subnet name.
+func LastObserved(st samplecrdv2.NetworkStatus) Observed {
+	o := Observed{NetworkID: st.NetworkID, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Place: recordedPlace(st)}
 	for _, s := range st.Subnets {
 		s.UsedIPs, s.FreeIPs = nil, nil
 		if r := s.RouterInterface; r != nil && st.Router != nil {
@@ -150,17 +168,14 @@ func LastObservedV2(st samplecrdv2.NetworkStatus) Observed {
 			o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool(p))
 		}
 	}
-	if a := st.Adopted; a != nil {
-		o.Adopted = &samplecrdv1.AdoptedResources{NetworkID: a.NetworkID, NetworkName: a.NetworkName, NetworkDescription: a.NetworkDescription}
-		if len(a.Subnets) > 0 {
-			o.Adopted.SubnetID, o.Adopted.SubnetName, o.Adopted.SubnetDescription = a.Subnets[0].ID, a.Subnets[0].Name, a.Subnets[0].Description
-		}
-	}
+	o.Adopted = st.Adopted
 	return o
 }
 
-// recordedPlaceV2 is recordedPlace of a v2 status.
-func recordedPlaceV2(st samplecrdv2.NetworkStatus) neutron.Place {
+// recordedPlace is the place status records: status.place, or for a
+// Network made before places were recorded, a place that knows only
+// status.projectID, which neutron.CheckPlace compares that far.
+func recordedPlace(st samplecrdv2.NetworkStatus) neutron.Place {
 	if p := st.Place; p != nil {
 		return neutron.Place{AuthURL: p.AuthURL, Region: p.Region, Interface: p.Interface, ProjectID: p.ProjectID}
 	}
