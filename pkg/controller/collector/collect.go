@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -101,11 +101,11 @@ func (o *Orphans) ownerAlive(ctx context.Context, owner neutron.Owner) (bool, er
 	if !owner.Truncated() {
 		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", owner.Name).String()
 	}
-	list, err := o.cfg.Networks.SamplecrdV1().Networks(owner.Namespace).List(ctx, opts)
+	list, err := o.cfg.Networks.SamplecrdV2().Networks(owner.Namespace).List(ctx, opts)
 	if err != nil {
 		return false, fmt.Errorf("confirming with the API server that Network %s is gone: %w", owner.Key(), err)
 	}
-	return slices.ContainsFunc(list.Items, func(n samplecrdv1.Network) bool { return n.UID == owner.UID }), nil
+	return slices.ContainsFunc(list.Items, func(n samplecrdv2.Network) bool { return n.UID == owner.UID }), nil
 }
 
 // namespaceRef is the object a Warning about a namespace's orphans is

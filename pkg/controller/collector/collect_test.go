@@ -12,7 +12,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
@@ -238,7 +238,7 @@ func TestCollectOrphansByUID(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// network, when set, is in the API server and the cache.
-		network *samplecrdv1.Network
+		network *samplecrdv2.Network
 		seed    func(*neutronfake.Neutron)
 		// afterList changes Neutron after the fixture's first list,
 		// before the collection: what changes between the inventory's
@@ -298,7 +298,7 @@ func TestCollectOrphansByUID(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var networks []*samplecrdv1.Network
+			var networks []*samplecrdv2.Network
 			if tc.network != nil {
 				networks = append(networks, tc.network)
 			}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
-	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
@@ -71,7 +71,7 @@ func defaultConfig() Config {
 // API server and what seed stores in Neutron. It lists Neutron once, as
 // the controller does before its workers start; the list's requests are
 // not part of any test.
-func newFixtureWith(t *testing.T, cfg Config, clk clock.WithTicker, networks []*samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {
+func newFixtureWith(t *testing.T, cfg Config, clk clock.WithTicker, networks []*samplecrdv2.Network, seed func(*neutronfake.Neutron)) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, ctx: ctx, neutron: neutronfake.New()}
@@ -114,11 +114,11 @@ func (f *fixture) list() {
 
 // networkByUID finds a Network in the clientset, which is the fixture's
 // cache too, save the uncached.
-func (f *fixture) networkByUID(uid types.UID) (*samplecrdv1.Network, bool) {
+func (f *fixture) networkByUID(uid types.UID) (*samplecrdv2.Network, bool) {
 	if f.uncached[uid] {
 		return nil, false
 	}
-	list, err := f.client.SamplecrdV1().Networks("").List(f.ctx, metav1.ListOptions{})
+	list, err := f.client.SamplecrdV2().Networks("").List(f.ctx, metav1.ListOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -153,11 +153,11 @@ const testUID = types.UID("1c2d3e4f-0000-0000-0000-000000000001")
 var owner = neutron.Owner{Namespace: "default", Name: "net", UID: testUID}
 
 // newNetwork is a Network of owner as a user creates it.
-func newNetwork(cidr, gateway string) *samplecrdv1.Network {
-	return &samplecrdv1.Network{
-		TypeMeta:   metav1.TypeMeta{APIVersion: samplecrdv1.SchemeGroupVersion.String(), Kind: "Network"},
+func newNetwork(cidr, gateway string) *samplecrdv2.Network {
+	return &samplecrdv2.Network{
+		TypeMeta:   metav1.TypeMeta{APIVersion: samplecrdv2.SchemeGroupVersion.String(), Kind: "Network"},
 		ObjectMeta: metav1.ObjectMeta{Name: owner.Name, Namespace: owner.Namespace, UID: owner.UID, Generation: 1},
-		Spec:       samplecrdv1.NetworkSpec{CIDR: cidr, Gateway: gateway},
+		Spec:       samplecrdv2.NetworkSpec{Subnets: []samplecrdv2.SubnetSpec{{CIDR: cidr, Gateway: gateway}}},
 	}
 }
 
