@@ -443,6 +443,8 @@ func TestWhatASyncWouldDo(t *testing.T) {
 	mtu.MTU = ptrTo(int32(1400))
 	overlapping := samplecrdv2.NetworkSpec{Subnets: subnet(samplecrdv2.SubnetSpec{CIDR: "10.1.0.128/25"})}
 	pooled := samplecrdv2.NetworkSpec{Subnets: subnet(samplecrdv2.SubnetSpec{SubnetPool: "pool", PrefixLength: ptrTo(int32(24))})}
+	dual := web
+	dual.Subnets = append(slices.Clone(web.Subnets), samplecrdv2.SubnetSpec{CIDR: "fd00:1::/64", Gateway: "fd00:1::1"})
 	routed := web
 	routed.Router = &samplecrdv2.RouterReference{Name: "edge"}
 
@@ -469,6 +471,15 @@ func TestWhatASyncWouldDo(t *testing.T) {
 	}{{
 		name: "a new Network: its place recorded, then a network and a subnet created, in one pass",
 		spec: web, want: []string{"create network", "create subnet on network (new network): cidr=\"10.1.0.0/24\", gateway=\"10.1.0.1\""},
+		wantReason: samplecrdv1.ReasonProvisioned,
+	}, {
+		name: "a dual-stack Network: one network, and each subnet's create with its range",
+		spec: dual, want: []string{"create network", "create subnet on network (new network): cidr=\"10.1.0.0/24\", gateway=\"10.1.0.1\"",
+			"create subnet on network (new network): cidr=\"fd00:1::/64\", gateway=\"fd00:1::1\""},
+		wantReason: samplecrdv1.ReasonProvisioned,
+	}, {
+		name: "an IPv6 subnet added to a Network in sync: only its create", made: &web, spec: dual,
+		want:       []string{"create subnet: cidr=\"fd00:1::/64\", gateway=\"fd00:1::1\""},
 		wantReason: samplecrdv1.ReasonProvisioned,
 	}, {
 		name: "a Network in sync: no request", made: &web, spec: web, wantReason: samplecrdv1.ReasonProvisioned,
