@@ -242,8 +242,10 @@ func TestStorageVersionMigrationStoresV2(t *testing.T) {
 
 	// As it was stored before the upgrade: its v1 form, written to etcd
 	// directly (etcd holds no resourceVersion; the API server's watch
-	// sees an update).
-	v1JSON := kubectl(ctx, t, "-n", ns, "get", "networks.v1.samplecrd.k8s.io", before.Name, "-o", "json")
+	// sees an update). With its managedFields: without them the
+	// controller's server-side apply no longer owns the finalizer, and
+	// cannot withdraw it when the Network is deleted.
+	v1JSON := kubectl(ctx, t, "-n", ns, "get", "networks.v1.samplecrd.k8s.io", before.Name, "-o", "json", "--show-managed-fields")
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(v1JSON), &obj); err != nil {
 		t.Fatal(err)
