@@ -3,17 +3,21 @@
 # the images built here. After `make up`:
 #   1. builds the images (hack/build-images.sh) and imports them into the
 #      node's containerd (no registry is involved);
-#   2. installs the chart charts/network-controller (helm upgrade
-#      --install, the CRD from its crds/) with the stack's generated
+#   2. applies the CRD and points it at the controller's conversion
+#      webhook, with the webhook's serving certificate
+#      (hack/conversion-certs.sh: applying the CRD sets its conversion back
+#      to None);
+#   3. installs the chart charts/network-controller (helm upgrade
+#      --install) with the stack's generated
 #      clouds.yaml in the cloud Secret and its cloud's name, so the
 #      controller in its Pod authenticates to the stack's Keystone and
 #      reaches Neutron through Keystone's catalog, exactly as with a real
 #      cloud;
-#   3. installs charts/envoy-injector, with its serving certificate
+#   4. installs charts/envoy-injector, with its serving certificate
 #      (hack/injector-certs.sh), which also signs the certificate of the
 #      controller's /metrics (the Secret network-controller-metrics-tls,
 #      which the controller's Pods wait for);
-#   4. waits until both Deployments are rolled out.
+#   5. waits until both Deployments are rolled out.
 # The kustomizations (artifacts/deploy, artifacts/injector) render the same
 # objects (test/charts); `kubectl apply -k` works as well as this.
 # KUBECONFIG, OS_CLIENT_CONFIG_FILE, OS_CLOUD and CONTAINERD_ADDRESS come
@@ -55,6 +59,7 @@ done
 # The CRD is applied apart as well: Helm installs crds/ only on a first
 # install and never upgrades them (Helm's own advice for CRDs).
 kubectl apply -k artifacts/crd
+NAMESPACE=network-controller-system hack/conversion-certs.sh >/dev/null
 "${helm}" upgrade --install network-controller charts/network-controller --namespace network-controller-system \
 	--set-file cloud.cloudsYaml="${OS_CLIENT_CONFIG_FILE}" --set cloud.cloud="${OS_CLOUD}"
 "${helm}" upgrade --install envoy-injector charts/envoy-injector --namespace envoy-injector

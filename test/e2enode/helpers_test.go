@@ -64,6 +64,9 @@ func createNetworks(ctx context.Context, t *testing.T, ns, prefix string, octet,
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		// In v2, the stored version, which needs no conversion webhook:
+		// TestHelmUninstallKeepsNetworks has removed it by now.
+		client := networkClient(t).SamplecrdV2().Networks(ns)
 		if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			t.Error(err)
 			return

@@ -613,7 +613,9 @@ func TestHelmUninstallKeepsNetworks(t *testing.T) {
 	if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "networks.samplecrd.k8s.io", metav1.GetOptions{}); err != nil {
 		t.Errorf("the CRD did not survive helm uninstall: %v", err)
 	}
-	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, kept.Name, metav1.GetOptions{}); err != nil {
+	// In v2, the stored version: the CRD's conversion webhook went with
+	// the controller, so a v1 read fails until it is installed again.
+	if _, err := networkClient(t).SamplecrdV2().Networks(ns).Get(ctx, kept.Name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the Network did not survive helm uninstall: %v", err)
 	}
 	if _, err := networks.Get(ctx, stack.Neutron.Client, kept.Status.NetworkID).Extract(); err != nil {
@@ -628,7 +630,7 @@ func TestHelmUninstallKeepsNetworks(t *testing.T) {
 		t.Errorf("deleting the Neutron network by hand: %v", err)
 	}
 	unfinalize := []byte(`{"metadata":{"finalizers":null}}`)
-	if _, err := networkClient(t).SamplecrdV1().Networks(ns).Patch(ctx, kept.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{}); err != nil {
+	if _, err := networkClient(t).SamplecrdV2().Networks(ns).Patch(ctx, kept.Name, types.MergePatchType, unfinalize, metav1.PatchOptions{}); err != nil {
 		t.Errorf("removing the finalizer by hand: %v", err)
 	}
 }
