@@ -175,10 +175,11 @@ func run(ctx context.Context, c config) error {
 	// the same state.
 	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
 	rawN := cmp.Or(c.rawN, c.n)
+	var plainCPU string // the plain loop's CPU per pair made
 	if c.fakeNeutron {
 		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
 	} else {
-		if neutronRate, neutronDeleteRate, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
+		if neutronRate, neutronDeleteRate, plainCPU, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
 			return err
 		}
 		add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate),
@@ -188,11 +189,12 @@ func run(ctx context.Context, c config) error {
 	}
 
 	// 1. Throughput: N Networks at once, Ready observed by a watch.
-	m0, a0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
+	m0, a0, cpu0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin), sampleCPU()
 	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich)
 	if err != nil {
 		return err
 	}
+	cpu1 := sampleCPU()
 	m1, a1 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
 	rate := float64(c.n) / elapsed.Seconds()
 	add("Throughput: Networks Ready/s", fmt.Sprintf("%.2f", rate), fmt.Sprintf("%d Networks in %s, --workers=%d", c.n, elapsed.Round(time.Millisecond), c.workers))
@@ -201,6 +203,12 @@ func run(ctx context.Context, c config) error {
 		lat = append(lat, t.Sub(createdAt[name]))
 	}
 	slices.Sort(lat)
+	if !c.fakeNeutron {
+		add("CPU-seconds per pair made, plain loop: Neutron side / the rest", plainCPU,
+			"utime+stime from /proc: neutron-server, MariaDB, OVN's databases and northd / kube-apiserver, etcd, the controller (idle) and the benchmark's client")
+		add("CPU-seconds per Network, controller's creates: Neutron side / Kubernetes side", cpuRow(cpu0, cpu1, c.n),
+			fmt.Sprintf("the second side is kube-apiserver, etcd, the controller and the benchmark's watch, out of %d cores", runtime.NumCPU()))
+	}
 	add("Create→Ready latency p50 / p90 / p99", fmt.Sprintf("%s / %s / %s", pct(lat, 50), pct(lat, 90), pct(lat, 99)), "from the create call to the watch event")
 
 	// 2. Against the physical limit.
@@ -344,7 +352,7 @@ func roundsOf(c config) int {
 // It returns the controller's rate over the plain loop's, for the creates
 // and for the deletes.
 func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config) (create, del float64, err error) {
-	plainCreate, plainDelete, err := rawNeutron(ctx, client, c.workers, c.n)
+	plainCreate, plainDelete, _, err := rawNeutron(ctx, client, c.workers, c.n)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -382,14 +390,16 @@ func percents(ratios []float64) string {
 // controller names and describes its own — and returns pairs per second.
 // It deletes them again, one request per pair (the network's: Neutron
 // deletes its subnet with it), so the controller starts from the same
-// Neutron, and returns those deletes per second too.
-func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (createRate, deleteRate float64, err error) {
+// Neutron, and returns those deletes per second too, and the CPU per pair
+// the creates cost on each side of the machine (cpuRow).
+func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (createRate, deleteRate float64, createCPU string, err error) {
 	// Named as a cluster of its own would name them; deleted again below.
 	mark, err := neutron.NewMark("bench-raw", uuid.NewUUID())
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	created := make([]string, count)
+	cpu0 := sampleCPU()
 	elapsed, err := inParallel(count, parallel, func(i int) error {
 		name := mark.ResourceName(neutron.Owner{Namespace: "bench-raw", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
 		n, err := networks.Create(ctx, client, networks.CreateOpts{Name: name, Description: mark.Description()}).Extract()
@@ -402,6 +412,7 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 			GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
 		return err
 	})
+	createCPU = cpuRow(cpu0, sampleCPU(), count)
 	deleted, deleteErr := inParallel(count, parallel, func(i int) error {
 		if created[i] == "" {
 			return nil
@@ -411,7 +422,7 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 	if err == nil && deleteErr != nil {
 		err = fmt.Errorf("deleting the plain loop's pairs: %w", deleteErr)
 	}
-	return float64(count) / elapsed.Seconds(), float64(count) / deleted.Seconds(), err
+	return float64(count) / elapsed.Seconds(), float64(count) / deleted.Seconds(), createCPU, err
 }
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
