@@ -70,6 +70,9 @@ type config struct {
 	// on API server requests.
 	kubeAPIQPS   float64
 	kubeAPIBurst int
+	// rounds is how many times the plain loop and the controller are
+	// measured in turn (pairedRound); 0: 3 up to N = 200, else 1.
+	rounds int
 }
 
 func main() {
@@ -84,6 +87,7 @@ func main() {
 	flag.BoolVar(&c.rich, "rich", false, "give every Network DNS servers, two host routes, an allocation pool and an MTU")
 	flag.Float64Var(&c.kubeAPIQPS, "kube-api-qps", 200, "the controller's --kube-api-qps, its client-side limit on API server requests (200, its default)")
 	flag.IntVar(&c.kubeAPIBurst, "kube-api-burst", 400, "the controller's --kube-api-burst (400, its default)")
+	flag.IntVar(&c.rounds, "rounds", 0, "times the plain loop and the controller create and delete N in turn; the ratio printed is their median (0: 3 up to N=200, else 1)")
 	flag.BoolVar(&c.fakeNeutron, "fake-neutron", false, "an in-memory Neutron in place of neutron-server (the API server stays real): for N of 100,000")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -134,23 +138,6 @@ func run(ctx context.Context, c config) error {
 		fmt.Fprintf(os.Stderr, "bench: %s = %s\n", figure, value)
 	}
 
-	// The physical limits, with the controller's parallelism. The raw
-	// Neutron loop makes as many pairs as the controller will, from the
-	// same (empty) Neutron, and removes them again before the controller
-	// runs: Neutron slows as it fills, so both must see the same state.
-	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
-	rawN := cmp.Or(c.rawN, c.n)
-	if c.fakeNeutron {
-		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
-	} else {
-		if neutronRate, neutronDeleteRate, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
-			return err
-		}
-		add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate),
-			fmt.Sprintf("%d pairs, %d in parallel, 2 writes per pair with the controller's names and descriptions", rawN, c.workers))
-		add("Neutron: network deletes/s (plain loop)", fmt.Sprintf("%.2f", neutronDeleteRate),
-			fmt.Sprintf("the same %d pairs, %d in parallel, one DELETE of the network per pair: Neutron deletes its subnet with it", rawN, c.workers))
-	}
 	apiRate, err := rawStatusWrites(ctx, nc, c.workers, min(c.n, 200), 4*min(c.n, 200))
 	if err != nil {
 		return err
@@ -166,13 +153,48 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	// The physical limits, with the controller's parallelism, measured in
+	// turn with the controller on the same Neutron: the raw loop makes as
+	// many pairs as the controller will and deletes them, then the
+	// controller makes and deletes N. Neutron's own rate drifts from
+	// minute to minute on a shared machine, so at small N a ratio of one
+	// pair of runs moves by several points; earlier rounds are paired
+	// runs of their own, and the ratio printed is the median of all.
+	var ratios, deleteRatios []float64
+	if !c.fakeNeutron {
+		for r := 1; r < roundsOf(c); r++ {
+			create, del, err := pairedRound(ctx, stack.Neutron.Client, nc, c)
+			if err != nil {
+				return fmt.Errorf("round %d: %w", r, err)
+			}
+			ratios, deleteRatios = append(ratios, create), append(deleteRatios, del)
+		}
+	}
+	// The last round's plain loop, whose pairs are gone again before the
+	// controller's creates: Neutron slows as it fills, so both must see
+	// the same state.
+	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
+	rawN := cmp.Or(c.rawN, c.n)
+	var plainCPU string // the plain loop's CPU per pair made
+	if c.fakeNeutron {
+		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
+	} else {
+		if neutronRate, neutronDeleteRate, plainCPU, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
+			return err
+		}
+		add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate),
+			fmt.Sprintf("%d pairs, %d in parallel, 2 writes per pair with the controller's names and descriptions", rawN, c.workers))
+		add("Neutron: network deletes/s (plain loop)", fmt.Sprintf("%.2f", neutronDeleteRate),
+			fmt.Sprintf("the same %d pairs, %d in parallel, one DELETE of the network per pair: Neutron deletes its subnet with it", rawN, c.workers))
+	}
 
 	// 1. Throughput: N Networks at once, Ready observed by a watch.
-	m0, a0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
+	m0, a0, cpu0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin), sampleCPU()
 	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich)
 	if err != nil {
 		return err
 	}
+	cpu1 := sampleCPU()
 	m1, a1 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
 	rate := float64(c.n) / elapsed.Seconds()
 	add("Throughput: Networks Ready/s", fmt.Sprintf("%.2f", rate), fmt.Sprintf("%d Networks in %s, --workers=%d", c.n, elapsed.Round(time.Millisecond), c.workers))
@@ -181,6 +203,12 @@ func run(ctx context.Context, c config) error {
 		lat = append(lat, t.Sub(createdAt[name]))
 	}
 	slices.Sort(lat)
+	if !c.fakeNeutron {
+		add("CPU-seconds per pair made, plain loop: Neutron side / the rest", plainCPU,
+			"utime+stime from /proc: neutron-server, MariaDB, OVN's databases and northd / kube-apiserver, etcd, the controller (idle) and the benchmark's client")
+		add("CPU-seconds per Network, controller's creates: Neutron side / Kubernetes side", cpuRow(cpu0, cpu1, c.n),
+			fmt.Sprintf("the second side is kube-apiserver, etcd, the controller and the benchmark's watch, out of %d cores", runtime.NumCPU()))
+	}
 	add("Create→Ready latency p50 / p90 / p99", fmt.Sprintf("%s / %s / %s", pct(lat, 50), pct(lat, 90), pct(lat, 99)), "from the create call to the watch event")
 
 	// 2. Against the physical limit.
@@ -201,6 +229,11 @@ func run(ctx context.Context, c config) error {
 	}
 	add("Throughput / physical limit", fmt.Sprintf("%.0f%%", 100*rate/limit), fmt.Sprintf("limit %.2f/s set by %s (API server: %.0f applies/s ÷ %.1f writes per Network; --kube-api-qps=%g ÷ %.2f Network writes per Network = %.2f/s)",
 		limit, which, apiRate, writesPerNet, c.kubeAPIQPS, requestsPerNet, clientNetRate))
+	if !c.fakeNeutron {
+		ratios = append(ratios, rate/neutronRate)
+		add("Throughput / plain loop, median of the rounds", percents(ratios),
+			fmt.Sprintf("%d round(s), each the plain loop then the controller, N each; the last is the round above", len(ratios)))
+	}
 	waited := m1.value("rest_client_rate_limiter_duration_seconds_sum") - m0.value("rest_client_rate_limiter_duration_seconds_sum")
 	add("Client-side limiter: time requests waited for --kube-api-qps", fmt.Sprintf("%.1f s", waited),
 		fmt.Sprintf("%.0f%% of the %d workers' time; rest_client_rate_limiter_duration_seconds", 100*waited/(float64(c.workers)*elapsed.Seconds()), c.workers))
@@ -286,6 +319,10 @@ func run(ctx context.Context, c config) error {
 	}
 	add("Delete: Networks gone/s", fmt.Sprintf("%.2f", float64(c.n)/deleteElapsed.Seconds()),
 		fmt.Sprintf("%d Networks deleted at once, all gone in %s; %s", c.n, deleteElapsed.Round(time.Millisecond), plainDeletes))
+	if !c.fakeNeutron {
+		deleteRatios = append(deleteRatios, float64(c.n)/deleteElapsed.Seconds()/neutronDeleteRate)
+		add("Delete / plain loop, median of the rounds", percents(deleteRatios), fmt.Sprintf("%d round(s)", len(deleteRatios)))
+	}
 	add("Delete: Neutron requests per Network", fmt.Sprintf("%.2f", (m7.neutron("DELETE")-m6.neutron("DELETE"))/float64(c.n)),
 		fmt.Sprintf("network_controller_neutron_requests_total DELETE; all methods %.2f, with the periodic lists", (m7.neutron("GET", "POST", "PUT", "DELETE")-m6.neutron("GET", "POST", "PUT", "DELETE"))/float64(c.n)))
 
@@ -297,19 +334,72 @@ func run(ctx context.Context, c config) error {
 	return nil
 }
 
+// roundsOf is c.rounds, or its default: three paired rounds where a round
+// takes about a minute, one where it takes many.
+func roundsOf(c config) int {
+	if c.rounds > 0 {
+		return c.rounds
+	}
+	if c.n <= 200 {
+		return 3
+	}
+	return 1
+}
+
+// pairedRound measures the plain loop and the controller once each, in
+// turn, on the same Neutron: N pairs made and deleted by the plain loop,
+// then N Networks made (Ready) and deleted (gone) through the controller.
+// It returns the controller's rate over the plain loop's, for the creates
+// and for the deletes.
+func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config) (create, del float64, err error) {
+	plainCreate, plainDelete, _, err := rawNeutron(ctx, client, c.workers, c.n)
+	if err != nil {
+		return 0, 0, err
+	}
+	_, _, created, err := createAndWait(ctx, nc, c.n, c.rich)
+	if err != nil {
+		return 0, 0, err
+	}
+	deleted, err := deleteAndWait(ctx, nc, c.n)
+	if err != nil {
+		return 0, 0, err
+	}
+	n := float64(c.n)
+	fmt.Fprintf(os.Stderr, "bench: paired round: creates %.2f/s against the plain loop's %.2f/s, deletes %.2f/s against %.2f/s\n",
+		n/created.Seconds(), plainCreate, n/deleted.Seconds(), plainDelete)
+	return n / created.Seconds() / plainCreate, n / deleted.Seconds() / plainDelete, nil
+}
+
+// percents prints ratios as their median and each, in the order measured:
+// "97% (91%, 97%, 99%)".
+func percents(ratios []float64) string {
+	each := make([]string, len(ratios))
+	for i, r := range ratios {
+		each[i] = fmt.Sprintf("%.0f%%", 100*r)
+	}
+	sorted := slices.Sorted(slices.Values(ratios))
+	median := sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		median = (sorted[len(sorted)/2-1] + median) / 2
+	}
+	return fmt.Sprintf("%.0f%% (%s)", 100*median, strings.Join(each, ", "))
+}
+
 // rawNeutron creates count network+subnet pairs with plain gophercloud
 // calls, parallel at a time — one request each, named and described as the
 // controller names and describes its own — and returns pairs per second.
 // It deletes them again, one request per pair (the network's: Neutron
 // deletes its subnet with it), so the controller starts from the same
-// Neutron, and returns those deletes per second too.
-func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (createRate, deleteRate float64, err error) {
+// Neutron, and returns those deletes per second too, and the CPU per pair
+// the creates cost on each side of the machine (cpuRow).
+func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (createRate, deleteRate float64, createCPU string, err error) {
 	// Named as a cluster of its own would name them; deleted again below.
 	mark, err := neutron.NewMark("bench-raw", uuid.NewUUID())
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	created := make([]string, count)
+	cpu0 := sampleCPU()
 	elapsed, err := inParallel(count, parallel, func(i int) error {
 		name := mark.ResourceName(neutron.Owner{Namespace: "bench-raw", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
 		n, err := networks.Create(ctx, client, networks.CreateOpts{Name: name, Description: mark.Description()}).Extract()
@@ -322,6 +412,7 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 			GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
 		return err
 	})
+	createCPU = cpuRow(cpu0, sampleCPU(), count)
 	deleted, deleteErr := inParallel(count, parallel, func(i int) error {
 		if created[i] == "" {
 			return nil
@@ -331,7 +422,7 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 	if err == nil && deleteErr != nil {
 		err = fmt.Errorf("deleting the plain loop's pairs: %w", deleteErr)
 	}
-	return float64(count) / elapsed.Seconds(), float64(count) / deleted.Seconds(), err
+	return float64(count) / elapsed.Seconds(), float64(count) / deleted.Seconds(), createCPU, err
 }
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
