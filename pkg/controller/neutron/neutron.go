@@ -103,12 +103,21 @@ type Port struct {
 
 // DeletedWithNetwork reports whether p is one of the ports Neutron makes
 // for a network and deletes with it, and with its subnets: a DHCP port
-// (network:dhcp), OVN's metadata port (network:distributed). Neutron
+// (network:dhcp), OVN's metadata port (network:distributed), a DVR
+// agent's gateway (network:floatingip_agent_gateway). The match is exact,
+// as neutron-server's is (AUTO_DELETE_PORT_OWNERS, compared with SQL IN
+// by _ensure_network_not_in_use): a project member may give a port of
+// their own any device_owner, and a look-alike such as
+// "network:dhcp-cache" blocks the delete like any other port. Neutron
 // refuses to delete a network or a subnet while any other port is on it
 // (409 NetworkInUse, SubnetInUse), a router interface
 // (RouterInterfaceOwner) and a VM's port alike.
 func (p Port) DeletedWithNetwork() bool {
-	return strings.HasPrefix(p.DeviceOwner, "network:dhcp") || p.DeviceOwner == "network:distributed"
+	switch p.DeviceOwner {
+	case "network:dhcp", "network:distributed", "network:floatingip_agent_gateway":
+		return true
+	}
+	return false
 }
 
 // Router is the part of a Neutron router the controller reads.

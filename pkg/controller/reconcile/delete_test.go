@@ -3,7 +3,10 @@ package reconcile
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
@@ -215,5 +218,28 @@ func TestAFencedReplicaSaysNothing(t *testing.T) {
 				t.Errorf("Neutron requests %q while fenced", got)
 			}
 		})
+	}
+}
+
+// TestALookAlikeOfNeutronsOwnPortIsNamedAsBlocking: Neutron deletes with a
+// network only the ports whose device_owner is exactly one of its own;
+// any other, "network:dhcp-cache" say, which a project member may set on a
+// port of their own, makes it refuse (409 NetworkInUse), and the Network
+// names that port as it names a VM's.
+func TestALookAlikeOfNeutronsOwnPortIsNamedAsBlocking(t *testing.T) {
+	network := deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
+	f := newFixture(t, network, func(n *neutronfake.Neutron) {
+		inSync("192.168.0.0/16", "192.168.0.1")(n)
+		n.AddPort(seededNet, "port-look-alike", "network:dhcp-cache")
+	})
+	if out := f.sync("net"); out.Finalized {
+		t.Fatal("finalized while a port blocks the delete")
+	}
+	cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+	if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked {
+		t.Fatalf("Ready = %+v, want DeletionBlocked", cond)
+	}
+	if !strings.Contains(cond.Message, "port-look-alike") {
+		t.Errorf("DeletionBlocked does not name the port that blocks: %q", cond.Message)
 	}
 }
