@@ -174,7 +174,7 @@ func run(ctx context.Context, c config) error {
 	// controller's creates: Neutron slows as it fills, so both must see
 	// the same state.
 	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
-	rawN := cmp.Or(c.rawN, c.n)
+	rawN := c.plainN()
 	var plainCPU string // the plain loop's CPU per pair made
 	if c.fakeNeutron {
 		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
@@ -334,6 +334,9 @@ func run(ctx context.Context, c config) error {
 	return nil
 }
 
+// plainN is how many pairs the plain loop makes: -raw-n, or N.
+func (c config) plainN() int { return cmp.Or(c.rawN, c.n) }
+
 // roundsOf is c.rounds, or its default: three paired rounds where a round
 // takes about a minute, one where it takes many.
 func roundsOf(c config) int {
@@ -347,12 +350,12 @@ func roundsOf(c config) int {
 }
 
 // pairedRound measures the plain loop and the controller once each, in
-// turn, on the same Neutron: N pairs made and deleted by the plain loop,
+// turn, on the same Neutron: plainN pairs made and deleted by the plain loop,
 // then N Networks made (Ready) and deleted (gone) through the controller.
 // It returns the controller's rate over the plain loop's, for the creates
 // and for the deletes.
 func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config) (create, del float64, err error) {
-	plainCreate, plainDelete, _, err := rawNeutron(ctx, client, c.workers, c.n)
+	plainCreate, plainDelete, _, err := rawNeutron(ctx, client, c.workers, c.plainN())
 	if err != nil {
 		return 0, 0, err
 	}
