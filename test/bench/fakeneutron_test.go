@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -58,7 +59,17 @@ func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	if err := client.Probe(ctx); err != nil {
 		t.Errorf("probe: %v", err)
 	}
-	if err := client.DeleteNetwork(ctx, first.ID); err != nil {
+	// A delete names the revision it read, which the subnet's create
+	// raised: the create-time revision is refused, as neutron-server
+	// refuses it, and the one read by ID goes through.
+	if err := client.DeleteNetwork(ctx, first.ID, first.RevisionNumber); !neutron.IsStale(err) {
+		t.Fatalf("a delete at the revision before the subnet: %v, want 412", err)
+	}
+	read, err := client.GetNetwork(ctx, first.ID)
+	if err != nil || !slices.Equal(read.SubnetIDs, []string{s.ID}) {
+		t.Fatalf("read %+v (%v), want the network with subnet %s", read, err, s.ID)
+	}
+	if err := client.DeleteNetwork(ctx, first.ID, read.RevisionNumber); err != nil {
 		t.Fatal(err)
 	}
 	var subs []neutron.Subnet

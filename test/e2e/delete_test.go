@@ -1,21 +1,31 @@
 package e2e
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
-// TestADeleteIsOneNeutronRequest deletes a Ready Network: the controller
+// TestADeleteIsOneNeutronDelete deletes a Ready Network: the controller
 // sends Neutron one DELETE, of the network (neutron-server deletes its
-// subnet and its DHCP port with it), and Neutron holds neither afterwards.
-func TestADeleteIsOneNeutronRequest(t *testing.T) {
+// subnet and its DHCP port with it), after one read of it, and Neutron
+// holds neither afterwards.
+func TestADeleteIsOneNeutronDelete(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := startController(t, ns)
@@ -41,5 +51,85 @@ func TestADeleteIsOneNeutronRequest(t *testing.T) {
 	}
 	if _, err := subnets.Get(ctx, stack.Neutron.Client, n.Status.SubnetID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
 		t.Errorf("subnet %s: %v, want Neutron's 404", n.Status.SubnetID, err)
+	}
+}
+
+// TestADeleteTakesNoSubnetItDidNotMake: a subnet made by hand on a
+// Network's network holds the Network's delete, since neutron-server
+// would take it with the network: the Network says DeletionBlocked,
+// naming it, and Neutron keeps the network and both subnets. Once the
+// subnet is removed, the delete finishes by itself.
+func TestADeleteTakesNoSubnetItDidNotMake(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	startController(t, ns, "--max-retry-delay=2s")
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "with-a-lab", "10.73.0.0/24", "10.73.0.1")
+	n := waitForReady(ctx, t, ns, "with-a-lab", time.Minute)
+	gateway := "10.74.0.1"
+	lab, err := subnets.Create(ctx, stack.Neutron.Client, subnets.CreateOpts{NetworkID: n.Status.NetworkID, Name: "lab",
+		CIDR: "10.74.0.0/24", GatewayIP: &gateway, IPVersion: gophercloud.IPv4}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = subnets.Delete(context.Background(), stack.Neutron.Client, lab.ID).ExtractErr() })
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "with-a-lab", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	blocked := waitForCondition(ctx, t, ns, "with-a-lab", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonDeletionBlocked)
+	if msg := meta.FindStatusCondition(blocked.Status.Conditions, samplecrdv1.ConditionReady).Message; !strings.Contains(msg, lab.ID) {
+		t.Errorf("DeletionBlocked does not name the subnet made by hand, %s: %q", lab.ID, msg)
+	}
+	for _, id := range []string{n.Status.SubnetID, lab.ID} {
+		if _, err := subnets.Get(ctx, stack.Neutron.Client, id).Extract(); err != nil {
+			t.Errorf("subnet %s: %v, want it kept", id, err)
+		}
+	}
+
+	if err := subnets.Delete(ctx, stack.Neutron.Client, lab.ID).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "with-a-lab", time.Minute)
+	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("network %s: %v, want Neutron's 404", n.Status.NetworkID, err)
+	}
+}
+
+// TestNeutronRefusesADeleteOfAChangedNetwork holds neutron-server to what
+// the controller's delete relies on: a DELETE of a network sent If-Match
+// on a revision it no longer has (a subnet was made on it since) is
+// refused with 412 and deletes nothing; at the current revision it goes
+// through and takes the subnets.
+func TestNeutronRefusesADeleteOfAChangedNetwork(t *testing.T) {
+	ctx := framework.TestContext(t, time.Minute)
+	client := neutron.NewGophercloud(stack.Neutron.Client, neutron.Place{})
+	n, err := client.CreateNetwork(ctx, "if-match-"+string(uuid.NewUUID())[:8], "e2e: TestNeutronRefusesADeleteOfAChangedNetwork", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+	read, err := client.GetNetwork(ctx, n.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := client.CreateSubnet(ctx, neutron.SubnetRequest{NetworkID: n.ID, CIDR: "10.75.0.0/24", Gateway: ptr.To("10.75.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := client.DeleteNetwork(ctx, n.ID, read.RevisionNumber); !neutron.IsStale(err) {
+		t.Fatalf("a delete at revision %d, before the subnet: %v, want neutron-server's 412", read.RevisionNumber, err)
+	}
+	now, err := client.GetNetwork(ctx, n.ID)
+	if err != nil || !slices.Equal(now.SubnetIDs, []string{s.ID}) {
+		t.Fatalf("after the refused delete: %+v (%v), want the network with subnet %s", now, err, s.ID)
+	}
+	if err := client.DeleteNetwork(ctx, n.ID, now.RevisionNumber); err != nil {
+		t.Fatalf("a delete at the current revision %d: %v", now.RevisionNumber, err)
+	}
+	if _, err := subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("subnet %s: %v, want Neutron's 404", s.ID, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -126,9 +127,18 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 	return nil
 }
 
-// DeleteNetwork deletes a network of owner's. Neutron deletes its subnets
-// with it, in the one request, and the store forgets them with it
-// (Store.RemoveNetwork): a caller deletes no subnet of the network first.
+// DeleteNetwork deletes a network of owner's. Neutron deletes every
+// subnet on it with it, in the one request, whoever made the subnet, so
+// the network is read first (its subnets and revision), and the delete is
+// sent only while every subnet on it is one the store holds for owner,
+// and only onto that revision (If-Match): a subnet added after the read
+// raises the revision, and Neutron refuses the delete (412, IsStale)
+// rather than take it. A subnet that is not owner's (made by hand, by
+// another cluster's controller, or marked for another Network) refuses
+// the delete with a *SubnetsNotOursError, before any write. The store
+// forgets the network and its subnets with it (Store.RemoveNetwork): a
+// caller deletes no subnet of the network first. One that is gone by
+// the read counts as deleted, as a 404 to the delete does.
 func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)
@@ -136,12 +146,36 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 	if err := inv.allowWrite(ctx, owner); err != nil {
 		return err
 	}
-	if err := inv.client.DeleteNetwork(ctx, id); err != nil {
+	n, err := inv.client.GetNetwork(ctx, id)
+	if neutron.IsNotFound(err) {
+		inv.store.RemoveNetwork(owner, id)
+		return nil
+	}
+	if err != nil {
+		return inv.afterFailedRead(err)
+	}
+	if strangers := slices.DeleteFunc(slices.Clone(n.SubnetIDs), func(s string) bool { return inv.ownsSubnet(owner, s) }); len(strangers) > 0 {
+		return &SubnetsNotOursError{NetworkID: id, SubnetIDs: strangers}
+	}
+	if err := inv.client.DeleteNetwork(ctx, id, n.RevisionNumber); err != nil {
 		return inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
 	inv.store.RemoveNetwork(owner, id)
 	return nil
+}
+
+// SubnetsNotOursError is a network delete refused before it was sent:
+// Neutron would delete these subnets with the network, and they are not
+// its owner's. The delete waits until someone removes them.
+type SubnetsNotOursError struct {
+	NetworkID string
+	SubnetIDs []string
+}
+
+func (e *SubnetsNotOursError) Error() string {
+	return fmt.Sprintf("network %s holds subnets that are not this Network's, which Neutron would delete with it: %s",
+		e.NetworkID, strings.Join(e.SubnetIDs, ", "))
 }
 
 // Restored is the name and description an adopted resource gets back.

@@ -40,6 +40,10 @@ type Network struct {
 	// update conditional on it (NetworkUpdate.IfRevision) is made only
 	// onto what was read.
 	RevisionNumber int
+	// SubnetIDs are the IDs of every subnet on the network, whoever made
+	// it and in whichever project (Neutron's "subnets"): what a delete of
+	// the network takes with it.
+	SubnetIDs []string
 }
 
 // Subnet is the part of a Neutron subnet the controller reads.
@@ -280,7 +284,12 @@ type Interface interface {
 	// UpdateNetwork does.
 	UpdateSubnet(ctx context.Context, id string, update SubnetUpdate) (Subnet, error)
 	DeleteSubnet(ctx context.Context, id string) error
-	DeleteNetwork(ctx context.Context, id string) error
+	// DeleteNetwork deletes a network, and Neutron every subnet on it
+	// with it, in one request, only while the network's revision is
+	// still ifRevision (If-Match: revision_number=N): a subnet added
+	// since the network was read raises it, and the delete is then
+	// refused with a 412 (IsStale) instead of taking that subnet.
+	DeleteNetwork(ctx context.Context, id string, ifRevision int) error
 	// PortsOf lists the ports of a network, or with a description only
 	// those whose description is exactly that (Neutron filters): read to
 	// say what blocks a delete, to find the router interfaces the
@@ -566,16 +575,21 @@ func (g *Gophercloud) UpdateSubnet(ctx context.Context, id string, u SubnetUpdat
 // DeleteSubnet deletes a subnet; one that is already gone counts as deleted.
 func (g *Gophercloud) DeleteSubnet(ctx context.Context, id string) error {
 	err := subnets.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+	if err != nil && !IsNotFound(err) {
 		return classify("deleting subnet "+id, err)
 	}
 	return nil
 }
 
-// DeleteNetwork deletes a network; one that is already gone counts as deleted.
-func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string) error {
-	err := networks.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+// DeleteNetwork deletes a network while its revision is ifRevision; one
+// that is already gone counts as deleted. gophercloud's networks.Delete
+// sends no headers, so the request is made here, as it makes it, with
+// the If-Match neutron-server checks before it deletes anything.
+func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
+	_, err := g.client.Delete(ctx, g.client.ServiceURL("networks", id), &gophercloud.RequestOpts{
+		MoreHeaders: map[string]string{"If-Match": fmt.Sprintf("revision_number=%d", ifRevision)},
+	})
+	if err != nil && !IsNotFound(err) {
 		return classify("deleting network "+id, err)
 	}
 	return nil
@@ -620,7 +634,7 @@ func (g *Gophercloud) PortsOf(ctx context.Context, networkID, description string
 
 func networkFrom(n networkWithMTU) Network {
 	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status, ProjectID: n.ProjectID,
-		Shared: n.Shared, External: n.External, RevisionNumber: n.RevisionNumber}
+		Shared: n.Shared, External: n.External, RevisionNumber: n.RevisionNumber, SubnetIDs: n.Subnets}
 }
 
 func subnetFrom(s subnets.Subnet) Subnet {

@@ -2,9 +2,7 @@ package neutron
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
@@ -71,7 +69,7 @@ func (g *Gophercloud) UpdatePortMark(ctx context.Context, id, name, description 
 // DeletePort deletes a port; one already gone counts as deleted.
 func (g *Gophercloud) DeletePort(ctx context.Context, id string) error {
 	err := ports.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if err != nil && !IsNotFound(err) {
 		return classify("deleting port "+id, err)
 	}
 	return nil
@@ -90,7 +88,7 @@ func (g *Gophercloud) AddRouterInterface(ctx context.Context, routerID, portID s
 // deletes the port.
 func (g *Gophercloud) RemoveRouterInterface(ctx context.Context, routerID, portID string) error {
 	_, err := routers.RemoveInterface(ctx, g.client, routerID, routers.RemoveInterfaceOpts{PortID: portID}).Extract()
-	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if err != nil && !IsNotFound(err) {
 		return classify("detaching port "+portID+" from router "+routerID, err)
 	}
 	return nil
@@ -147,7 +145,7 @@ func (g *Gophercloud) ListRouters(ctx context.Context, description string, visit
 			}
 			return true, visit(out)
 		})
-	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -216,7 +214,7 @@ func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetwor
 // DeleteRouter deletes a router; one already gone counts as deleted.
 func (g *Gophercloud) DeleteRouter(ctx context.Context, id string) error {
 	err := routers.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if err != nil && !IsNotFound(err) {
 		return classify("deleting router "+id, err)
 	}
 	return nil

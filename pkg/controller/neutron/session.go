@@ -239,8 +239,8 @@ func (s *Session) DeleteSubnet(ctx context.Context, id string) error {
 }
 
 // DeleteNetwork implements Interface.
-func (s *Session) DeleteNetwork(ctx context.Context, id string) error {
-	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteNetwork(ctx, id) })
+func (s *Session) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteNetwork(ctx, id, ifRevision) })
 	return err
 }
 

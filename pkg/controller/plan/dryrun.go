@@ -419,8 +419,9 @@ func (d *DryRun) DeleteSubnet(_ context.Context, id string) error {
 	return planDelete(d, "subnet", d.subnets, id)
 }
 
-// DeleteNetwork records the delete.
-func (d *DryRun) DeleteNetwork(_ context.Context, id string) error {
+// DeleteNetwork records the delete; a plan sends nothing, so it has no
+// revision to hold Neutron to.
+func (d *DryRun) DeleteNetwork(_ context.Context, id string, _ int) error {
 	return planDelete(d, "network", d.networks, id)
 }
 

@@ -138,9 +138,11 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 
 // DeleteOwned deletes owned through inv, the project's one door to
 // Neutron: a Network's deletion and the garbage collector's
-// (pkg/controller/collector) alike. Each network is one request: Neutron
+// (pkg/controller/collector) alike. Each network is one DELETE: Neutron
 // deletes a network's subnets, and the ports it made for them (DHCP),
-// with it, and the inventory forgets them with it (Store.RemoveNetwork).
+// with it, and the inventory forgets them with it (Store.RemoveNetwork);
+// the door sends it only while every subnet on the network is owned's
+// (Inventory.DeleteNetwork).
 // Only a subnet of ours on a network that is not (a marked subnet on
 // someone else's network) is deleted on its own, first. A network or
 // subnet in use may be held by a router interface of ours that nothing

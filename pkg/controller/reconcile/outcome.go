@@ -148,12 +148,13 @@ type verdict struct {
 // --max-retry-delay; a spec Neutron would refuse not at all.
 func classify(ph phase, err error) verdict {
 	var (
-		rejected *neutron.RejectedError
-		invalid  *desired.InvalidSpecError
-		adoption *adoptionError
-		record   *recordError
-		external *externalNetworkError
-		refused  *NotAllowedError
+		rejected  *neutron.RejectedError
+		invalid   *desired.InvalidSpecError
+		adoption  *adoptionError
+		record    *recordError
+		external  *externalNetworkError
+		refused   *NotAllowedError
+		strangers *inventory.SubnetsNotOursError
 	)
 	isRejected := errors.As(err, &rejected)
 	switch {
@@ -176,6 +177,12 @@ func classify(ph phase, err error) verdict {
 			reason = samplecrdv1.ReasonAuthenticationFailed
 		}
 		return verdict{reason: reason, message: "Neutron has not been listed yet: " + err.Error(), requeue: AddRateLimited}
+	case ph == phaseDeleting && errors.As(err, &strangers):
+		// Nothing was sent: Neutron would take these subnets with the
+		// network. Someone else's hand removes them; backoff notices.
+		return verdict{reason: samplecrdv1.ReasonDeletionBlocked, message: fmt.Sprintf(
+			"Neutron network %s holds subnets this Network did not make, which Neutron would delete with it; "+
+				"the network is deleted once they are removed: %s", strangers.NetworkID, boundList(strangers.SubnetIDs)), requeue: AddRateLimited}
 	case ph == phaseDeleting && isRejected && rejected.InUse():
 		// Retried with backoff, capped at --max-retry-delay: the ports of
 		// a blocked delete go away by someone else's hand.

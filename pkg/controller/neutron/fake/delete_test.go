@@ -40,7 +40,7 @@ func TestANetworkInUseIsRefusedAsNeutronRefusesIt(t *testing.T) {
 				}
 				var err error
 				if kind == DeleteNetwork {
-					err = f.DeleteNetwork(ctx, net)
+					err = f.DeleteNetwork(ctx, net, f.Revision(net))
 				} else {
 					err = f.DeleteSubnet(ctx, sub)
 				}

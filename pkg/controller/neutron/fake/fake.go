@@ -227,6 +227,14 @@ func (f *Neutron) Networks() []neutron.Network {
 	return sortedValues(f.networks)
 }
 
+// Revision is network id's revision_number, for a test that deletes it
+// as someone else would (DeleteNetwork wants the revision it read).
+func (f *Neutron) Revision(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.networks[id].RevisionNumber
+}
+
 // Subnets returns copies of the stored subnets.
 func (f *Neutron) Subnets() []neutron.Subnet {
 	f.mu.Lock()
@@ -490,9 +498,14 @@ func (f *Neutron) ListNetworks(_ context.Context, description string, visit func
 		f.mu.Unlock()
 		return err
 	}
-	nets := filter(sortedValues(f.networks), func(n neutron.Network) bool {
-		return (description == "" || n.Description == description) && f.visible(n.ID)
-	})
+	var nets []neutron.Network
+	on := f.subnetIDs()
+	for _, n := range sortedValues(f.networks) {
+		if (description == "" || n.Description == description) && f.visible(n.ID) {
+			n.SubnetIDs = on[n.ID]
+			nets = append(nets, n)
+		}
+	}
 	f.mu.Unlock()
 	return inPages(nets, visit)
 }
@@ -531,7 +544,25 @@ func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, err
 	if !ok || !f.visible(id) {
 		return neutron.Network{}, neutron.ErrorForResponse(GetNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
 	}
+	for _, s := range f.subnets {
+		if s.NetworkID == id {
+			n.SubnetIDs = append(n.SubnetIDs, s.ID)
+		}
+	}
+	slices.Sort(n.SubnetIDs)
 	return n, nil
+}
+
+// subnetIDs maps each network's ID to the IDs of every subnet on it,
+// sorted, as Neutron answers a list of networks with their "subnets".
+// Made once per list, so that it costs O(subnets), not O(networks ×
+// subnets). Callers hold f.mu.
+func (f *Neutron) subnetIDs() map[string][]string {
+	on := make(map[string][]string)
+	for _, s := range sortedValues(f.subnets) {
+		on[s.NetworkID] = append(on[s.NetworkID], s.ID)
+	}
+	return on
 }
 
 func (f *Neutron) SubnetsOf(_ context.Context, networkID string) ([]neutron.Subnet, error) {
@@ -744,11 +775,12 @@ func (f *Neutron) PortsOf(_ context.Context, networkID, description string) ([]n
 	return filter(f.ports[networkID], func(p neutron.Port) bool { return description == "" || p.Description == description }), nil
 }
 
-// DeleteNetwork deletes a network and, as Neutron does, its subnets and
-// the ports it made for it (neutron.Port.DeletedWithNetwork): one request.
-// Any other port on it, a router interface or a VM's, makes it refuse
-// with 409 NetworkInUse.
-func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
+// DeleteNetwork deletes a network and, as Neutron does, every subnet on
+// it and the ports it made for it (neutron.Port.DeletedWithNetwork): one
+// request, made only while the network's revision is ifRevision (412
+// otherwise, as neutron-server's If-Match). Any other port on it, a
+// router interface or a VM's, makes it refuse with 409 NetworkInUse.
+func (f *Neutron) DeleteNetwork(_ context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(DeleteNetwork); err != nil {
@@ -756,6 +788,11 @@ func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 	}
 	if !f.inRegion(id) {
 		return nil // another Neutron's 404, which the real client counts as deleted
+	}
+	if n, ok := f.networks[id]; ok {
+		if err := ifMatch(DeleteNetwork, &ifRevision, n.RevisionNumber); err != nil {
+			return err
+		}
 	}
 	if f.inUse(id) {
 		return neutron.ErrorForResponse(DeleteNetwork, 409, "NetworkInUse", fmt.Sprintf(
