@@ -148,3 +148,47 @@ func TestABlockedDeleteCanAlwaysBeFinishedByItsOwner(t *testing.T) {
 		t.Errorf("the inventory holds %+v for B, want %s", held, strangerSubnet)
 	}
 }
+
+// TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron (FAILS
+// ON PURPOSE): a create whose answer was lost leaves a duplicate network
+// of A's, which carries A's mark and so is plain to anyone who lists the
+// project. Namespace B's tenant, with the project's credentials, puts a
+// subnet of its own on it. The duplicate's delete (ensureNetwork) is then
+// refused before it is sent, rightly, but the refusal ends every pass of
+// A's Network before its own network and subnet are looked at, for as
+// long as B likes: a change of A's spec (here its DNS servers) is never
+// made, drift never repaired; and the condition says NeutronUnavailable,
+// pointing A's owner and the operator at a Neutron that answers fine,
+// with the refusal's text as its message.
+//
+// The fix must guarantee: B's subnet and the duplicate stay; A's own
+// network and subnet are still made to match the spec; and what holds the
+// duplicate is said as such (not NeutronUnavailable), e.g. a Warning
+// Event, or a condition that names the duplicate left.
+func TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron(t *testing.T) {
+	const duplicate, onDuplicate = "net-3", "subnet-4"
+	network := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
+	network.Generation = 2
+	network.Spec.DNSNameservers = []string{"192.168.0.53"}
+	f := newFixture(t, network, func(n *neutronfake.Neutron) {
+		inSync("192.168.0.0/16", "192.168.0.1")(n)
+		if id := n.AddNetwork(ours.ResourceName(owner), ours.Description()); id != duplicate {
+			panic(id)
+		}
+		if id := n.AddSubnet(duplicate, "b-lab", "namespace b's", "10.9.0.0/24", "10.9.0.1"); id != onDuplicate {
+			panic(id)
+		}
+	})
+
+	out := f.sync("net")
+	neutronHolds(t, f, []string{seededNet, duplicate}, []string{seededSubnet, onDuplicate})
+	if out.Condition != nil && out.Condition.Reason == samplecrdv1.ReasonNeutronUnavailable {
+		t.Errorf("Ready = %s %q: Neutron answered every request", out.Condition.Reason, out.Condition.Message)
+	}
+	for _, s := range f.neutron.Subnets() {
+		if s.ID == seededSubnet && !slices.Equal(s.DNSNameservers, network.Spec.DNSNameservers) {
+			t.Errorf("A's subnet has DNS servers %q, want the spec's %q: the pass ended at the duplicate (requests %q)",
+				s.DNSNameservers, network.Spec.DNSNameservers, f.neutron.Requests())
+		}
+	}
+}
