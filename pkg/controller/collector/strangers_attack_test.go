@@ -16,8 +16,8 @@ import (
 // Attacks on the collector through the network delete's check
 // (Inventory.DeleteNetwork refuses, before any write, a network that holds
 // a subnet not its owner's), as namespace B's tenant, who holds the
-// project's credentials and may remove its own Networks' finalizers,
-// would try them.
+// project's credentials and may remove its own Networks' finalizers, would
+// try them.
 
 // tenantB is a gone Network of namespace B: its tenant removed the
 // finalizer by hand, leaving its network and subnet orphaned.
@@ -32,30 +32,32 @@ const (
 )
 
 // blockedOrphanBeside seeds B's orphan, on whose network B put a subnet of
-// its own, unmarked, so that its delete is refused for as long as B
-// likes; then namespace default's orphan (owner), which nothing blocks.
+// its own, unmarked, so that its delete is refused for as long as B likes;
+// then namespace default's orphan (owner), which nothing blocks.
 func blockedOrphanBeside(f *neutronfake.Neutron) {
 	seedOwned(f, ours, tenantB, "10.1.0.0/24", "10.1.0.1")
 	f.AddSubnet(blockedNet, "b-lab", "namespace b's own", "10.2.0.0/24", "10.2.0.1")
 	seedOwned(f, ours, owner, "10.3.0.0/24", "10.3.0.1")
 }
 
-// TestARefusedCollectionSpendsNoneOfTheListsBudget (FAILS ON PURPOSE):
-// --max-orphans-per-list bounds the deletions one list allows across the
-// whole project, every namespace's orphans alike. A collection whose
-// delete the door refuses before any write (a subnet not the orphan's on
-// its network) deletes nothing, yet takes a deletion from that budget,
-// and so does each of its retries (backoff from 5ms: about ten within the
-// first ten seconds after a list). B, who may put a subnet on its own
-// orphan's network, makes one such orphan, or a few, and spends the
-// budget of every list: namespace A's orphans in the same project are
-// held back (HeldCap) list after list, and A is warned that there are
-// more orphans than the cap allows, which is false.
+// FAILS ON PURPOSE
 //
-// The fix must guarantee: only a collection that sends a delete takes
-// from the budget (or the slot is given back when the door refused before
-// any write), so that an orphan nobody may collect costs other namespaces
-// no collection.
+// TestARefusedCollectionSpendsNoneOfTheListsBudget: --max-orphans-per-list
+// bounds the deletions one list allows across the whole project, every
+// namespace's orphans alike. A collection whose delete the door refuses
+// before any write (a subnet not the orphan's on its network) deletes
+// nothing, yet takes a deletion from that budget, and so does each of its
+// retries (backoff from 5ms: about ten within the first ten seconds after
+// a list). B, who may put a subnet on its own orphan's network, makes one
+// such orphan, or a few, and spends the budget of every list: namespace
+// A's orphans in the same project are held back (HeldCap) list after list,
+// and A is warned that there are more orphans than the cap allows, which
+// is false.
+//
+// The fix must guarantee: only a collection that sends a delete takes from
+// the budget (or the slot is given back when the door refused before any
+// write), so that an orphan nobody may collect costs other namespaces no
+// collection.
 func TestARefusedCollectionSpendsNoneOfTheListsBudget(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.MaxPerList = 1
@@ -77,17 +79,19 @@ func TestARefusedCollectionSpendsNoneOfTheListsBudget(t *testing.T) {
 	}
 }
 
-// TestARefusedCollectionWaitsForTheNextList (FAILS ON PURPOSE): nothing
-// the controller does ends the refusal of a collection blocked by a
-// subnet that is not the orphan's (someone else's hand must remove it),
-// yet the orphan is retried with backoff from 5ms (AddRateLimited), each
-// retry a live list of the API server's Networks and a read of Neutron,
-// until the backoff reaches --max-retry-delay, and again from 5ms after
-// every Forget. B keeps as many such orphans as it likes.
+// FAILS ON PURPOSE
 //
-// The fix must guarantee: such an orphan is not retried on the
-// failure backoff; it waits for the next list of Neutron, which sights
-// it again (Forget), or a long fixed delay (AddAfter).
+// TestARefusedCollectionWaitsForTheNextList: nothing the controller does
+// ends the refusal of a collection blocked by a subnet that is not the
+// orphan's (someone else's hand must remove it), yet the orphan is retried
+// with backoff from 5ms (AddRateLimited), each retry a live list of the
+// API server's Networks and a read of Neutron, until the backoff reaches
+// --max-retry-delay, and again from 5ms after every Forget. B keeps as
+// many such orphans as it likes.
+//
+// The fix must guarantee: such an orphan is not retried on the failure
+// backoff; it waits for the next list of Neutron, which sights it again
+// (Forget), or a long fixed delay (AddAfter).
 func TestARefusedCollectionWaitsForTheNextList(t *testing.T) {
 	f := newFixtureWith(t, defaultConfig(), nil, nil, blockedOrphanBeside)
 	out := f.collect(tenantB.UID)

@@ -2,13 +2,16 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 )
@@ -59,22 +62,24 @@ func mustUpdateSubnet(ctx context.Context, n *neutronfake.Neutron, id, name, des
 	}
 }
 
-// TestADeleteJudgesOwnershipOnWhatNeutronSaysNow (FAILS ON PURPOSE):
-// the door reads the network before its DELETE, and so has its subnets'
-// IDs as Neutron holds them now, but judges whose they are (and whose the
-// network is) on the store, i.e. on the latest list, up to a resync period
-// old. Someone who, after that list, takes a subnet (or the network) out
-// of management by removing its mark, or gives the subnet to namespace
-// B's Network by marking it for B, sees it taken by A's delete, or by the
-// collector's delete of A's orphan: the GET's own answer (the network's
-// name and description) already says the network is no longer A's, and
-// is not looked at.
+// FAILS ON PURPOSE
 //
-// The fix must guarantee: a network DELETE is sent only while what
-// Neutron answers at the delete says that the network and every subnet
-// on it carry the owner's mark (the GET's name and description for the
-// network; a read of the subnets on it, e.g. SubnetsOf, for theirs).
-// Otherwise nothing is sent, and the Network says DeletionBlocked.
+// TestADeleteJudgesOwnershipOnWhatNeutronSaysNow: the door reads the
+// network before its DELETE, and so has its subnets' IDs as Neutron holds
+// them now, but judges whose they are (and whose the network is) on the
+// store, i.e. on the latest list, up to a resync period old. Someone who,
+// after that list, takes a subnet (or the network) out of management by
+// removing its mark, or gives the subnet to namespace B's Network by
+// marking it for B, sees it taken by A's delete, or by the collector's
+// delete of A's orphan: the GET's own answer (the network's name and
+// description) already says the network is no longer A's, and is not
+// looked at.
+//
+// The fix must guarantee: a network DELETE is sent only while what Neutron
+// answers at the delete says that the network and every subnet on it carry
+// the owner's mark (the GET's name and description for the network; a read
+// of the subnets on it, e.g. SubnetsOf, for theirs). Otherwise nothing is
+// sent, and the Network says DeletionBlocked.
 func TestADeleteJudgesOwnershipOnWhatNeutronSaysNow(t *testing.T) {
 	for _, tc := range afterTheList {
 		t.Run("a Network's delete: "+tc.name, func(t *testing.T) {
@@ -149,17 +154,19 @@ func TestABlockedDeleteCanAlwaysBeFinishedByItsOwner(t *testing.T) {
 	}
 }
 
-// TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron (FAILS
-// ON PURPOSE): a create whose answer was lost leaves a duplicate network
-// of A's, which carries A's mark and so is plain to anyone who lists the
-// project. Namespace B's tenant, with the project's credentials, puts a
-// subnet of its own on it. The duplicate's delete (ensureNetwork) is then
-// refused before it is sent, rightly, but the refusal ends every pass of
-// A's Network before its own network and subnet are looked at, for as
-// long as B likes: a change of A's spec (here its DNS servers) is never
-// made, drift never repaired; and the condition says NeutronUnavailable,
-// pointing A's owner and the operator at a Neutron that answers fine,
-// with the refusal's text as its message.
+// FAILS ON PURPOSE
+//
+// TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron: a
+// create whose answer was lost leaves a duplicate network of A's, which
+// carries A's mark and so is plain to anyone who lists the project.
+// Namespace B's tenant, with the project's credentials, puts a subnet of
+// its own on it. The duplicate's delete (ensureNetwork) is then refused
+// before it is sent, rightly, but the refusal ends every pass of A's
+// Network before its own network and subnet are looked at, for as long as
+// B likes: a change of A's spec (here its DNS servers) is never made,
+// drift never repaired; and the condition says NeutronUnavailable,
+// pointing A's owner and the operator at a Neutron that answers fine, with
+// the refusal's text as its message.
 //
 // The fix must guarantee: B's subnet and the duplicate stay; A's own
 // network and subnet are still made to match the spec; and what holds the
@@ -189,6 +196,56 @@ func TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron(t *testing.
 		if s.ID == seededSubnet && !slices.Equal(s.DNSNameservers, network.Spec.DNSNameservers) {
 			t.Errorf("A's subnet has DNS servers %q, want the spec's %q: the pass ended at the duplicate (requests %q)",
 				s.DNSNameservers, network.Spec.DNSNameservers, f.neutron.Requests())
+		}
+	}
+}
+
+// FAILS ON PURPOSE
+//
+// TestTheFenceIsAskedAtTheLastMomentBeforeANetworkDelete: the fence
+// (Options.Fence) is asked "at the last moment before the request"
+// (allowWrite), because a replica frozen or cut off may have been replaced
+// by a leader with a fresher view. The network delete now asks it, then
+// reads the network, then sends the DELETE: a replica that loses its lease
+// while the read is under way (a read can take the request timeout, or the
+// process be frozen right there) sends the DELETE on its old view, a
+// Network's or the collector's, which the new leader may know to be wrong
+// (an orphan whose Network is back, restored from a backup).
+//
+// The fix must guarantee: the fence is asked (again) after the read and
+// before the DELETE, and a fenced replica sends no DELETE.
+func TestTheFenceIsAskedAtTheLastMomentBeforeANetworkDelete(t *testing.T) {
+	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+		inSync("192.168.0.0/16", "192.168.0.1"))
+	deposed := &subnetAfterRead{Interface: f.neutron, add: func() { f.fenced = errors.New("the Lease was taken over while the network was read") }}
+	f.connect(deposed, defaultOptions(), nil)
+
+	out := f.sync("net")
+	if got := f.neutron.Requests(); slices.Contains(got, neutronfake.DeleteNetwork) {
+		t.Errorf("Neutron requests %q: a replica that no longer leads sent the DELETE", got)
+	}
+	if out.Finalized || !errors.Is(out.Err, inventory.ErrFenced) {
+		t.Errorf("outcome %+v, want ErrFenced", out)
+	}
+	neutronHolds(t, f, []string{seededNet}, []string{seededSubnet})
+}
+
+// TestABlockedDeleteNamesTheStrangerByIDOnly: A's condition says which
+// subnets hold its delete, and they may be namespace B's (a marked subnet
+// left on A's network) or another project's. It names them by ID, which an
+// administrator looks up, and says nothing else of them: not B's namespace
+// or Network (their Neutron name), nor their range, as the condition of an
+// overlap leaves out the other subnet (overlapMessage).
+func TestABlockedDeleteNamesTheStrangerByIDOnly(t *testing.T) {
+	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+		func(n *neutronfake.Neutron) { inSync("192.168.0.0/16", "192.168.0.1")(n); strangerSubnets[2].seed(n) })
+	out := f.sync("net")
+	if out.Condition == nil || !strings.Contains(out.Condition.Message, strangerSubnet) {
+		t.Fatalf("condition %+v, want it to name %s", out.Condition, strangerSubnet)
+	}
+	for _, secret := range []string{tenantB.Namespace, string(tenantB.UID), ours.ResourceName(tenantB), "10.7.0"} {
+		if strings.Contains(out.Condition.Message, secret) || strings.Contains(out.Err.Error(), secret) {
+			t.Errorf("A's condition or error tells %q of B's subnet: %q / %q", secret, out.Condition.Message, out.Err)
 		}
 	}
 }
