@@ -133,3 +133,52 @@ func TestNeutronRefusesADeleteOfAChangedNetwork(t *testing.T) {
 		t.Errorf("subnet %s: %v, want Neutron's 404", s.ID, err)
 	}
 }
+
+// TestNeutronRaisesANetworksRevisionWithItsSubnets pins what the delete's
+// If-Match catches, and what it cannot: neutron-server raises a network's
+// revision_number when a subnet on it is made or its name changes, but
+// not when only the subnet's description changes (descriptions live in
+// Neutron's standard attributes, which raise no parent's revision). Both
+// fakes answer the same (pkg/controller/neutron/fake, test/bench).
+func TestNeutronRaisesANetworksRevisionWithItsSubnets(t *testing.T) {
+	ctx := framework.TestContext(t, time.Minute)
+	client := neutron.NewGophercloud(stack.Neutron.Client, neutron.Place{})
+	n, err := client.CreateNetwork(ctx, "revisions-"+string(uuid.NewUUID())[:8], "e2e: TestNeutronRaisesANetworksRevisionWithItsSubnets", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+	revision := func() int {
+		t.Helper()
+		read, err := client.GetNetwork(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return read.RevisionNumber
+	}
+
+	before := revision()
+	s, err := client.CreateSubnet(ctx, neutron.SubnetRequest{NetworkID: n.ID, CIDR: "10.76.0.0/24", Gateway: ptr.To("10.76.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := revision(); after <= before {
+		t.Errorf("making a subnet: the network's revision went from %d to %d, want it to rise", before, after)
+	}
+	for _, step := range []struct {
+		name   string
+		update neutron.SubnetUpdate
+		rises  bool
+	}{
+		{"the subnet's name", neutron.SubnetUpdate{Name: ptr.To("renamed")}, true},
+		{"the subnet's description alone", neutron.SubnetUpdate{Description: ptr.To("described")}, false},
+	} {
+		before := revision()
+		if _, err := client.UpdateSubnet(ctx, s.ID, step.update); err != nil {
+			t.Fatal(err)
+		}
+		if after := revision(); (after > before) != step.rises {
+			t.Errorf("changing %s: the network's revision went from %d to %d, want it to rise: %t", step.name, before, after, step.rises)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -73,6 +74,15 @@ func (o *Orphans) Collect(ctx context.Context, uid types.UID, cached bool) recon
 		return out
 	}
 	if err := reconcile.DeleteOwned(ctx, o.inv, owned); err != nil {
+		var strangers *inventory.SubnetsNotOursError
+		if errors.As(err, &strangers) || errors.Is(err, inventory.ErrMarkGone) {
+			// Refused before anything was sent, until someone else
+			// removes a subnet, or a list drops what is no longer
+			// marked: the deletion goes back to the list's budget, and
+			// the next list sights the orphan again.
+			o.tracker.GiveBack()
+			return o.holdBack(ctx, owned, metrics.HeldNotOnlyOurs)
+		}
 		return reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: err}
 	}
 	o.tracker.Forget(uid)

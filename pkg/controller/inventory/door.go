@@ -129,16 +129,15 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 
 // DeleteNetwork deletes a network of owner's. Neutron deletes every
 // subnet on it with it, in the one request, whoever made the subnet, so
-// the network is read first (its subnets and revision), and the delete is
-// sent only while every subnet on it is one the store holds for owner,
-// and only onto that revision (If-Match): a subnet added after the read
-// raises the revision, and Neutron refuses the delete (412, IsStale)
-// rather than take it. A subnet that is not owner's (made by hand, by
-// another cluster's controller, or marked for another Network) refuses
-// the delete with a *SubnetsNotOursError, before any write. The store
+// the delete is sent only once Neutron has said, just now, that the
+// network and every subnet on it carry owner's mark (onlyOwners: the
+// network read, then its subnets), and only onto the revision read
+// (If-Match): a subnet added after the read raises it, and Neutron
+// refuses the delete (412, IsStale) rather than take the subnet. The
+// fence is asked again after the reads, at the last moment. The store
 // forgets the network and its subnets with it (Store.RemoveNetwork): a
-// caller deletes no subnet of the network first. One that is gone by
-// the read counts as deleted, as a 404 to the delete does.
+// caller deletes no subnet of the network first. One that is gone by the
+// read counts as deleted, as a 404 to the delete does.
 func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)
@@ -154,8 +153,11 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 	if err != nil {
 		return inv.afterFailedRead(err)
 	}
-	if strangers := slices.DeleteFunc(slices.Clone(n.SubnetIDs), func(s string) bool { return inv.ownsSubnet(owner, s) }); len(strangers) > 0 {
-		return &SubnetsNotOursError{NetworkID: id, SubnetIDs: strangers}
+	if err := inv.onlyOwners(ctx, owner, n); err != nil {
+		return err
+	}
+	if err := inv.fence(); err != nil {
+		return err
 	}
 	if err := inv.client.DeleteNetwork(ctx, id, n.RevisionNumber); err != nil {
 		return inv.afterFailedWrite(owner, err)
@@ -165,9 +167,52 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 	return nil
 }
 
+// onlyOwners returns nil when network n, as just read, carries owner's
+// mark, and a read of the subnets on it finds every one of n.SubnetIDs
+// marked for owner. The store is not asked: it is as old as the latest
+// list, and a person may have taken a subnet out of management (its mark
+// removed) or marked it for another Network since. A subnet of another
+// project is not in the read (it lists the client's project), and so is
+// not owner's. Where Neutron and the store disagree, a list is asked for.
+func (inv *Inventory) onlyOwners(ctx context.Context, owner neutron.Owner, n neutron.Network) error {
+	if o, ok := inv.mark.OwnerOf(n.Name, n.Description); !ok || o.UID != owner.UID {
+		inv.RequestRefresh(0)
+		return fmt.Errorf("network %s no longer carries this Network's mark; waiting for a list of Neutron: %w", n.ID, ErrMarkGone)
+	}
+	subs, err := inv.client.SubnetsOf(ctx, n.ID)
+	if err = inv.afterFailedRead(err); err != nil {
+		return err
+	}
+	var strangers []string
+	for _, id := range n.SubnetIDs {
+		i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return s.ID == id })
+		if i >= 0 {
+			if o, ok := inv.mark.OwnerOf(subs[i].Name, subs[i].Description); ok && o.UID == owner.UID {
+				continue
+			}
+		}
+		if inv.ownsSubnet(owner, id) {
+			inv.RequestRefresh(0)
+		}
+		strangers = append(strangers, id)
+	}
+	if len(strangers) > 0 {
+		return &SubnetsNotOursError{NetworkID: n.ID, SubnetIDs: strangers}
+	}
+	return nil
+}
+
+// ErrMarkGone is what a delete of a network returns when Neutron's answer
+// no longer carries the owner's mark: someone took it out of management
+// after the latest list. Nothing is sent; the list asked for drops it from
+// the store, and the next pass sees it is not the Network's.
+var ErrMarkGone = errors.New("the ownership mark is gone")
+
 // SubnetsNotOursError is a network delete refused before it was sent:
 // Neutron would delete these subnets with the network, and they are not
-// its owner's. The delete waits until someone removes them.
+// its owner's (made by hand, by another cluster's controller or another
+// project, or marked for another Network). The delete waits until someone
+// removes them. It names them by ID alone.
 type SubnetsNotOursError struct {
 	NetworkID string
 	SubnetIDs []string
@@ -344,11 +389,8 @@ func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
 // syncs on a cache from before it, at once, while its renewal is still
 // on the wire.
 func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error {
-	if inv.opts.Fence != nil {
-		if err := inv.opts.Fence(); err != nil {
-			metrics.WritesFenced.WithLabelValues(metrics.FencedNeutron).Inc()
-			return fmt.Errorf("%w: %v", ErrFenced, err)
-		}
+	if err := inv.fence(); err != nil {
+		return err
 	}
 	if err := inv.breaker.allow(); err != nil {
 		return err
@@ -360,6 +402,20 @@ func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error
 	defer inv.unsureMu.Unlock()
 	if _, ok := inv.unsure[owner.UID]; ok {
 		return ErrListPending
+	}
+	return nil
+}
+
+// fence returns ErrFenced while this replica cannot prove it still leads
+// (Options.Fence): asked last before every write, and again before a
+// write that reads first.
+func (inv *Inventory) fence() error {
+	if inv.opts.Fence == nil {
+		return nil
+	}
+	if err := inv.opts.Fence(); err != nil {
+		metrics.WritesFenced.WithLabelValues(metrics.FencedNeutron).Inc()
+		return fmt.Errorf("%w: %v", ErrFenced, err)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func TestDelete(t *testing.T) {
 			name:        "a deleted Network's network is deleted, its subnet with it, then its finalizer released",
 			network:     deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
@@ -60,7 +60,7 @@ func TestDelete(t *testing.T) {
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			failOn:      map[string]error{neutronfake.DeleteNetwork: errUnavailable},
 			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantReady:   "False/Deleting",
 			wantEvents:  []string{"Warning DeletionFailed"},
 			check: func(t *testing.T, f *fixture) {
@@ -79,7 +79,7 @@ func TestDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			// Its own router interfaces first (none), then what blocks.
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:   "False/DeletionBlocked",
 			wantEvents:  []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
@@ -95,7 +95,7 @@ func TestDelete(t *testing.T) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
 				seedForeign(f)
 			},
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       untouched,
 		},
@@ -104,8 +104,9 @@ func TestDelete(t *testing.T) {
 
 // TestADeleteIsOneDeletePerNetwork: Neutron deletes a network's subnets
 // (and its DHCP ports) with it, so a Network's delete is one DELETE for
-// its network, after one read of it (door.go: which subnets it holds, and
-// its revision), and the inventory forgets the subnets with it. Only what
+// its network, after a read of it and of its subnets (door.go: that they
+// are all the Network's, and the network's revision), and the inventory
+// forgets the subnets with it. Only what
 // Neutron requires comes first: our router interface when the network is
 // refused as in use, and a subnet of ours on a network that is not ours,
 // which no network delete of ours removes.
@@ -119,7 +120,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 			name:        "a network and its subnet: one delete of the network",
 			network:     deletingNet(),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
@@ -131,7 +132,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 				f.AddPort(seededNet, "port-dhcp", "network:dhcp")
 				f.AddPort(seededNet, "port-metadata", "network:distributed")
 			},
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				neutronHolds(t, f, nil, nil)
@@ -145,8 +146,8 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 			name:    "a router interface of ours that nothing recorded: the network is refused, the interface detached, the network deleted",
 			network: deletingNet(),
 			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents: []string{"Normal Deleted"},
 			check:      func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
@@ -159,7 +160,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 				f.AddSubnet(theirs, ours.ResourceName(owner), ours.Description(), "10.9.0.0/24", "10.9.0.1")
 				f.AddSubnet(theirs, "their-subnet", "", "10.9.1.0/24", "10.9.1.1")
 			},
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.GetNetwork, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				neutronHolds(t, f, []string{theirNet}, []string{theirSubnet})
@@ -291,8 +292,8 @@ func TestADeleteTakesNoSubnetThatIsNotItsOwn(t *testing.T) {
 				t.Errorf("outcome %+v, want held and retried with backoff", out)
 			}
 			neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
-			if got := f.neutron.Requests(); !slices.Equal(got, []string{neutronfake.GetNetwork}) {
-				t.Errorf("Neutron requests %q, want the network read alone", got)
+			if got := f.neutron.Requests(); !slices.Equal(got, []string{neutronfake.GetNetwork, neutronfake.SubnetsOf}) {
+				t.Errorf("Neutron requests %q, want the network and its subnets read, and nothing written", got)
 			}
 			cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
 			if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {

@@ -204,11 +204,20 @@ func (p *pass) recordPlace(ctx context.Context) error {
 // ensureNetwork returns the Network's Neutron network, and whether it
 // created it because there was none. Duplicates — a create that completed
 // after its sender gave up, or died, while a retry made another — are
-// deleted.
+// deleted. One that holds a subnet not the Network's, or lost its mark,
+// is left as it is, said in a Warning, and the pass goes on with the
+// network it keeps: someone else's subnet must not hold up the Network's
+// own repairs.
 func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutron.Network, created bool, _ error) {
 	keep, duplicates, found := chooseNetwork(p.inv.Get(p.owner.UID), p.network.Status.NetworkID)
 	for _, d := range duplicates {
-		if err := p.inv.DeleteNetwork(ctx, p.owner, d.ID); err != nil {
+		err := p.inv.DeleteNetwork(ctx, p.owner, d.ID)
+		var strangers *inventory.SubnetsNotOursError
+		if errors.As(err, &strangers) || errors.Is(err, inventory.ErrMarkGone) {
+			p.eventf(corev1.EventTypeWarning, eventDuplicateLeft, "Left duplicate Neutron network %s: %v", d.ID, err)
+			continue
+		}
+		if err != nil {
 			return neutron.Network{}, false, err
 		}
 		metrics.DuplicatesDeleted.Inc()

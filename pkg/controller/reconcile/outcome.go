@@ -105,10 +105,13 @@ const (
 	eventDeleted        = "Deleted"
 	eventDriftRepaired  = "DriftRepaired"
 	eventDeletionFailed = "DeletionFailed"
-	eventOrphaned       = "Orphaned"
-	eventAdopted        = "Adopted"
-	eventAttached       = "Attached"
-	eventDetached       = "Detached"
+	// eventDuplicateLeft: a duplicate network was not deleted, since
+	// Neutron would take with it a subnet that is not the Network's.
+	eventDuplicateLeft = "DuplicateLeft"
+	eventOrphaned      = "Orphaned"
+	eventAdopted       = "Adopted"
+	eventAttached      = "Attached"
+	eventDetached      = "Detached"
 )
 
 // rejectedRetryInterval is how long a Network that Neutron refused waits

@@ -708,7 +708,11 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	}
 	s.RevisionNumber++
 	f.subnets[id] = s
-	f.reviseNetwork(s.NetworkID)
+	if descriptionOnly := u == (neutron.SubnetUpdate{Description: u.Description, IfRevision: u.IfRevision}); !descriptionOnly {
+		// As neutron-server: a subnet's description lives in its
+		// standard attributes, whose change raises no parent's revision.
+		f.reviseNetwork(s.NetworkID)
+	}
 	return f.subnets[id], nil
 }
 

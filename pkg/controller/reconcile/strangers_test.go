@@ -16,9 +16,10 @@ import (
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 )
 
-// Attacks on the network delete's check (Inventory.DeleteNetwork: every
-// subnet on the network must be held for the owner), as namespace B's
-// tenant, or anyone with the project's credentials, would try them.
+// The network delete's check (Inventory.DeleteNetwork: the network and
+// every subnet on it must carry the owner's mark when it is sent), held to
+// what namespace B's tenant, or anyone with the project's credentials,
+// would try.
 
 // afterTheList are changes someone with the project's credentials makes in
 // Neutron after the inventory's latest list and before A's delete: the
@@ -45,6 +46,15 @@ var afterTheList = []struct {
 		wantNetworks: []string{seededNet}, wantSubnets: []string{seededSubnet},
 	},
 	{
+		name: "a person takes the network out of management, its subnet still marked",
+		change: func(ctx context.Context, n *neutronfake.Neutron) {
+			if _, err := n.UpdateNetwork(ctx, seededNet, neutron.NetworkUpdate{Name: ptr.To("lab"), Description: ptr.To("kept by hand")}); err != nil {
+				panic(err)
+			}
+		},
+		wantNetworks: []string{seededNet}, wantSubnets: []string{seededSubnet},
+	},
+	{
 		name: "a person takes the network and its subnet out of management",
 		change: func(ctx context.Context, n *neutronfake.Neutron) {
 			mustUpdateSubnet(ctx, n, seededSubnet, "lab-subnet", "kept by hand")
@@ -62,24 +72,14 @@ func mustUpdateSubnet(ctx context.Context, n *neutronfake.Neutron, id, name, des
 	}
 }
 
-// FAILS ON PURPOSE
-//
-// TestADeleteJudgesOwnershipOnWhatNeutronSaysNow: the door reads the
-// network before its DELETE, and so has its subnets' IDs as Neutron holds
-// them now, but judges whose they are (and whose the network is) on the
-// store, i.e. on the latest list, up to a resync period old. Someone who,
-// after that list, takes a subnet (or the network) out of management by
-// removing its mark, or gives the subnet to namespace B's Network by
-// marking it for B, sees it taken by A's delete, or by the collector's
-// delete of A's orphan: the GET's own answer (the network's name and
-// description) already says the network is no longer A's, and is not
-// looked at.
-//
-// The fix must guarantee: a network DELETE is sent only while what Neutron
-// answers at the delete says that the network and every subnet on it carry
-// the owner's mark (the GET's name and description for the network; a read
-// of the subnets on it, e.g. SubnetsOf, for theirs). Otherwise nothing is
-// sent, and the Network says DeletionBlocked.
+// TestADeleteJudgesOwnershipOnWhatNeutronSaysNow: the store is as old as
+// the latest list, up to a resync period. Someone who, after that list,
+// takes a subnet (or the network) out of management by removing its mark,
+// or gives the subnet to namespace B's Network by marking it for B, must
+// not see it taken by A's delete, or by the collector's delete of A's
+// orphan: a network DELETE is sent only while what Neutron answers at the
+// delete says that the network (the read's name and description) and
+// every subnet on it (a read of its subnets) carry the owner's mark.
 func TestADeleteJudgesOwnershipOnWhatNeutronSaysNow(t *testing.T) {
 	for _, tc := range afterTheList {
 		t.Run("a Network's delete: "+tc.name, func(t *testing.T) {
@@ -154,24 +154,15 @@ func TestABlockedDeleteCanAlwaysBeFinishedByItsOwner(t *testing.T) {
 	}
 }
 
-// FAILS ON PURPOSE
-//
 // TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron: a
 // create whose answer was lost leaves a duplicate network of A's, which
 // carries A's mark and so is plain to anyone who lists the project.
 // Namespace B's tenant, with the project's credentials, puts a subnet of
-// its own on it. The duplicate's delete (ensureNetwork) is then refused
-// before it is sent, rightly, but the refusal ends every pass of A's
-// Network before its own network and subnet are looked at, for as long as
-// B likes: a change of A's spec (here its DNS servers) is never made,
-// drift never repaired; and the condition says NeutronUnavailable,
-// pointing A's owner and the operator at a Neutron that answers fine, with
-// the refusal's text as its message.
-//
-// The fix must guarantee: B's subnet and the duplicate stay; A's own
-// network and subnet are still made to match the spec; and what holds the
-// duplicate is said as such (not NeutronUnavailable), e.g. a Warning
-// Event, or a condition that names the duplicate left.
+// its own on it. The duplicate's delete is refused before it is sent,
+// rightly; the duplicate and B's subnet stay, and the pass goes on: A's
+// own subnet is made to match a changed spec (its DNS servers), and the
+// condition does not say NeutronUnavailable of a Neutron that answers
+// (ensureNetwork's DuplicateLeft Warning says what holds the duplicate).
 func TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron(t *testing.T) {
 	const duplicate, onDuplicate = "net-3", "subnet-4"
 	network := provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)
@@ -200,20 +191,14 @@ func TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron(t *testing.
 	}
 }
 
-// FAILS ON PURPOSE
-//
 // TestTheFenceIsAskedAtTheLastMomentBeforeANetworkDelete: the fence
-// (Options.Fence) is asked "at the last moment before the request"
-// (allowWrite), because a replica frozen or cut off may have been replaced
-// by a leader with a fresher view. The network delete now asks it, then
-// reads the network, then sends the DELETE: a replica that loses its lease
-// while the read is under way (a read can take the request timeout, or the
-// process be frozen right there) sends the DELETE on its old view, a
-// Network's or the collector's, which the new leader may know to be wrong
-// (an orphan whose Network is back, restored from a backup).
-//
-// The fix must guarantee: the fence is asked (again) after the read and
-// before the DELETE, and a fenced replica sends no DELETE.
+// (Options.Fence) is asked at the last moment before a write, because a
+// replica frozen or cut off may have been replaced by a leader with a
+// fresher view. A network delete reads first; a replica that loses its
+// Lease while the read is under way (a read can take the request
+// timeout, or the process be frozen right there) must not send the
+// DELETE on its old view: the fence is asked again after the reads, and
+// a fenced replica sends no DELETE.
 func TestTheFenceIsAskedAtTheLastMomentBeforeANetworkDelete(t *testing.T) {
 	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 		inSync("192.168.0.0/16", "192.168.0.1"))

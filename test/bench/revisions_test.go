@@ -10,22 +10,14 @@ import (
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 )
 
-// FAILS ON PURPOSE
-//
 // TestBothFakesRaiseANetworksRevisionWhenASubnetOnItChanges: the network
 // delete is sent If-Match on the revision its read saw, so that a change
-// on the network after the read (a subnet made, or marked for another
-// Network) makes Neutron refuse it (412). The controller holds that a
-// change of a subnet raises its network's revision (Inventory.MarkNetwork,
-// and the unit fake's reviseNetwork); the bench's HTTP fake raises it for
-// a subnet's create and delete only, not for its update. A subnet renamed
-// (re-marked) between the read and the DELETE is then taken by the
-// bench's delete and refused by the unit fake's: the two fakes the
-// controller is measured and tested on disagree about what the check
-// holds.
-//
-// The fix must guarantee: both fakes answer the same story the same way,
-// as neutron-server does (an e2e test on the real server should pin which).
+// on the network after the read makes Neutron refuse it (412). Both fakes
+// the controller is tested and measured on answer as neutron-server does
+// (test/e2e's TestNeutronRaisesANetworksRevisionWithItsSubnets): a
+// subnet renamed (re-marked) after the read raises its network's
+// revision and the delete is refused; a change of its description alone
+// raises nothing.
 func TestBothFakesRaiseANetworksRevisionWhenASubnetOnItChanges(t *testing.T) {
 	ctx := context.Background()
 	bench, err := startFakeNeutron()
@@ -59,6 +51,17 @@ func TestBothFakesRaiseANetworksRevisionWhenASubnetOnItChanges(t *testing.T) {
 			}
 			if err := client.DeleteNetwork(ctx, net.ID, read.RevisionNumber); !neutron.IsStale(err) {
 				t.Errorf("a delete at the revision read before the subnet was renamed: %v, want 412", err)
+			}
+			read, err = client.GetNetwork(ctx, net.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Description: ptr.To("described")}); err != nil {
+				t.Fatal(err)
+			}
+			if now, err := client.GetNetwork(ctx, net.ID); err != nil || now.RevisionNumber != read.RevisionNumber {
+				t.Errorf("the network's revision went from %d to %d (%v) on a change of a subnet's description alone, want it kept",
+					read.RevisionNumber, now.RevisionNumber, err)
 			}
 		})
 	}
