@@ -21,8 +21,8 @@ import (
 // controller can tell: lists filter on the exact description and page with
 // limit, marker and a "next" link, sorted by ID, and on an exact id; a
 // create gets an ID and echoes what was sent; an update merges; every
-// change raises a revision_number, a subnet's its network's too unless
-// only its description changed, and a delete's If-Match must name it; a delete of a network takes its
+// change raises a revision_number, a subnet's its network's too, and a
+// delete's If-Match must name it; a delete of a network takes its
 // subnets; a missing resource is a 404. Everything else is left out:
 // ports, pools, quotas, overlap checks.
 type fakeNeutron struct {
@@ -194,15 +194,11 @@ func (f *fakeNeutron) update(w http.ResponseWriter, r *http.Request, kind, id st
 	if !ok {
 		return
 	}
-	descriptionOnly := true
 	for k, v := range body[singular(kind)] {
 		o[k] = v
-		descriptionOnly = descriptionOnly && k == "description"
 	}
 	revise(o)
-	if network, ok := f.resources["networks"][fmt.Sprint(o["network_id"])]; ok && kind == "subnets" && !descriptionOnly {
-		// As neutron-server: a subnet's description lives in its
-		// standard attributes, whose change raises no parent's revision.
+	if network, ok := f.resources["networks"][fmt.Sprint(o["network_id"])]; ok && kind == "subnets" {
 		revise(network)
 	}
 	answer(w, http.StatusOK, kind, o)

@@ -708,11 +708,7 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	}
 	s.RevisionNumber++
 	f.subnets[id] = s
-	if descriptionOnly := u == (neutron.SubnetUpdate{Description: u.Description, IfRevision: u.IfRevision}); !descriptionOnly {
-		// As neutron-server: a subnet's description lives in its
-		// standard attributes, whose change raises no parent's revision.
-		f.reviseNetwork(s.NetworkID)
-	}
+	f.reviseNetwork(s.NetworkID)
 	return f.subnets[id], nil
 }
 
