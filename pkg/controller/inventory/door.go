@@ -74,7 +74,6 @@ func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req
 	}
 	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, s)
-	inv.store.SubnetWritten(owner, s.NetworkID, s.ID, false)
 	return s, nil
 }
 
@@ -109,7 +108,6 @@ func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id 
 	}
 	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, updated)
-	inv.store.SubnetWritten(owner, updated.NetworkID, updated.ID, false)
 	return updated, nil
 }
 
@@ -121,36 +119,22 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 	if err := inv.allowWrite(ctx, owner); err != nil {
 		return err
 	}
-	networkID := inv.subnetNetwork(owner, id)
 	if err := inv.client.DeleteSubnet(ctx, id); err != nil {
 		return inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
 	inv.store.RemoveSubnet(owner, id)
-	inv.store.SubnetWritten(owner, networkID, id, true)
 	return nil
-}
-
-// subnetNetwork is the network of owner's subnet id, as held.
-func (inv *Inventory) subnetNetwork(owner neutron.Owner, id string) string {
-	subs := inv.store.Get(owner.UID).Subnets
-	if i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return s.ID == id }); i >= 0 {
-		return subs[i].NetworkID
-	}
-	return ""
 }
 
 // DeleteNetwork deletes a network of owner's. Neutron deletes every
 // subnet on it with it, in the one request, whoever made the subnet, so
-// the delete is sent only onto a revision of the network (If-Match) at
-// which the network and every subnet on it carry owner's mark: first
-// the revision the store holds, at which it held them so (the latest
-// list, and the controller's own writes since: Store.SubnetWritten); if
-// Neutron refuses that (412: something changed since), the revision read
-// just now, once Neutron has said that they still do (onlyOwners: the
-// network read, then its subnets). A subnet added after the read raises
-// it again, and Neutron refuses the delete rather than take the subnet.
-// The fence is asked again after the reads, at the last moment. The store
+// the delete is sent only once Neutron has said, just now, that the
+// network and every subnet on it carry owner's mark (onlyOwners: the
+// network read, then its subnets), and only onto the revision read
+// (If-Match): a subnet added after the read raises it, and Neutron
+// refuses the delete (412, IsStale) rather than take the subnet. The
+// fence is asked again after the reads, at the last moment. The store
 // forgets the network and its subnets with it (Store.RemoveNetwork): a
 // caller deletes no subnet of the network first. One that is gone by the
 // read counts as deleted, as a 404 to the delete does.
@@ -160,17 +144,6 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 	}
 	if err := inv.allowWrite(ctx, owner); err != nil {
 		return err
-	}
-	if held := inv.heldNetwork(owner, id); !slices.ContainsFunc(held.SubnetIDs, func(s string) bool { return !inv.ownsSubnet(owner, s) }) {
-		// What the store holds is a proof while Neutron still has the
-		// revision it was held at: any change of the network or of a
-		// subnet on it, a subnet made or a mark removed included, raises
-		// it. So the DELETE onto that revision is the whole check, and
-		// only a refusal (412: changed since) costs the reads below.
-		err := inv.client.DeleteNetwork(ctx, id, held.RevisionNumber)
-		if !neutron.IsStale(err) {
-			return inv.afterDelete(owner, id, err)
-		}
 	}
 	n, err := inv.client.GetNetwork(ctx, id)
 	if neutron.IsNotFound(err) {
@@ -186,26 +159,12 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 	if err := inv.fence(); err != nil {
 		return err
 	}
-	return inv.afterDelete(owner, id, inv.client.DeleteNetwork(ctx, id, n.RevisionNumber))
-}
-
-// afterDelete records the outcome err of owner's DELETE of network id.
-func (inv *Inventory) afterDelete(owner neutron.Owner, id string, err error) error {
-	if err != nil {
+	if err := inv.client.DeleteNetwork(ctx, id, n.RevisionNumber); err != nil {
 		return inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
 	inv.store.RemoveNetwork(owner, id)
 	return nil
-}
-
-// heldNetwork is network id as the store holds it for owner.
-func (inv *Inventory) heldNetwork(owner neutron.Owner, id string) neutron.Network {
-	nets := inv.store.Get(owner.UID).Networks
-	if i := slices.IndexFunc(nets, func(n neutron.Network) bool { return n.ID == id }); i >= 0 {
-		return nets[i]
-	}
-	return neutron.Network{}
 }
 
 // onlyOwners returns nil when network n, as just read, carries owner's
@@ -319,7 +278,6 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 	}
 	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, marked)
-	inv.store.SubnetWritten(owner, marked.NetworkID, marked.ID, false)
 	return nil
 }
 

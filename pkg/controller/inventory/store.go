@@ -224,29 +224,6 @@ func (inv *Store) RemoveNetwork(owner neutron.Owner, id string) {
 	})
 }
 
-// SubnetWritten records that owner made (or marked), changed, or deleted
-// (gone) subnet id on network networkID: Neutron raised the network's
-// revision by one with it, so a network owner holds counts one more, and
-// lists the subnet or not. The held revision is then the one Neutron
-// holds unless someone else changed the network too, which a write
-// conditional on it finds out (412): a guess that can only be too old,
-// never too new, as a proof must be (Inventory.DeleteNetwork).
-func (inv *Store) SubnetWritten(owner neutron.Owner, networkID, id string, gone bool) {
-	inv.record(owner, func(o *Owned) {
-		i := slices.IndexFunc(o.Networks, func(n neutron.Network) bool { return n.ID == networkID })
-		if i < 0 {
-			return
-		}
-		n := o.Networks[i]
-		n.RevisionNumber++
-		n.SubnetIDs = slices.DeleteFunc(slices.Clone(n.SubnetIDs), func(s string) bool { return s == id })
-		if !gone {
-			n.SubnetIDs = append(n.SubnetIDs, id)
-		}
-		o.Networks[i] = n
-	})
-}
-
 // AddRouter records a router of owner that Neutron confirmed.
 func (inv *Store) AddRouter(owner neutron.Owner, r neutron.Router) {
 	inv.record(owner, func(o *Owned) {

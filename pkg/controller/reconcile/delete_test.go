@@ -24,7 +24,7 @@ func TestDelete(t *testing.T) {
 			name:        "a deleted Network's network is deleted, its subnet with it, then its finalizer released",
 			network:     deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
@@ -60,7 +60,7 @@ func TestDelete(t *testing.T) {
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			failOn:      map[string]error{neutronfake.DeleteNetwork: errUnavailable},
 			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantReady:   "False/Deleting",
 			wantEvents:  []string{"Warning DeletionFailed"},
 			check: func(t *testing.T, f *fixture) {
@@ -79,7 +79,7 @@ func TestDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			// Its own router interfaces first (none), then what blocks.
-			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:   "False/DeletionBlocked",
 			wantEvents:  []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
@@ -95,7 +95,7 @@ func TestDelete(t *testing.T) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
 				seedForeign(f)
 			},
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       untouched,
 		},
@@ -104,9 +104,9 @@ func TestDelete(t *testing.T) {
 
 // TestADeleteIsOneDeletePerNetwork: Neutron deletes a network's subnets
 // (and its DHCP ports) with it, so a Network's delete is one DELETE for
-// its network, onto the revision at which the inventory holds it and its
-// subnets as the Network's (door.go), and the inventory forgets the
-// subnets with it. Only what
+// its network, after a read of it and of its subnets (door.go: that they
+// are all the Network's, and the network's revision), and the inventory
+// forgets the subnets with it. Only what
 // Neutron requires comes first: our router interface when the network is
 // refused as in use, and a subnet of ours on a network that is not ours,
 // which no network delete of ours removes.
@@ -120,7 +120,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 			name:        "a network and its subnet: one delete of the network",
 			network:     deletingNet(),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
@@ -132,7 +132,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 				f.AddPort(seededNet, "port-dhcp", "network:dhcp")
 				f.AddPort(seededNet, "port-metadata", "network:distributed")
 			},
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				neutronHolds(t, f, nil, nil)
@@ -146,8 +146,8 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 			name:    "a router interface of ours that nothing recorded: the network is refused, the interface detached, the network deleted",
 			network: deletingNet(),
 			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents: []string{"Normal Deleted"},
 			check:      func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
@@ -160,7 +160,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 				f.AddSubnet(theirs, ours.ResourceName(owner), ours.Description(), "10.9.0.0/24", "10.9.0.1")
 				f.AddSubnet(theirs, "their-subnet", "", "10.9.1.0/24", "10.9.1.1")
 			},
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				neutronHolds(t, f, []string{theirNet}, []string{theirSubnet})
@@ -322,111 +322,30 @@ func TestADeleteTakesNoSubnetThatIsNotItsOwn(t *testing.T) {
 	})
 }
 
-// TestASubnetMadeDuringTheDeleteIsNotTaken: a network is deleted onto a
-// revision at which every subnet on it was the Network's, and a subnet
-// made since raises the revision, so Neutron refuses the delete (412)
-// instead of taking the subnet:
-//   - made since the latest list, the DELETE onto the revision the store
-//     holds is refused; the network and its subnets are read, and the
-//     stranger holds the delete before anything else is sent;
-//   - made between those reads and the DELETE (the network was changed
-//     since the list, so the reads were needed), the DELETE onto the
-//     revision read is refused; the next pass reads again and holds it.
+// TestASubnetMadeDuringTheDeleteIsNotTaken: a subnet made on the network
+// after the delete read it raises the network's revision, and the delete,
+// sent If-Match on the revision read, is refused (412) instead of taking
+// the subnet. The next pass reads the network again and is refused before
+// it sends anything.
 func TestASubnetMadeDuringTheDeleteIsNotTaken(t *testing.T) {
-	deletingNet := func() *samplecrdv1.Network {
-		return deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
-	}
-	blocked := func(t *testing.T, f *fixture) {
-		t.Helper()
-		neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
-		cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
-		if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {
-			t.Errorf("Ready = %+v, want DeletionBlocked naming %s", cond, strangerSubnet)
-		}
-	}
-	t.Run("made since the latest list", func(t *testing.T) {
-		f := newFixture(t, deletingNet(), inSync("192.168.0.0/16", "192.168.0.1"))
+	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+		inSync("192.168.0.0/16", "192.168.0.1"))
+	racing := &subnetAfterRead{Interface: f.neutron, add: func() {
 		strangerSubnets[0].seed(f.neutron)
-		if out := f.sync("net"); out.Finalized {
-			t.Fatal("finalized")
-		}
-		want := []string{neutronfake.DeleteNetwork, neutronfake.GetNetwork, neutronfake.SubnetsOf}
-		if got := f.neutron.Requests(); !slices.Equal(got, want) {
-			t.Errorf("Neutron requests %q, want %q: the held revision refused, then the reads", got, want)
-		}
-		blocked(t, f)
-	})
-	t.Run("made between the reads and the DELETE", func(t *testing.T) {
-		f := newFixture(t, deletingNet(), inSync("192.168.0.0/16", "192.168.0.1"))
-		f.connect(&subnetAfterRead{Interface: f.neutron, add: func() { strangerSubnets[0].seed(f.neutron) }}, defaultOptions(), nil)
-		someoneChangedOurSubnet(t, f)
-		if out := f.sync("net"); out.Finalized || !neutron.IsStale(out.Err) {
-			t.Fatalf("outcome %+v, want held on Neutron's 412", out)
-		}
-		if out := f.sync("net"); out.Finalized {
-			t.Fatal("the second pass finalized")
-		}
-		blocked(t, f)
-	})
-}
+	}}
+	f.connect(racing, defaultOptions(), nil)
 
-// TestADeleteOntoTheHeldRevisionIsOneRequest: what the store holds of a
-// network proves it the Network's own while Neutron still has the
-// revision it was held at, so a delete is one request: of a network held
-// since the latest list, and of one the controller made, and whose
-// subnet it made, since (each of its own writes raised the held revision
-// as it raised Neutron's). A change by someone else since costs the reads.
-func TestADeleteOntoTheHeldRevisionIsOneRequest(t *testing.T) {
-	t.Run("held since the list", func(t *testing.T) {
-		f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
-			inSync("192.168.0.0/16", "192.168.0.1"))
-		if out := f.sync("net"); !out.Finalized {
-			t.Fatalf("outcome %+v, want finalized", out)
-		}
-		if got := f.neutron.Requests(); !slices.Equal(got, []string{neutronfake.DeleteNetwork}) {
-			t.Errorf("Neutron requests %q, want one DELETE", got)
-		}
-	})
-	t.Run("made by the controller since the list, then deleted", func(t *testing.T) {
-		f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
-		if out := f.sync("net"); out.Err != nil {
-			t.Fatal(out.Err)
-		}
-		f.update(deleting(f.network("net")))
-		f.neutron.ClearRequests()
-		if out := f.sync("net"); !out.Finalized {
-			t.Fatalf("outcome %+v, want finalized", out)
-		}
-		if got := f.neutron.Requests(); !slices.Equal(got, []string{neutronfake.DeleteNetwork}) {
-			t.Errorf("Neutron requests %q, want one DELETE", got)
-		}
-		neutronHolds(t, f, nil, nil)
-	})
-	t.Run("changed by someone else since the list", func(t *testing.T) {
-		f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
-			inSync("192.168.0.0/16", "192.168.0.1"))
-		someoneChangedOurSubnet(t, f)
-		if out := f.sync("net"); !out.Finalized {
-			t.Fatalf("outcome %+v, want finalized", out)
-		}
-		want := []string{neutronfake.DeleteNetwork, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork}
-		if got := f.neutron.Requests(); !slices.Equal(got, want) {
-			t.Errorf("Neutron requests %q, want %q", got, want)
-		}
-	})
-}
-
-// someoneChangedOurSubnet changes the Network's subnet behind the
-// inventory's back, as a person with the project's credentials may (its
-// DNS servers: it stays the Network's), so that the revision the store
-// holds is old, and a delete must read; the change is no request of the
-// controller's.
-func someoneChangedOurSubnet(t *testing.T, f *fixture) {
-	t.Helper()
-	if _, err := f.neutron.UpdateSubnet(f.ctx, seededSubnet, neutron.SubnetUpdate{DNSNameservers: &[]string{"192.168.0.53"}}); err != nil {
-		t.Fatal(err)
+	if out := f.sync("net"); out.Finalized || !neutron.IsStale(out.Err) {
+		t.Fatalf("outcome %+v, want held on Neutron's 412", out)
 	}
-	f.neutron.ClearRequests()
+	if out := f.sync("net"); out.Finalized {
+		t.Fatal("the second pass finalized")
+	}
+	neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
+	cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+	if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {
+		t.Errorf("Ready = %+v, want DeletionBlocked naming %s", cond, strangerSubnet)
+	}
 }
 
 // subnetAfterRead is Neutron where someone makes a subnet (add) just after

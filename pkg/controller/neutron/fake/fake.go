@@ -540,25 +540,17 @@ func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, err
 	if err := f.request(GetNetwork); err != nil {
 		return neutron.Network{}, err
 	}
-	_, ok := f.networks[id]
+	n, ok := f.networks[id]
 	if !ok || !f.visible(id) {
 		return neutron.Network{}, neutron.ErrorForResponse(GetNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
 	}
-	return f.answerNetwork(id), nil
-}
-
-// answerNetwork is network id as Neutron answers with it: with the IDs
-// of every subnet on it, sorted as the fake's IDs are. Callers hold f.mu.
-func (f *Neutron) answerNetwork(id string) neutron.Network {
-	n := f.networks[id]
-	n.SubnetIDs = nil
 	for _, s := range f.subnets {
 		if s.NetworkID == id {
 			n.SubnetIDs = append(n.SubnetIDs, s.ID)
 		}
 	}
 	slices.Sort(n.SubnetIDs)
-	return n
+	return n, nil
 }
 
 // subnetIDs maps each network's ID to the IDs of every subnet on it,
@@ -749,7 +741,7 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 	}
 	f.networks[id] = n
 	f.reviseNetwork(id)
-	return f.answerNetwork(id), nil
+	return f.networks[id], nil
 }
 
 func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
