@@ -2,7 +2,6 @@ package collector
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -74,8 +73,7 @@ func (o *Orphans) Collect(ctx context.Context, uid types.UID, cached bool) recon
 		return out
 	}
 	if err := reconcile.DeleteOwned(ctx, o.inv, owned); err != nil {
-		var strangers *inventory.SubnetsNotOursError
-		if errors.As(err, &strangers) || errors.Is(err, inventory.ErrMarkGone) {
+		if inventory.NotOnlyOurs(err) {
 			// Refused before anything was sent, until someone else
 			// removes a subnet, or a list drops what is no longer
 			// marked: the deletion goes back to the list's budget, and

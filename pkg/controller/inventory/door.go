@@ -208,6 +208,15 @@ func (inv *Inventory) onlyOwners(ctx context.Context, owner neutron.Owner, n neu
 // the store, and the next pass sees it is not the Network's.
 var ErrMarkGone = errors.New("the ownership mark is gone")
 
+// NotOnlyOurs reports whether err is a network delete refused before
+// anything was sent, because Neutron says the network, or a subnet on it
+// that the DELETE would take, is not the owner's (*SubnetsNotOursError,
+// ErrMarkGone): it waits for someone else's hand, or for a list.
+func NotOnlyOurs(err error) bool {
+	var strangers *SubnetsNotOursError
+	return errors.As(err, &strangers) || errors.Is(err, ErrMarkGone)
+}
+
 // SubnetsNotOursError is a network delete refused before it was sent:
 // Neutron would delete these subnets with the network, and they are not
 // its owner's (made by hand, by another cluster's controller or another

@@ -212,8 +212,7 @@ func (p *pass) ensureNetwork(ctx context.Context, want desired.Subnet) (_ neutro
 	keep, duplicates, found := chooseNetwork(p.inv.Get(p.owner.UID), p.network.Status.NetworkID)
 	for _, d := range duplicates {
 		err := p.inv.DeleteNetwork(ctx, p.owner, d.ID)
-		var strangers *inventory.SubnetsNotOursError
-		if errors.As(err, &strangers) || errors.Is(err, inventory.ErrMarkGone) {
+		if inventory.NotOnlyOurs(err) {
 			p.eventf(corev1.EventTypeWarning, eventDuplicateLeft, "Left duplicate Neutron network %s: %v", d.ID, err)
 			continue
 		}

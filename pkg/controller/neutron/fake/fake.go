@@ -544,19 +544,14 @@ func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, err
 	if !ok || !f.visible(id) {
 		return neutron.Network{}, neutron.ErrorForResponse(GetNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
 	}
-	for _, s := range f.subnets {
-		if s.NetworkID == id {
-			n.SubnetIDs = append(n.SubnetIDs, s.ID)
-		}
-	}
-	slices.Sort(n.SubnetIDs)
+	n.SubnetIDs = f.subnetIDs()[id]
 	return n, nil
 }
 
 // subnetIDs maps each network's ID to the IDs of every subnet on it,
-// sorted, as Neutron answers a list of networks with their "subnets".
-// Made once per list, so that it costs O(subnets), not O(networks ×
-// subnets). Callers hold f.mu.
+// sorted, as Neutron answers a network, or a list of them, with their
+// "subnets". Made once per request, so that a list costs O(subnets), not
+// O(networks × subnets). Callers hold f.mu.
 func (f *Neutron) subnetIDs() map[string][]string {
 	on := make(map[string][]string)
 	for _, s := range sortedValues(f.subnets) {
