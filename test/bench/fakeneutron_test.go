@@ -16,15 +16,7 @@ import (
 // network's delete takes its subnets.
 func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	ctx := context.Background()
-	f, err := startFakeNeutron()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := neutron.NewNoAuthServiceClient(f.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := neutron.NewGophercloud(sc, neutron.Place{})
+	client := fakeNeutronClient(t)
 	const ours, n = "managed-by=network-controller,cluster=bench", 2500
 	var first neutron.Network
 	for i := range n {
@@ -83,4 +75,19 @@ func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	if _, err := client.GetNetwork(ctx, first.ID); err == nil {
 		t.Error("a deleted network is still there")
 	}
+}
+
+// fakeNeutronClient serves a fakeNeutron and returns the controller's own
+// client of it.
+func fakeNeutronClient(t *testing.T) *neutron.Gophercloud {
+	t.Helper()
+	f, err := startFakeNeutron()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := neutron.NewNoAuthServiceClient(f.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return neutron.NewGophercloud(sc, neutron.Place{})
 }

@@ -20,17 +20,9 @@ import (
 // refused.
 func TestBothFakesRaiseANetworksRevisionWhenASubnetOnItChanges(t *testing.T) {
 	ctx := context.Background()
-	bench, err := startFakeNeutron()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := neutron.NewNoAuthServiceClient(bench.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, client := range map[string]neutron.Interface{
 		"the unit fake (pkg/controller/neutron/fake)": neutronfake.New(),
-		"the bench's HTTP fake (fakeneutron.go)":      neutron.NewGophercloud(sc, neutron.Place{}),
+		"the bench's HTTP fake (fakeneutron.go)":      fakeNeutronClient(t),
 	} {
 		t.Run(name, func(t *testing.T) {
 			net, err := client.CreateNetwork(ctx, "a", "ours", 0)

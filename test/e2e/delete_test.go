@@ -104,12 +104,7 @@ func TestADeleteTakesNoSubnetItDidNotMake(t *testing.T) {
 // through and takes the subnets.
 func TestNeutronRefusesADeleteOfAChangedNetwork(t *testing.T) {
 	ctx := framework.TestContext(t, time.Minute)
-	client := neutron.NewGophercloud(stack.Neutron.Client, neutron.Place{})
-	n, err := client.CreateNetwork(ctx, "if-match-"+string(uuid.NewUUID())[:8], "e2e: TestNeutronRefusesADeleteOfAChangedNetwork", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+	client, n := networkOfItsOwn(ctx, t, "if-match-")
 	read, err := client.GetNetwork(ctx, n.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -141,12 +136,7 @@ func TestNeutronRefusesADeleteOfAChangedNetwork(t *testing.T) {
 // (pkg/controller/neutron/fake, test/bench).
 func TestNeutronRaisesANetworksRevisionWithItsSubnets(t *testing.T) {
 	ctx := framework.TestContext(t, time.Minute)
-	client := neutron.NewGophercloud(stack.Neutron.Client, neutron.Place{})
-	n, err := client.CreateNetwork(ctx, "revisions-"+string(uuid.NewUUID())[:8], "e2e: TestNeutronRaisesANetworksRevisionWithItsSubnets", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+	client, n := networkOfItsOwn(ctx, t, "revisions-")
 	revision := func() int {
 		t.Helper()
 		read, err := client.GetNetwork(ctx, n.ID)
@@ -176,4 +166,18 @@ func TestNeutronRaisesANetworksRevisionWithItsSubnets(t *testing.T) {
 			t.Errorf("changing %s: the network's revision went from %d to %d, want it to rise", name, before, after)
 		}
 	}
+}
+
+// networkOfItsOwn makes a network in Neutron, as the controller's client
+// does but for a test of neutron-server itself, named prefix and a random
+// suffix, and deletes it when the test ends.
+func networkOfItsOwn(ctx context.Context, t *testing.T, prefix string) (*neutron.Gophercloud, neutron.Network) {
+	t.Helper()
+	client := neutron.NewGophercloud(stack.Neutron.Client, neutron.Place{})
+	n, err := client.CreateNetwork(ctx, prefix+string(uuid.NewUUID())[:8], "e2e: "+t.Name(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+	return client, n
 }

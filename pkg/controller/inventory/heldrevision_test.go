@@ -43,12 +43,12 @@ func networkHeld(f *fake.Neutron, id string) bool {
 // The variant marks the subnet for Network B (namespace B's tenant
 // claiming it): B's subnet goes with A's network.
 //
-// Any proof cheaper than reading at the delete must guarantee that the held revision never counts a change whose
-// effect on the subnets' marks the store does not hold: e.g. UpdateNetwork
-// (and MarkNetwork) keep the held revision as it was (or record one that
-// can only be refused: the answer's revision with the held subnets'
-// membership marked unproven), so that the DELETE takes the 412 path and
-// onlyOwners reads the marks.
+// Any proof cheaper than reading at the delete must guarantee that the held
+// revision never counts a change whose effect on the subnets' marks the
+// store does not hold: e.g. UpdateNetwork (and MarkNetwork) keep the held
+// revision as it was (or record one that can only be refused: the answer's
+// revision with the held subnets' membership marked unproven), so that the
+// DELETE takes the 412 path and onlyOwners reads the marks.
 func TestANetworkUpdateDoesNotVouchForMarksItDidNotRead(t *testing.T) {
 	for name, unmark := range map[string]neutron.SubnetUpdate{
 		"mark removed": {Description: ptr.To("taken out of management by hand")},
@@ -81,10 +81,10 @@ func TestANetworkUpdateDoesNotVouchForMarksItDidNotRead(t *testing.T) {
 // taken out of management (and every subnet on it). onlyOwners would have
 // answered ErrMarkGone.
 //
-// Any proof cheaper than reading at the delete must guarantee that a network the store holds always carries the
-// owner's mark (UpdateNetwork does not record an answer without it, and
-// asks for a list), or that the held path checks the held network's mark
-// as onlyOwners checks Neutron's.
+// Any proof cheaper than reading at the delete must guarantee that a
+// network the store holds always carries the owner's mark (UpdateNetwork
+// does not record an answer without it, and asks for a list), or that the
+// held path checks the held network's mark as onlyOwners checks Neutron's.
 func TestANetworkUpdateDoesNotVouchForTheNetworksOwnMark(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New()
@@ -128,20 +128,20 @@ func (c *listingLate) CreateSubnet(ctx context.Context, req neutron.SubnetReques
 // TestAWriteTheListAlreadyCountedIsNotCountedAgain: A's controller creates
 // a subnet on its network; Neutron makes it (revision R+1), and a list
 // runs to its end before the answer is recorded: it reads the network at
-// R+1, with the subnet. Store.SubnetWritten then raises the held revision
-// to R+2, which Neutron does not have: a guess that is too NEW. Namespace
-// B's tenant (or anyone in the project) then makes a subnet on A's network
-// (Neutron: R+2), and the DELETE onto the held R+2 succeeds and takes it.
-// replace only protects entries written during the lists (written >
-// startWrites); a write recorded after the lists, that they already saw,
+// R+1, with the subnet. eeff8db's Store.SubnetWritten raised the held
+// revision to R+2, which Neutron did not have: a guess that is too NEW.
+// Namespace B's tenant (or anyone in the project) then makes a subnet on
+// A's network (Neutron: R+2), and the DELETE onto the held R+2 succeeds and
+// takes it. replace only protects entries written during the lists (written
+// > startWrites); a write recorded after the lists, that they already saw,
 // is counted twice.
 //
-// Any proof cheaper than reading at the delete must guarantee that a write is counted into the held revision at
-// most once: e.g. SubnetWritten bumps only an entry that is not from a
-// list that began after the write was sent (record the write's start in
-// the store: a list begun after it replaces the bump), or raises the held
-// revision to at most the write's answer-implied value, never past a
-// listed one.
+// Any proof cheaper than reading at the delete must guarantee that a write
+// is counted into the held revision at most once: e.g. a held revision is
+// raised only for an entry that is not from a list that began after the
+// write was sent (record the write's start in the store: a list begun after
+// it replaces the bump), or raises the held revision to at most the write's
+// answer-implied value, never past a listed one.
 func TestAWriteTheListAlreadyCountedIsNotCountedAgain(t *testing.T) {
 	ctx := context.Background()
 	client := &listingLate{Neutron: fake.New(), t: t}
@@ -179,9 +179,9 @@ func TestAWriteTheListAlreadyCountedIsNotCountedAgain(t *testing.T) {
 // revision that counts the removal, beside the subnet MarkSubnet recorded
 // as A's, and the DELETE onto it takes the subnet taken out of management.
 //
-// Any proof cheaper than reading at the delete must guarantee the same as for UpdateNetwork: a network's
-// revision recorded from a write's answer proves nothing about marks the
-// store read before it.
+// Any proof cheaper than reading at the delete must guarantee the same as
+// for UpdateNetwork: a network's revision recorded from a write's answer
+// proves nothing about marks the store read before it.
 func TestAnAdoptionDoesNotVouchForAMarkRemovedAfterIt(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New()
