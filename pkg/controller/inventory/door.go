@@ -179,6 +179,9 @@ func (inv *Inventory) onlyOwners(ctx context.Context, owner neutron.Owner, n neu
 		inv.RequestRefresh(0)
 		return fmt.Errorf("network %s no longer carries this Network's mark; waiting for a list of Neutron: %w", n.ID, ErrMarkGone)
 	}
+	if len(n.SubnetIDs) == 0 {
+		return nil // nothing on it for the DELETE to take: no second read
+	}
 	subs, err := inv.client.SubnetsOf(ctx, n.ID)
 	if err = inv.afterFailedRead(err); err != nil {
 		return err
