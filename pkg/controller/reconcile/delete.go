@@ -18,13 +18,18 @@ import (
 // Delete deletes network's Neutron resources, or releases them
 // (deletionPolicy: Orphan). The Outcome is Finalized once Neutron has
 // confirmed; 404 counts as confirmed. The controller then removes its
-// finalizer.
+// finalizer. It starts only from a settled view of what the Network owns
+// (Inventory.Settled): after a write whose answer was lost, it waits for
+// the list that shows what the write did.
 func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) Outcome {
 	p := r.newPass(ctx, network)
 	if !r.inv.Synced() {
 		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
 	}
-	owned := r.inv.Get(network.UID)
+	owned, err := r.inv.Settled(network.UID)
+	if err != nil {
+		return p.failed(phaseDeleting, err, LastObserved(network.Status))
+	}
 	// Nothing held of a Network whose status names a network or a place:
 	// deleted by hand, or in a place the credentials no longer reach,
 	// where the delete would confirm at once and the network stay behind

@@ -197,8 +197,8 @@ func (f *Neutron) FailOn(req string, err error) {
 	}
 }
 
-// CompleteLate makes the next request named req happen in Neutron while its
-// caller gets ErrAnswerLost, as when the caller's timeout fires before the
+// CompleteLate makes the next request named req (a create, an update or a
+// delete) happen in Neutron while its caller gets ErrAnswerLost, as when the caller's timeout fires before the
 // answer comes, or the controller dies before reading it.
 func (f *Neutron) CompleteLate(req string) {
 	f.mu.Lock()
@@ -704,6 +704,9 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	s.RevisionNumber++
 	f.subnets[id] = s
 	f.reviseNetwork(s.NetworkID)
+	if err := f.answer(UpdateSubnet); err != nil {
+		return neutron.Subnet{}, err
+	}
 	return f.subnets[id], nil
 }
 
@@ -736,6 +739,9 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 	}
 	f.networks[id] = n
 	f.reviseNetwork(id)
+	if err := f.answer(UpdateNetwork); err != nil {
+		return neutron.Network{}, err
+	}
 	return f.networks[id], nil
 }
 
@@ -756,7 +762,7 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 		delete(f.subnets, id)
 		f.reviseNetwork(s.NetworkID)
 	}
-	return nil
+	return f.answer(DeleteSubnet)
 }
 
 // PortsOf lists a network's ports, with a description only those whose
@@ -800,7 +806,7 @@ func (f *Neutron) DeleteNetwork(_ context.Context, id string, ifRevision int) er
 			delete(f.subnets, sid)
 		}
 	}
-	return nil
+	return f.answer(DeleteNetwork)
 }
 
 // inUse reports whether a port other than Neutron's own is on network id:
