@@ -182,7 +182,8 @@ func (s *soak) checkReleased(live []samplecrdv1.Network, nets []networks.Network
 				continue // its subnet was never made
 			}
 			if got, ok := byID[id]; !ok || got != want {
-				violations = append(violations, fmt.Sprintf("released adoptee %s: Neutron has name and description %q (present: %t), want %q", id, got, ok, want))
+				violations = append(violations, fmt.Sprintf("released adoptee %s: Neutron has name and description %q (present: %t), want %q; writes to it: %s",
+					id, got, ok, want, s.hist.writesTo(id)))
 			}
 		}
 	}
