@@ -1,6 +1,9 @@
 package reconcile
 
 import (
+	"context"
+	"fmt"
+
 	"testing"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -70,4 +73,61 @@ func TestAHalfDoneAdoptionDeletesNoSubnetOfAnotherNetworksNetwork(t *testing.T) 
 		}
 	}
 	t.Errorf("the attacker's delete deleted the user's subnet 192.168.0.0/16 on the victim's network %s", seededNet)
+}
+
+// markStillInFlight is a Neutron whose first subnet update times out on
+// the caller's side while neutron-server is still working on it: the
+// caller gets the lost answer at once, and the update happens only when
+// the test calls complete, as it may up to LateCompletionGrace later.
+type markStillInFlight struct {
+	neutron.Interface
+	pending func()
+}
+
+func (m *markStillInFlight) UpdateSubnet(ctx context.Context, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
+	if m.pending != nil || u.IfRevision == nil {
+		return m.Interface.UpdateSubnet(ctx, id, u)
+	}
+	m.pending = func() {
+		if _, err := m.Interface.UpdateSubnet(ctx, id, u); err != nil {
+			panic(err)
+		}
+	}
+	return neutron.Subnet{}, fmt.Errorf("%s: %w", neutronfake.UpdateSubnet, neutronfake.ErrAnswerLost)
+}
+
+// TestAReleaseWaitsOutTheGraceOfALostMark: the adoption's mark times out
+// on the controller's side while neutron-server still works on it, which
+// it may for LateCompletionGrace (the reason the inventory asks for a
+// list only that long after the loss). Any list begun in between, though
+// (the periodic one, or one another namespace asks for at once: a
+// stranger's subnet on its network, a Network whose finalizer it removed
+// for the collector), settles the owner (Inventory.settle clears it for a
+// list begun after the loss), and shows no mark yet. The mark completes
+// after that list; the Network's delete, now "settled", releases nothing,
+// finalizes, and leaves the user's subnet marked as a gone Network's, for
+// the garbage collector to delete: the bug ffdafa6 fixed, reopened by the
+// timing of any early list.
+//
+// The fix should guarantee: Settled (at least) refuses until a list begun
+// LateCompletionGrace after the lost answer has succeeded.
+func TestAReleaseWaitsOutTheGraceOfALostMark(t *testing.T) {
+	f := newFixture(t, adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), func(f *neutronfake.Neutron) {
+		id := f.AddNetwork("handmade", "made by a person")
+		f.AddSubnet(id, "handmade-subnet", "by hand", "192.168.0.0/16", "192.168.0.1")
+	})
+	inFlight := &markStillInFlight{Interface: f.neutron}
+	f.connect(inFlight, defaultOptions(), nil)
+	if out := f.sync("net"); out.Err == nil || inFlight.pending == nil {
+		t.Fatalf("the pass whose mark's answer was lost: %v", out.Err)
+	}
+	f.list() // an early list, begun after the loss, before the mark is done
+	inFlight.pending()
+	f.update(deleting(f.network("net")))
+	if out := f.sync("net"); out.Finalized {
+		sub := f.neutron.Subnets()[0]
+		if o, ok := ours.OwnerOf(sub.Name, sub.Description); ok {
+			t.Errorf("the delete finalized within LateCompletionGrace of a lost mark, leaving the user's subnet marked as %s's for the collector", o.Key())
+		}
+	}
 }
