@@ -72,7 +72,7 @@ func (o *Orphans) Collect(ctx context.Context, uid types.UID, cached bool) recon
 		}
 		return out
 	}
-	if err := reconcile.DeleteOwned(ctx, o.inv, owned); err != nil {
+	if err := reconcile.DeleteOwned(ctx, o.inv, owned, nil); err != nil {
 		if inventory.NotOnlyOurs(err) {
 			// Refused before anything was sent, until someone else
 			// removes a subnet, or a list drops what is no longer

@@ -69,8 +69,9 @@ type Inventory struct {
 	opts    Options
 
 	// unsure holds, by owner UID, when a write of that owner went
-	// unanswered: Neutron may have done it. The owner's writes wait for a
-	// list begun after then, which shows what happened (door.go).
+	// unanswered: Neutron may have done it, up to LateCompletionGrace
+	// later. The owner's writes and its delete wait for a list begun after
+	// that, which shows what happened (door.go, Settled).
 	unsureMu sync.Mutex
 	unsure   map[types.UID]time.Time
 
@@ -229,13 +230,17 @@ func (inv *Inventory) Inherit(old *Inventory) {
 	inv.RequestRefresh(inv.opts.LateCompletionGrace)
 }
 
-// settle clears the owners whose unanswered write happened before a list
-// that began at started: that list shows what the write did.
+// settle clears the owners whose unanswered write went unanswered at
+// least LateCompletionGrace before a list that began at started: that
+// list shows what the write did. A list begun sooner (the periodic one,
+// or one asked for at once) may miss a write that neutron-server was
+// still carrying out, and would let the owner's delete finalize from a
+// view without it (TestAReleaseWaitsOutTheGraceOfALostMark).
 func (inv *Inventory) settle(started time.Time) {
 	inv.unsureMu.Lock()
 	defer inv.unsureMu.Unlock()
 	for uid, at := range inv.unsure {
-		if !started.Before(at) {
+		if !started.Before(at.Add(inv.opts.LateCompletionGrace)) {
 			delete(inv.unsure, uid)
 		}
 	}

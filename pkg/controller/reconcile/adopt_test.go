@@ -76,9 +76,9 @@ func TestAHalfDoneAdoptionKeepsItsRecord(t *testing.T) {
 		t.Fatalf("status.adopted after the failure = %+v, want %+v", st.Adopted, want)
 	}
 
-	// A 500 opened the breaker; a list closes it.
+	// A 500 opened the breaker; the list after the grace closes it.
 	f.neutron.FailOn(neutronfake.UpdateNetwork, nil)
-	f.list()
+	f.listAfterTheGrace()
 	if out := f.sync("net"); out.Err != nil {
 		t.Fatalf("the second pass: %v", out.Err)
 	}
@@ -114,7 +114,7 @@ func TestAReleaseWaitsForWhatALostMarkDid(t *testing.T) {
 	if out := f.sync("net"); out.Finalized || !errors.Is(out.Err, inventory.ErrListPending) {
 		t.Fatalf("a delete before a list showed the lost mark: finalized %t, %v; want ErrListPending", out.Finalized, out.Err)
 	}
-	f.list()
+	f.listAfterTheGrace()
 	if out := f.sync("net"); !out.Finalized || out.Err != nil {
 		t.Fatalf("the delete after the list: finalized %t, %v", out.Finalized, out.Err)
 	}

@@ -53,7 +53,7 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) O
 			return p.deletionFailure(ctx, owned, err)
 		}
 	}
-	if err := DeleteOwned(ctx, p.inv, owned); err != nil {
+	if err := DeleteOwned(ctx, p.inv, owned, network.Status.Adopted); err != nil {
 		return p.deletionFailure(ctx, owned, err)
 	}
 	for _, n := range owned.Networks {
@@ -81,11 +81,7 @@ func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
 		if onDuplicate(s) {
 			continue
 		}
-		var orig *inventory.Restored
-		if adopted != nil && adopted.SubnetID == s.ID {
-			orig = &inventory.Restored{Name: adopted.SubnetName, Description: adopted.SubnetDescription}
-		}
-		if err := p.inv.ReleaseSubnet(ctx, p.owner, s.ID, orig); err != nil {
+		if err := p.inv.ReleaseSubnet(ctx, p.owner, s.ID, adoptedSubnetNames(adopted, s.ID)); err != nil {
 			return err
 		}
 	}
@@ -101,7 +97,7 @@ func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
 			"Left Neutron network %s and its subnets in place without the ownership mark (deletionPolicy: Orphan)", keep.ID)
 	}
 	for _, d := range duplicates {
-		if err := DeleteOwned(ctx, p.inv, p.inv.Get(p.owner.UID).Only(d.ID)); err != nil {
+		if err := DeleteOwned(ctx, p.inv, p.inv.Get(p.owner.UID).Only(d.ID), nil); err != nil {
 			return err
 		}
 	}
@@ -148,18 +144,23 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 // with it, and the inventory forgets them with it (Store.RemoveNetwork);
 // the door sends it only while every subnet on the network is owned's
 // (Inventory.DeleteNetwork).
-// Only a subnet of ours on a network that is not (a marked subnet on
-// someone else's network) is deleted on its own, first. A network or
-// subnet in use may be held by a router interface of ours that nothing
-// recorded (an orphan's, or one whose status write was lost): those are
-// detached, and the delete tried once more. Routers of its own go last.
-func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned) error {
+// A subnet of ours on a network that is not owned's is never deleted: the
+// controller makes subnets only on networks of its own, so it is one that
+// an adoption marked and never finished (the network's mark failed, or
+// another Network adopted the network meanwhile). It is a user's, on a
+// network that may be another Network's, whatever the deletionPolicy: it
+// is released first, with the names adopted (the Network's
+// status.adopted) records of it, if any. A network or subnet in use may be
+// held by a router interface of ours that nothing recorded (an orphan's,
+// or one whose status write was lost): those are detached, and the delete
+// tried once more. Routers of its own go last.
+func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned, adopted *samplecrdv1.AdoptedResources) error {
 	for _, s := range owned.Subnets {
 		if slices.ContainsFunc(owned.Networks, func(n neutron.Network) bool { return n.ID == s.NetworkID }) {
 			continue // deleted with its network
 		}
-		if err := detachingIfInUse(ctx, inv, owned, func() error { return inv.DeleteSubnet(ctx, owned.Owner, s.ID) }); err != nil {
-			return err
+		if err := inv.ReleaseSubnet(ctx, owned.Owner, s.ID, adoptedSubnetNames(adopted, s.ID)); err != nil {
+			return fmt.Errorf("giving back Neutron subnet %s, marked by an adoption that never finished: %w", s.ID, err)
 		}
 	}
 	for _, n := range owned.Networks {
@@ -175,6 +176,15 @@ func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.
 		}
 	}
 	return nil
+}
+
+// adoptedSubnetNames is what adopted records of subnet id as it was before
+// the adoption marked it, nil if it records nothing of it.
+func adoptedSubnetNames(adopted *samplecrdv1.AdoptedResources, id string) *inventory.Restored {
+	if adopted == nil || adopted.SubnetID != id {
+		return nil
+	}
+	return &inventory.Restored{Name: adopted.SubnetName, Description: adopted.SubnetDescription}
 }
 
 // detachingIfInUse runs del, a delete; if Neutron refuses it as in use

@@ -108,8 +108,9 @@ func TestDelete(t *testing.T) {
 // are all the Network's, and the network's revision), and the inventory
 // forgets the subnets with it. Only what
 // Neutron requires comes first: our router interface when the network is
-// refused as in use, and a subnet of ours on a network that is not ours,
-// which no network delete of ours removes.
+// refused as in use, and the release of a subnet of ours on a network that
+// is not ours, which only an unfinished adoption leaves and which is a
+// user's, never deleted.
 func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 	deletingNet := func() *samplecrdv1.Network {
 		return deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
@@ -152,7 +153,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 			check:      func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
 		{
-			name:    "a subnet of ours on a network that is not ours is deleted alone, first; that network and its other subnet stay",
+			name:    "a subnet of ours on a network that is not ours (an adoption that never finished) is given back, not deleted; that network and its other subnet stay",
 			network: deletingNet(),
 			seed: func(f *neutronfake.Neutron) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
@@ -160,10 +161,15 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 				f.AddSubnet(theirs, ours.ResourceName(owner), ours.Description(), "10.9.0.0/24", "10.9.0.1")
 				f.AddSubnet(theirs, "their-subnet", "", "10.9.1.0/24", "10.9.1.1")
 			},
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
-				neutronHolds(t, f, []string{theirNet}, []string{theirSubnet})
+				neutronHolds(t, f, []string{theirNet}, []string{ourSubnetOnTheirs, theirSubnet})
+				for _, s := range f.neutron.Subnets() {
+					if _, ok := ours.OwnerOf(s.Name, s.Description); ok {
+						t.Errorf("subnet %s still carries the mark", s.ID)
+					}
+				}
 				forgotten(t, f)
 			},
 		},
@@ -306,7 +312,7 @@ func TestADeleteTakesNoSubnetThatIsNotItsOwn(t *testing.T) {
 		t.Run("the collector's delete of an orphan, with "+tc.name, func(t *testing.T) {
 			f := newFixture(t, nil, seed) // no Network of testUID: an orphan
 			var strangers *inventory.SubnetsNotOursError
-			if err := DeleteOwned(f.ctx, f.inv, f.inv.Get(testUID)); !errors.As(err, &strangers) || !slices.Equal(strangers.SubnetIDs, []string{strangerSubnet}) {
+			if err := DeleteOwned(f.ctx, f.inv, f.inv.Get(testUID), nil); !errors.As(err, &strangers) || !slices.Equal(strangers.SubnetIDs, []string{strangerSubnet}) {
 				t.Errorf("DeleteOwned = %v, want refused for %s", err, strangerSubnet)
 			}
 			neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})

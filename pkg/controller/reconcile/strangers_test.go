@@ -102,7 +102,7 @@ func TestADeleteJudgesOwnershipOnWhatNeutronSaysNow(t *testing.T) {
 			tc.change(f.ctx, f.neutron)
 			f.neutron.ClearRequests()
 
-			err := DeleteOwned(f.ctx, f.inv, f.inv.Get(testUID))
+			err := DeleteOwned(f.ctx, f.inv, f.inv.Get(testUID), nil)
 			neutronHolds(t, f, tc.wantNetworks, tc.wantSubnets)
 			if err == nil {
 				t.Error("DeleteOwned succeeded")

@@ -28,10 +28,41 @@ import (
 // puts them back. Until the attacker's Network is deleted, the victim's
 // own delete is refused too (the subnet is not the victim's).
 //
-// The fix should guarantee: a delete never deletes, on its own, a subnet
-// the Network's adoption marked (status.adopted.subnetID) on a network
-// the Network does not own; it gives the subnet back its names instead.
+// The guarantee: no delete, the Network's (whatever its deletionPolicy)
+// or the garbage collector's, deletes on its own a subnet of the Network
+// on a network the Network does not own; DeleteOwned gives it back, with
+// the names status.adopted records when the Network still exists.
 func TestAHalfDoneAdoptionDeletesNoSubnetOfAnotherNetworksNetwork(t *testing.T) {
+	t.Run("the attacker's delete, deletionPolicy Delete: the subnet gets its own names back", func(t *testing.T) {
+		f := halfDoneOnTheVictimsNetwork(t)
+		f.update(deleting(f.network("net")))
+		if out := f.sync("net"); !out.Finalized || out.Err != nil {
+			t.Errorf("the attacker's delete: finalized %t, %v", out.Finalized, out.Err)
+		}
+		if s, ok := usersSubnet(f); !ok || s.Name != "handmade" || s.Description != "used by both" {
+			t.Errorf("the user's subnet on the victim's network after the attacker's delete: %+v (present: %t), want its own names back", s, ok)
+		}
+	})
+	t.Run("the collector's delete, the attacker's finalizer removed by hand: the subnet stays, unmarked", func(t *testing.T) {
+		f := halfDoneOnTheVictimsNetwork(t)
+		if err := DeleteOwned(f.ctx, f.inv, f.inv.Get(testUID), nil); err != nil {
+			t.Fatalf("DeleteOwned of the orphan: %v", err)
+		}
+		s, ok := usersSubnet(f)
+		if !ok {
+			t.Fatal("the collector deleted the user's subnet on the victim's network")
+		}
+		if _, marked := ours.OwnerOf(s.Name, s.Description); marked {
+			t.Errorf("the user's subnet still carries the mark: %q %q", s.Name, s.Description)
+		}
+	})
+}
+
+// halfDoneOnTheVictimsNetwork is the state the attack leaves: the
+// attacker's (testUID's) mark on the user's subnet of 192.168.0.0/16, on a
+// network the victim adopted, listed, and the attacker's adoption refused.
+func halfDoneOnTheVictimsNetwork(t *testing.T) *fixture {
+	t.Helper()
 	attacker := withSpec(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), func(s *samplecrdv1.NetworkSpec) {
 		s.DeletionPolicy = samplecrdv1.DeletionPolicyDelete
 	})
@@ -55,24 +86,21 @@ func TestAHalfDoneAdoptionDeletesNoSubnetOfAnotherNetworksNetwork(t *testing.T) 
 	if _, err := f.neutron.UpdateNetwork(f.ctx, seededNet, neutron.NetworkUpdate{Name: &name, Description: &desc}); err != nil {
 		t.Fatal(err)
 	}
-	f.list()
+	f.listAfterTheGrace()
 	if out := f.sync("net"); out.Condition == nil || out.Condition.Reason != samplecrdv1.ReasonAdoptionRefused {
 		t.Fatalf("the attacker's pass after the victim's adoption: %v, want AdoptionRefused", out.Err)
 	}
-	f.update(deleting(f.network("net")))
-	out := f.sync("net")
-	if !out.Finalized || out.Err != nil {
-		t.Errorf("the attacker's delete: finalized %t, %v", out.Finalized, out.Err)
-	}
+	return f
+}
+
+// usersSubnet is the subnet of 192.168.0.0/16, if Neutron still holds it.
+func usersSubnet(f *fixture) (neutron.Subnet, bool) {
 	for _, s := range f.neutron.Subnets() {
 		if s.CIDR == "192.168.0.0/16" {
-			if s.Name != "handmade" || s.Description != "used by both" {
-				t.Errorf("the subnet on the victim's network is %q %q after the attacker's delete, want its own names back", s.Name, s.Description)
-			}
-			return
+			return s, true
 		}
 	}
-	t.Errorf("the attacker's delete deleted the user's subnet 192.168.0.0/16 on the victim's network %s", seededNet)
+	return neutron.Subnet{}, false
 }
 
 // markStillInFlight is a Neutron whose first subnet update times out on
