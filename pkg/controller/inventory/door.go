@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -390,6 +391,23 @@ func (inv *Inventory) ownsNetwork(owner neutron.Owner, id string) bool {
 
 func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
 	return slices.ContainsFunc(inv.store.Get(owner.UID).Subnets, func(s neutron.Subnet) bool { return s.ID == id })
+}
+
+// Settled is Get for a decision that nothing more is left to do, such as
+// a delete's finalizing: it returns ErrListPending while a write of uid's
+// went unanswered and no list since has shown what it did. Neutron may
+// have done that write (an adoption's mark, a create) without the store
+// knowing, and a release or delete of what the store holds would leave it
+// behind: marked as a Network's that is gone, for the garbage collector
+// to delete, though an adopted subnet is its user's.
+func (inv *Inventory) Settled(uid types.UID) (Owned, error) {
+	inv.unsureMu.Lock()
+	_, unsure := inv.unsure[uid]
+	inv.unsureMu.Unlock()
+	if unsure {
+		return Owned{}, ErrListPending
+	}
+	return inv.store.Get(uid), nil
 }
 
 // allowWrite returns nil when a write of owner may go to Neutron, else

@@ -115,23 +115,6 @@ func New(client neutron.Interface, mark neutron.Mark, opts Options) *Inventory {
 // Get returns a copy of what Neutron holds for uid.
 func (inv *Inventory) Get(uid types.UID) Owned { return inv.store.Get(uid) }
 
-// Settled is Get for a decision that nothing more is left to do, such as
-// a delete's finalizing: it returns ErrListPending while a write of uid's
-// went unanswered and no list since has shown what it did. Neutron may
-// have done that write (an adoption's mark, a create) without the store
-// knowing, and a release or delete of what the store holds would leave it
-// behind: marked as a Network's that is gone, for the garbage collector
-// to delete, though an adopted subnet is its user's.
-func (inv *Inventory) Settled(uid types.UID) (Owned, error) {
-	inv.unsureMu.Lock()
-	_, unsure := inv.unsure[uid]
-	inv.unsureMu.Unlock()
-	if unsure {
-		return Owned{}, ErrListPending
-	}
-	return inv.store.Get(uid), nil
-}
-
 // UIDs returns every UID that owns something in Neutron.
 func (inv *Inventory) UIDs() []types.UID { return inv.store.UIDs() }
 
