@@ -218,14 +218,23 @@ func (inv *Inventory) Inherit(old *Inventory) {
 // list shows what the write did. A list begun sooner (the periodic one,
 // or one asked for at once) may miss a write that neutron-server was
 // still carrying out, and would let the owner's delete finalize from a
-// view without it (TestAReleaseWaitsOutTheGraceOfALostMark).
+// view without it (TestAReleaseWaitsOutTheGraceOfALostMark). Such a list
+// may have taken the place of the one the lost write asked for (requests
+// coalesce), so it asks again for the earliest owner still waiting.
 func (inv *Inventory) settle(started time.Time) {
 	inv.unsureMu.Lock()
 	defer inv.unsureMu.Unlock()
+	var next *time.Time
 	for uid, at := range inv.unsure {
-		if !started.Before(at.Add(inv.opts.LateCompletionGrace)) {
+		due := at.Add(inv.opts.LateCompletionGrace)
+		if !started.Before(due) {
 			delete(inv.unsure, uid)
+		} else if next == nil || due.Before(*next) {
+			next = &due
 		}
+	}
+	if next != nil {
+		inv.RequestRefresh(max(0, next.Sub(inv.clock.Now())))
 	}
 }
 
