@@ -25,17 +25,23 @@ func (r *requests) AddAfter(key string, d time.Duration) {
 	r.TypedDelayingInterface.AddAfter(key, d)
 }
 
+// lostAnswerParties are the mark and the owner of the lost-answer tests.
+func lostAnswerParties(t *testing.T) (neutron.Mark, neutron.Owner) {
+	t.Helper()
+	mark, err := neutron.NewMark("prod", "c1c1c1c1-0000-4000-8000-0000000000c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mark, neutron.Owner{Namespace: "ns", Name: "a", UID: "0a0a0a0a-0000-4000-8000-00000000000a"}
+}
+
 // TestALostAnswerAsksForAListAfterTheGrace: a write whose answer was lost
 // may still complete, so it asks for a list a LateCompletionGrace later; a
 // refusal, which Neutron sends only for what it did not do, asks for none,
 // and neither does a read.
 func TestALostAnswerAsksForAListAfterTheGrace(t *testing.T) {
 	ctx := context.Background()
-	mark, err := neutron.NewMark("prod", "c1c1c1c1-0000-4000-8000-0000000000c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := neutron.Owner{Namespace: "ns", Name: "a", UID: "0a0a0a0a-0000-4000-8000-00000000000a"}
+	mark, owner := lostAnswerParties(t)
 	tests := []struct {
 		name string
 		fail func(f *fake.Neutron)
@@ -76,11 +82,7 @@ func TestALostAnswerAsksForAListAfterTheGrace(t *testing.T) {
 // ends.
 func TestAListWithinTheGraceAsksForOneAtItsEnd(t *testing.T) {
 	ctx := context.Background()
-	mark, err := neutron.NewMark("prod", "c1c1c1c1-0000-4000-8000-0000000000c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := neutron.Owner{Namespace: "ns", Name: "a", UID: "0a0a0a0a-0000-4000-8000-00000000000a"}
+	mark, owner := lostAnswerParties(t)
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
 	f := fake.New()
 	inv := New(f, mark, Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Minute, Clock: clk})
