@@ -198,8 +198,9 @@ func (f *Neutron) FailOn(req string, err error) {
 }
 
 // CompleteLate makes the next request named req (a create, an update or a
-// delete) happen in Neutron while its caller gets ErrAnswerLost, as when the caller's timeout fires before the
-// answer comes, or the controller dies before reading it.
+// delete) happen in Neutron while its caller gets ErrAnswerLost, as when
+// the caller's timeout fires before the answer comes, or the controller
+// dies before reading it.
 func (f *Neutron) CompleteLate(req string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
