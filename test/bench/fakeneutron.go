@@ -21,10 +21,10 @@ import (
 // controller can tell: lists filter on the exact description and page with
 // limit, marker and a "next" link, sorted by ID, and on an exact id; a
 // create gets an ID and echoes what was sent; an update merges; every
-// change raises a revision_number, a subnet's its network's too, and a
-// delete's If-Match must name it; a delete of a network takes its
-// subnets; a missing resource is a 404. Everything else is left out:
-// ports, pools, quotas, overlap checks.
+// change raises a revision_number, a subnet's its network's too, and an
+// update's or a delete's If-Match must name it; a delete of a network
+// takes its subnets; a missing resource is a 404. Everything else is left
+// out: ports, pools, quotas, overlap checks.
 type fakeNeutron struct {
 	URL string
 
@@ -191,7 +191,7 @@ func (f *fakeNeutron) update(w http.ResponseWriter, r *http.Request, kind, id st
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	o, ok := f.find(w, kind, id)
-	if !ok {
+	if !ok || refusedIfMatch(w, r, o) {
 		return
 	}
 	for k, v := range body[singular(kind)] {
@@ -208,12 +208,7 @@ func (f *fakeNeutron) delete(w http.ResponseWriter, r *http.Request, kind, id st
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	o, ok := f.find(w, kind, id)
-	if !ok {
-		return
-	}
-	if match := r.Header.Get("If-Match"); match != "" && match != fmt.Sprintf("revision_number=%v", o["revision_number"]) {
-		neutronError(w, http.StatusPreconditionFailed, "RevisionNumberConstraintFailed",
-			fmt.Sprintf("Constrained to %s, but current revision is %v", strings.TrimPrefix(match, "revision_number="), o["revision_number"]))
+	if !ok || refusedIfMatch(w, r, o) {
 		return
 	}
 	if kind == "networks" {
@@ -226,6 +221,18 @@ func (f *fakeNeutron) delete(w http.ResponseWriter, r *http.Request, kind, id st
 	}
 	delete(f.resources[kind], id)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// refusedIfMatch answers 412, as neutron-server does, and reports true
+// when r is sent If-Match on a revision o is no longer at.
+func refusedIfMatch(w http.ResponseWriter, r *http.Request, o map[string]any) bool {
+	match := r.Header.Get("If-Match")
+	if match == "" || match == fmt.Sprintf("revision_number=%v", o["revision_number"]) {
+		return false
+	}
+	neutronError(w, http.StatusPreconditionFailed, "RevisionNumberConstraintFailed",
+		fmt.Sprintf("Constrained to %s, but current revision is %v", strings.TrimPrefix(match, "revision_number="), o["revision_number"]))
+	return true
 }
 
 // revise raises o's revision_number, as every change of it, or of a

@@ -129,6 +129,49 @@ func TestNeutronRefusesADeleteOfAChangedNetwork(t *testing.T) {
 	}
 }
 
+// TestNeutronRefusesAWriteToAChangedSubnet holds neutron-server to what
+// the door's writes to a subnet rely on (pkg/controller/inventory,
+// revision.go): an update or a DELETE sent If-Match on a revision the
+// subnet no longer has (a person changed its description, where the
+// ownership mark is) is refused with 412 and changes nothing; at the
+// current revision each goes through.
+func TestNeutronRefusesAWriteToAChangedSubnet(t *testing.T) {
+	ctx := framework.TestContext(t, time.Minute)
+	client, n := networkOfItsOwn(ctx, t, "subnet-if-match-")
+	s, err := client.CreateSubnet(ctx, neutron.SubnetRequest{NetworkID: n.ID, CIDR: "10.76.0.0/24", Gateway: ptr.To("10.76.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Description: ptr.To("taken by hand")})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Description: ptr.To("released"), IfRevision: &s.RevisionNumber}); !neutron.IsStale(err) {
+		t.Errorf("an update at revision %d, before the person's: %v, want neutron-server's 412", s.RevisionNumber, err)
+	}
+	if err := client.DeleteSubnet(ctx, s.ID, s.RevisionNumber); !neutron.IsStale(err) {
+		t.Errorf("a delete at revision %d, before the person's: %v, want neutron-server's 412", s.RevisionNumber, err)
+	}
+	now, err := subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract()
+	if err != nil || now.Description != "taken by hand" || now.RevisionNumber != changed.RevisionNumber {
+		t.Fatalf("after the refused writes: %+v (%v), want the subnet as the person left it, at revision %d", now, err, changed.RevisionNumber)
+	}
+	if _, err := client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Description: ptr.To("released"), IfRevision: &changed.RevisionNumber}); err != nil {
+		t.Fatalf("an update at the current revision %d: %v", changed.RevisionNumber, err)
+	}
+	now, err = subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.DeleteSubnet(ctx, s.ID, now.RevisionNumber); err != nil {
+		t.Fatalf("a delete at the current revision %d: %v", now.RevisionNumber, err)
+	}
+	if _, err := subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("subnet %s: %v, want Neutron's 404", s.ID, err)
+	}
+}
+
 // TestNeutronRaisesANetworksRevisionWithItsSubnets pins what the delete's
 // If-Match catches: neutron-server raises a network's revision_number
 // when a subnet on it is made, renamed, or only its description (where the

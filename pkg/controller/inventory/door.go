@@ -23,6 +23,9 @@ import (
 //     carry this cluster's mark and the owner's UID (the last guard of
 //     "never touch what you cannot prove is yours"), except Mark*, which
 //     take a resource the caller has proven nobody owns;
+//   - write to such a resource only onto a revision at which it carried
+//     the owner's mark (If-Match, revision.go): the store is as old as
+//     its latest list;
 //   - mark what they create in the create request itself (name and
 //     description), so it is recognisable the moment Neutron holds it;
 //   - record in the store what Neutron confirmed, so the next sync sees it
@@ -78,52 +81,58 @@ func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req
 	return s, nil
 }
 
-// UpdateNetwork changes a network of owner's.
+// UpdateNetwork changes a network of owner's, onto the revision it reads
+// first (revision.go).
 func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
 	if !inv.ownsNetwork(owner, id) {
 		return neutron.Network{}, notOurs("network", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	var updated neutron.Network
+	err := inv.writeOwned(ctx, owner, nil, inv.networkRevision(owner, id), func(revision int) (err error) {
+		u.IfRevision = &revision
+		updated, err = inv.client.UpdateNetwork(ctx, id, u)
+		return err
+	})
+	if err != nil {
 		return neutron.Network{}, err
 	}
-	updated, err := inv.client.UpdateNetwork(ctx, id, u)
-	if err != nil {
-		return neutron.Network{}, inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.AddNetwork(owner, updated)
 	return updated, nil
 }
 
-// UpdateSubnet changes a subnet of owner's.
+// UpdateSubnet changes a subnet of owner's, onto the revision the store
+// holds (revision.go).
 func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
-	if !inv.ownsSubnet(owner, id) {
+	held, ok := inv.heldSubnet(owner, id)
+	if !ok {
 		return neutron.Subnet{}, notOurs("subnet", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	var updated neutron.Subnet
+	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(revision int) (err error) {
+		u.IfRevision = &revision
+		updated, err = inv.client.UpdateSubnet(ctx, id, u)
+		return err
+	})
+	if err != nil {
 		return neutron.Subnet{}, err
 	}
-	updated, err := inv.client.UpdateSubnet(ctx, id, u)
-	if err != nil {
-		return neutron.Subnet{}, inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, updated)
 	return updated, nil
 }
 
-// DeleteSubnet deletes a subnet of owner's.
+// DeleteSubnet deletes a subnet of owner's, onto the revision the store
+// holds (revision.go). One that is gone counts as deleted.
 func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id string) error {
-	if !inv.ownsSubnet(owner, id) {
+	held, ok := inv.heldSubnet(owner, id)
+	if !ok {
 		return notOurs("subnet", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(revision int) error {
+		return inv.client.DeleteSubnet(ctx, id, revision)
+	})
+	if err != nil && !gone(err) {
 		return err
 	}
-	if err := inv.client.DeleteSubnet(ctx, id); err != nil {
-		return inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.RemoveSubnet(owner, id)
 	return nil
 }
@@ -134,36 +143,27 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 // network and every subnet on it carry owner's mark (onlyOwners: the
 // network read, then its subnets), and only onto the revision read
 // (If-Match): a subnet added after the read raises it, and Neutron
-// refuses the delete (412, IsStale) rather than take the subnet. The
-// fence is asked again after the reads, at the last moment. The store
-// forgets the network and its subnets with it (Store.RemoveNetwork): a
-// caller deletes no subnet of the network first. One that is gone by the
-// read counts as deleted, as a 404 to the delete does.
+// refuses the delete (412) rather than take the subnet; the reads are
+// then made once more (revision.go). The store forgets the network and
+// its subnets with it (Store.RemoveNetwork): a caller deletes no subnet
+// of the network first. One that is gone counts as deleted.
 func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	onlyOwners := func(ctx context.Context) (int, error) {
+		n, err := inv.readNetwork(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		return n.RevisionNumber, inv.onlyOwners(ctx, owner, n)
+	}
+	err := inv.writeOwned(ctx, owner, nil, onlyOwners, func(revision int) error {
+		return inv.client.DeleteNetwork(ctx, id, revision)
+	})
+	if err != nil && !gone(err) {
 		return err
 	}
-	n, err := inv.client.GetNetwork(ctx, id)
-	if neutron.IsNotFound(err) {
-		inv.store.RemoveNetwork(owner, id)
-		return nil
-	}
-	if err != nil {
-		return inv.afterFailedRead(err)
-	}
-	if err := inv.onlyOwners(ctx, owner, n); err != nil {
-		return err
-	}
-	if err := inv.fence(); err != nil {
-		return err
-	}
-	if err := inv.client.DeleteNetwork(ctx, id, n.RevisionNumber); err != nil {
-		return inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.RemoveNetwork(owner, id)
 	return nil
 }
@@ -176,9 +176,8 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 // project is not in the read (it lists the client's project), and so is
 // not owner's. Where Neutron and the store disagree, a list is asked for.
 func (inv *Inventory) onlyOwners(ctx context.Context, owner neutron.Owner, n neutron.Network) error {
-	if o, ok := inv.mark.OwnerOf(n.Name, n.Description); !ok || o.UID != owner.UID {
-		inv.RequestRefresh(0)
-		return fmt.Errorf("network %s no longer carries this Network's mark; waiting for a list of Neutron: %w", n.ID, ErrMarkGone)
+	if _, err := inv.markedFor(owner, "network", n.ID, n.Name, n.Description, n.RevisionNumber); err != nil {
+		return err
 	}
 	if len(n.SubnetIDs) == 0 {
 		return nil // nothing on it for the DELETE to take: no second read
@@ -206,15 +205,17 @@ func (inv *Inventory) onlyOwners(ctx context.Context, owner neutron.Owner, n neu
 	return nil
 }
 
-// ErrMarkGone is what a delete of a network returns when Neutron's answer
-// no longer carries the owner's mark: someone took it out of management
-// after the latest list. Nothing is sent; the list asked for drops it from
-// the store, and the next pass sees it is not the Network's.
+// ErrMarkGone is what a write to a resource of the owner's returns when
+// Neutron's answer to a read no longer carries the owner's mark: someone
+// took it out of management, or another Network adopted it, after the
+// latest list (revision.go). Nothing more is sent; the list asked for
+// drops it from the store, and the next pass sees it is not the
+// Network's.
 var ErrMarkGone = errors.New("the ownership mark is gone")
 
-// NotOnlyOurs reports whether err is a network delete refused before
-// anything was sent, because Neutron says the network, or a subnet on it
-// that the DELETE would take, is not the owner's (*SubnetsNotOursError,
+// NotOnlyOurs reports whether err is a write refused before anything was
+// sent, because Neutron says the resource, or a subnet on a network that
+// a DELETE would take, is not the owner's (*SubnetsNotOursError,
 // ErrMarkGone): it waits for someone else's hand, or for a list.
 func NotOnlyOurs(err error) bool {
 	var strangers *SubnetsNotOursError
@@ -243,13 +244,15 @@ type Restored struct{ Name, Description string }
 // Orphan): the description that carried the mark is replaced, so no
 // controller will ever recognise it again, and it leaves the store. An
 // adopted subnet gets back what it had (orig); one the controller made
-// says where it came from.
+// says where it came from. Like every write, it is sent only onto a
+// revision that carries owner's mark (revision.go); one that is gone
+// counts as released.
 func (inv *Inventory) ReleaseSubnet(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
 	u := neutron.SubnetUpdate{Description: ptr.To(inv.mark.Released(owner))}
 	if orig != nil {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
-	if _, err := inv.UpdateSubnet(ctx, owner, id, u); err != nil {
+	if _, err := inv.UpdateSubnet(ctx, owner, id, u); err != nil && !gone(err) {
 		return err
 	}
 	inv.store.RemoveSubnet(owner, id)
@@ -262,7 +265,7 @@ func (inv *Inventory) ReleaseNetwork(ctx context.Context, owner neutron.Owner, i
 	if orig != nil {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
-	if _, err := inv.UpdateNetwork(ctx, owner, id, u); err != nil {
+	if _, err := inv.UpdateNetwork(ctx, owner, id, u); err != nil && !gone(err) {
 		return err
 	}
 	inv.store.RemoveNetwork(owner, id)
@@ -390,7 +393,17 @@ func (inv *Inventory) ownsNetwork(owner neutron.Owner, id string) bool {
 }
 
 func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
-	return slices.ContainsFunc(inv.store.Get(owner.UID).Subnets, func(s neutron.Subnet) bool { return s.ID == id })
+	_, ok := inv.heldSubnet(owner, id)
+	return ok
+}
+
+// heldSubnet is subnet id as the store holds it for owner.
+func (inv *Inventory) heldSubnet(owner neutron.Owner, id string) (neutron.Subnet, bool) {
+	subs := inv.store.Get(owner.UID).Subnets
+	if i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return s.ID == id }); i >= 0 {
+		return subs[i], true
+	}
+	return neutron.Subnet{}, false
 }
 
 // Settled is Get for a decision that nothing more is left to do, such as

@@ -75,16 +75,12 @@ func TestANetworkUpdateDoesNotVouchForMarksItDidNotRead(t *testing.T) {
 }
 
 // TestANetworkUpdateDoesNotVouchForTheNetworksOwnMark: as above, for the
-// network itself: a person removes its mark after the list, A's controller
-// changes its MTU, and UpdateNetwork records the unmarked answer as A's
-// network at the current revision; the DELETE onto it deletes a network
-// taken out of management (and every subnet on it). onlyOwners would have
-// answered ErrMarkGone.
-//
-// Any proof cheaper than reading at the delete must guarantee that a
-// network the store holds always carries the owner's mark (UpdateNetwork
-// does not record an answer without it, and asks for a list), or that the
-// held path checks the held network's mark as onlyOwners checks Neutron's.
+// network itself: a person removes its mark after the list, and A's
+// controller changes its MTU. The update must not be made (it would write
+// onto a network no longer A's), nor its answer recorded as A's network
+// at the current revision, for a DELETE onto it would delete a network
+// taken out of management (and every subnet on it). Both answer
+// ErrMarkGone.
 func TestANetworkUpdateDoesNotVouchForTheNetworksOwnMark(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New()
@@ -94,8 +90,11 @@ func TestANetworkUpdateDoesNotVouchForTheNetworksOwnMark(t *testing.T) {
 	if _, err := f.UpdateNetwork(ctx, netA, neutron.NetworkUpdate{Description: ptr.To("ours now, hands off")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := inv.UpdateNetwork(ctx, ownerA, netA, neutron.NetworkUpdate{MTU: ptr.To(1400)}); err != nil {
-		t.Fatal(err)
+	if _, err := inv.UpdateNetwork(ctx, ownerA, netA, neutron.NetworkUpdate{MTU: ptr.To(1400)}); !errors.Is(err, inventory.ErrMarkGone) {
+		t.Errorf("UpdateNetwork = %v, want ErrMarkGone; requests %q", err, f.Requests())
+	}
+	if n := f.Networks()[0]; n.MTU == 1400 {
+		t.Errorf("the network taken out of management has the MTU A asked for")
 	}
 	err := inv.DeleteNetwork(ctx, ownerA, netA)
 	if !networkHeld(f, netA) || !errors.Is(err, inventory.ErrMarkGone) {

@@ -283,7 +283,9 @@ type Interface interface {
 	// UpdateSubnet changes a subnet in one request, conditionally as
 	// UpdateNetwork does.
 	UpdateSubnet(ctx context.Context, id string, update SubnetUpdate) (Subnet, error)
-	DeleteSubnet(ctx context.Context, id string) error
+	// DeleteSubnet deletes a subnet only while its revision is still
+	// ifRevision (If-Match), as DeleteNetwork does.
+	DeleteSubnet(ctx context.Context, id string, ifRevision int) error
 	// DeleteNetwork deletes a network, and Neutron every subnet on it
 	// with it, in one request, only while the network's revision is
 	// still ifRevision (If-Match: revision_number=N): a subnet added
@@ -572,25 +574,28 @@ func (g *Gophercloud) UpdateSubnet(ctx context.Context, id string, u SubnetUpdat
 	return subnetFrom(*s), nil
 }
 
-// DeleteSubnet deletes a subnet; one that is already gone counts as deleted.
-func (g *Gophercloud) DeleteSubnet(ctx context.Context, id string) error {
-	err := subnets.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !IsNotFound(err) {
-		return classify("deleting subnet "+id, err)
-	}
-	return nil
+// DeleteSubnet deletes a subnet while its revision is ifRevision; one
+// that is already gone counts as deleted.
+func (g *Gophercloud) DeleteSubnet(ctx context.Context, id string, ifRevision int) error {
+	return g.deleteIfMatch(ctx, "subnets", "subnet", id, ifRevision)
 }
 
 // DeleteNetwork deletes a network while its revision is ifRevision; one
-// that is already gone counts as deleted. gophercloud's networks.Delete
-// sends no headers, so the request is made here, as it makes it, with
-// the If-Match neutron-server checks before it deletes anything.
+// that is already gone counts as deleted.
 func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
-	_, err := g.client.Delete(ctx, g.client.ServiceURL("networks", id), &gophercloud.RequestOpts{
+	return g.deleteIfMatch(ctx, "networks", "network", id, ifRevision)
+}
+
+// deleteIfMatch deletes the kind's id at collection while its revision is
+// ifRevision. gophercloud's Delete functions send no headers, so the
+// request is made here, as they make it, with the If-Match
+// neutron-server checks before it deletes anything.
+func (g *Gophercloud) deleteIfMatch(ctx context.Context, collection, kind, id string, ifRevision int) error {
+	_, err := g.client.Delete(ctx, g.client.ServiceURL(collection, id), &gophercloud.RequestOpts{
 		MoreHeaders: map[string]string{"If-Match": fmt.Sprintf("revision_number=%d", ifRevision)},
 	})
 	if err != nil && !IsNotFound(err) {
-		return classify("deleting network "+id, err)
+		return classify("deleting "+kind+" "+id, err)
 	}
 	return nil
 }

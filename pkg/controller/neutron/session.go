@@ -233,8 +233,8 @@ func (s *Session) UpdateSubnet(ctx context.Context, id string, u SubnetUpdate) (
 }
 
 // DeleteSubnet implements Interface.
-func (s *Session) DeleteSubnet(ctx context.Context, id string) error {
-	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteSubnet(ctx, id) })
+func (s *Session) DeleteSubnet(ctx context.Context, id string, ifRevision int) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteSubnet(ctx, id, ifRevision) })
 	return err
 }
 

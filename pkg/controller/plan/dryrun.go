@@ -414,8 +414,8 @@ func planDelete[T any](d *DryRun, kind string, held map[string]T, id string) err
 	return nil
 }
 
-// DeleteSubnet records the delete.
-func (d *DryRun) DeleteSubnet(_ context.Context, id string) error {
+// DeleteSubnet records the delete, as DeleteNetwork does.
+func (d *DryRun) DeleteSubnet(_ context.Context, id string, _ int) error {
 	return planDelete(d, "subnet", d.subnets, id)
 }
 

@@ -210,7 +210,7 @@ func TestAdoption(t *testing.T) {
 				return n
 			}(),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork},
 			wantEvents:  []string{"Normal Orphaned"},
 			check: func(t *testing.T, f *fixture) {
 				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]

@@ -37,7 +37,7 @@ func TestDelete(t *testing.T) {
 			network: withSpec(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 				func(s *samplecrdv1.NetworkSpec) { s.DeletionPolicy = samplecrdv1.DeletionPolicyOrphan }),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork},
 			wantEvents:  []string{"Normal Orphaned"},
 			check: func(t *testing.T, f *fixture) {
 				nets, subs := f.neutron.Networks(), f.neutron.Subnets()
@@ -331,8 +331,8 @@ func TestADeleteTakesNoSubnetThatIsNotItsOwn(t *testing.T) {
 // TestASubnetMadeDuringTheDeleteIsNotTaken: a subnet made on the network
 // after the delete read it raises the network's revision, and the delete,
 // sent If-Match on the revision read, is refused (412) instead of taking
-// the subnet. The next pass reads the network again and is refused before
-// it sends anything.
+// the subnet. The door reads the network again at once, finds the
+// stranger, and sends nothing more; so does the next pass.
 func TestASubnetMadeDuringTheDeleteIsNotTaken(t *testing.T) {
 	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 		inSync("192.168.0.0/16", "192.168.0.1"))
@@ -341,8 +341,13 @@ func TestASubnetMadeDuringTheDeleteIsNotTaken(t *testing.T) {
 	}}
 	f.connect(racing, defaultOptions(), nil)
 
-	if out := f.sync("net"); out.Finalized || !neutron.IsStale(out.Err) {
-		t.Fatalf("outcome %+v, want held on Neutron's 412", out)
+	var strangers *inventory.SubnetsNotOursError
+	if out := f.sync("net"); out.Finalized || !errors.As(out.Err, &strangers) {
+		t.Fatalf("outcome %+v, want held for the subnet made after the read", out)
+	}
+	want := []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.GetNetwork, neutronfake.SubnetsOf}
+	if got := f.neutron.Requests(); !slices.Equal(got, want) {
+		t.Errorf("Neutron requests %q, want %q: the refused delete, then the reads that find the stranger", got, want)
 	}
 	if out := f.sync("net"); out.Finalized {
 		t.Fatal("the second pass finalized")

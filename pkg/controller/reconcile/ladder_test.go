@@ -243,7 +243,7 @@ func TestLadder(t *testing.T) {
 				s.MTU = ptr.To[int32](1300)
 			}),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork},
 			wantReady:   "True/Provisioned",
 			wantEvents:  []string{"Normal Updated", "Normal Updated"},
 			check: func(t *testing.T, f *fixture) {

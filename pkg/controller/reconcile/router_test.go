@@ -339,7 +339,7 @@ func TestRouterOnDelete(t *testing.T) {
 			network: withSpec(attachedTo(withRouter(deletingNet(), "edge"), edgeRouter, "port-5"),
 				func(s *samplecrdv1.NetworkSpec) { s.DeletionPolicy = samplecrdv1.DeletionPolicyOrphan }),
 			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.PortsOf, neutronfake.UpdatePort, neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.UpdatePort, neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork},
 			wantEvents:  []string{"Normal Orphaned"},
 			check: func(t *testing.T, f *fixture) {
 				ports := f.neutron.Ports(seededNet)

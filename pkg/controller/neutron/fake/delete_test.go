@@ -42,7 +42,7 @@ func TestANetworkInUseIsRefusedAsNeutronRefusesIt(t *testing.T) {
 				if kind == DeleteNetwork {
 					err = f.DeleteNetwork(ctx, net, f.Revision(net))
 				} else {
-					err = f.DeleteSubnet(ctx, sub)
+					err = f.DeleteSubnet(ctx, sub, f.Revision(sub))
 				}
 				var rejected *neutron.RejectedError
 				if inUse := errors.As(err, &rejected) && rejected.InUse(); inUse != tc.wantInUse || (!inUse && err != nil) {

@@ -228,11 +228,15 @@ func (f *Neutron) Networks() []neutron.Network {
 	return sortedValues(f.networks)
 }
 
-// Revision is network id's revision_number, for a test that deletes it
-// as someone else would (DeleteNetwork wants the revision it read).
+// Revision is network or subnet id's revision_number, for a test that
+// deletes it as someone else would (DeleteNetwork and DeleteSubnet want
+// the revision they read).
 func (f *Neutron) Revision(id string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if s, ok := f.subnets[id]; ok {
+		return s.RevisionNumber
+	}
 	return f.networks[id].RevisionNumber
 }
 
@@ -746,7 +750,10 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 	return f.networks[id], nil
 }
 
-func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
+// DeleteSubnet deletes a subnet, only while its revision is ifRevision
+// (412 otherwise, as neutron-server's If-Match); a port on its network
+// other than Neutron's own makes it refuse with 409 SubnetInUse.
+func (f *Neutron) DeleteSubnet(_ context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(DeleteSubnet); err != nil {
@@ -754,6 +761,11 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 	}
 	if !f.inRegion(id) {
 		return nil // another Neutron's 404, which the real client counts as deleted
+	}
+	if s, ok := f.subnets[id]; ok {
+		if err := ifMatch(DeleteSubnet, &ifRevision, s.RevisionNumber); err != nil {
+			return err
+		}
 	}
 	if s, ok := f.subnets[id]; ok && f.inUse(s.NetworkID) {
 		return neutron.ErrorForResponse(DeleteSubnet, 409, "SubnetInUse", fmt.Sprintf(
