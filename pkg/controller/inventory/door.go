@@ -53,7 +53,8 @@ func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, E
 
 // CreateNetwork creates a network of owner with mtu (0: Neutron's choice).
 func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mtu int) (neutron.Network, error) {
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.CreateNetwork(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), mtu)
@@ -68,7 +69,8 @@ func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mt
 // CreateSubnet creates the subnet req asks for, with owner's name and the
 // mark.
 func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req neutron.SubnetRequest) (neutron.Subnet, error) {
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Subnet{}, err
 	}
 	req.Name, req.Description = inv.mark.ResourceName(owner), inv.mark.Description()
@@ -88,7 +90,7 @@ func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id
 		return neutron.Network{}, notOurs("network", id)
 	}
 	var updated neutron.Network
-	err := inv.writeOwned(ctx, owner, nil, inv.networkRevision(owner, id), func(revision int) (err error) {
+	err := inv.writeOwned(ctx, owner, nil, inv.networkRevision(owner, id), func(ctx context.Context, revision int) (err error) {
 		u.IfRevision = &revision
 		updated, err = inv.client.UpdateNetwork(ctx, id, u)
 		return err
@@ -108,7 +110,7 @@ func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id 
 		return neutron.Subnet{}, notOurs("subnet", id)
 	}
 	var updated neutron.Subnet
-	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(revision int) (err error) {
+	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) (err error) {
 		u.IfRevision = &revision
 		updated, err = inv.client.UpdateSubnet(ctx, id, u)
 		return err
@@ -127,7 +129,7 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 	if !ok {
 		return notOurs("subnet", id)
 	}
-	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(revision int) error {
+	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) error {
 		return inv.client.DeleteSubnet(ctx, id, revision)
 	})
 	if err != nil && !gone(err) {
@@ -158,7 +160,7 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 		}
 		return n.RevisionNumber, inv.onlyOwners(ctx, owner, n)
 	}
-	err := inv.writeOwned(ctx, owner, nil, onlyOwners, func(revision int) error {
+	err := inv.writeOwned(ctx, owner, nil, onlyOwners, func(ctx context.Context, revision int) error {
 		return inv.client.DeleteNetwork(ctx, id, revision)
 	})
 	if err != nil && !gone(err) {
@@ -285,7 +287,8 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 		return nil
 	}
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return err
 	}
 	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc, IfRevision: &s.RevisionNumber})
@@ -305,7 +308,8 @@ func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n ne
 		return n, nil
 	}
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc, IfRevision: &n.RevisionNumber})
@@ -319,7 +323,8 @@ func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n ne
 
 // GetNetwork reads any network by ID (adoption reads what is not ours yet).
 func (inv *Inventory) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.GetNetwork(ctx, id)
@@ -328,7 +333,8 @@ func (inv *Inventory) GetNetwork(ctx context.Context, id string) (neutron.Networ
 
 // SubnetsOf reads the subnets on any network.
 func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutron.Subnet, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return nil, err
 	}
 	subs, err := inv.client.SubnetsOf(ctx, networkID)
@@ -339,7 +345,8 @@ func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutro
 // with exactly it): what blocks its deletion, and, before an adoption,
 // whether another project has ports on it.
 func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string) ([]neutron.Port, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return nil, err
 	}
 	ports, err := inv.client.PortsOf(ctx, networkID, description)
@@ -363,7 +370,8 @@ func (inv *Inventory) Place(ctx context.Context) (neutron.Place, error) {
 
 // FindSubnetPool reads a subnet pool by name or ID.
 func (inv *Inventory) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.SubnetPool{}, err
 	}
 	pool, err := inv.client.FindSubnetPool(ctx, nameOrID)
@@ -423,30 +431,45 @@ func (inv *Inventory) Settled(uid types.UID) (Owned, error) {
 	return inv.store.Get(uid), nil
 }
 
-// allowWrite returns nil when a write of owner may go to Neutron, else
-// why not: this replica may no longer lead, the breaker is open, the
-// credentials reach another project than the store was listed in, or a
-// write of owner's went unanswered and no list since has shown what
-// became of it. The fence comes first and is asked at the last moment
-// before the request: a process resumed after a freeze runs its queued
-// syncs on a cache from before it, at once, while its renewal is still
-// on the wire.
-func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error {
+// allowWrite returns ctx for a write of owner's that may go to Neutron
+// (allowRead's), else why not: this replica may no longer lead, the
+// breaker is open, the credentials reach another place than the store was
+// listed in, or a write of owner's went unanswered and no list since has
+// shown what became of it. The fence comes first and is asked at the
+// last moment before the request: a process resumed after a freeze runs
+// its queued syncs on a cache from before it, at once, while its renewal
+// is still on the wire.
+func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) (context.Context, error) {
 	if err := inv.fence(); err != nil {
-		return err
+		return ctx, err
 	}
-	if err := inv.breaker.allow(); err != nil {
-		return err
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
+		return ctx, err
 	}
 	if err := inv.samePlace(ctx); err != nil {
-		return err
+		return ctx, err
 	}
 	inv.unsureMu.Lock()
 	defer inv.unsureMu.Unlock()
 	if _, ok := inv.unsure[owner.UID]; ok {
-		return ErrListPending
+		return ctx, ErrListPending
 	}
-	return nil
+	return ctx, nil
+}
+
+// allowRead returns ctx for a request of the door's, unless the breaker
+// is open: ctx requires that the request go to the place the store was
+// listed in (neutron.InPlace). samePlace refuses a write earlier, with a
+// message that says why, but only the client that sends the request can
+// tell, at that moment, where it goes: a clouds.yaml swapped in between
+// would send a create to a place nothing lists, and answer a read with
+// another place's 404, which a delete takes for done.
+func (inv *Inventory) allowRead(ctx context.Context) (context.Context, error) {
+	if err := inv.breaker.allow(); err != nil {
+		return ctx, err
+	}
+	return neutron.InPlace(ctx, inv.store.Status().Place), nil
 }
 
 // fence returns ErrFenced while this replica cannot prove it still leads
@@ -496,14 +519,21 @@ func (inv *Inventory) ListedIn(place neutron.Place) error {
 }
 
 // afterFailedWrite handles a write of owner's that failed. Anything but a
-// refusal, which Neutron sends only for what it did not do, leaves the
-// write's outcome unknown: owner's writes wait for a list begun after now,
-// and one is asked for LateCompletionGrace later. A request with no answer
-// at all counts towards the breaker.
+// refusal, which Neutron sends only for what it did not do, or a request
+// the client would not send to another place, leaves the write's outcome
+// unknown: owner's writes wait for a list begun after now, and one is
+// asked for LateCompletionGrace later. A request with no answer at all
+// counts towards the breaker.
 func (inv *Inventory) afterFailedWrite(owner neutron.Owner, err error) error {
 	var rejected *neutron.RejectedError
 	if errors.As(err, &rejected) || neutron.IsAuthError(err) {
 		inv.breaker.succeed() // an answer
+		return err
+	}
+	if neutron.IsCredentialsError(err) {
+		// Refused before it was sent, by a client of another place
+		// (neutron.InPlace): nothing to wait for but a list of it.
+		inv.RequestRefresh(0)
 		return err
 	}
 	inv.unsureMu.Lock()

@@ -42,10 +42,11 @@ type revisionReader func(ctx context.Context) (revision int, err error)
 
 // writeOwned sends write, a write of owner's, onto known (nil: onto what
 // read returns), and onto what read returns once more if Neutron refuses
-// it as stale. The fence is asked again after each read, at the last
-// moment.
-func (inv *Inventory) writeOwned(ctx context.Context, owner neutron.Owner, known *int, read revisionReader, write func(revision int) error) error {
-	if err := inv.allowWrite(ctx, owner); err != nil {
+// it as stale, each with the ctx the door's checks return. The fence is
+// asked again after each read, at the last moment.
+func (inv *Inventory) writeOwned(ctx context.Context, owner neutron.Owner, known *int, read revisionReader, write func(ctx context.Context, revision int) error) error {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return err
 	}
 	revision := known
@@ -60,7 +61,7 @@ func (inv *Inventory) writeOwned(ctx context.Context, owner neutron.Owner, known
 			}
 			revision = &r
 		}
-		err := write(*revision)
+		err := write(ctx, *revision)
 		switch {
 		case err == nil:
 			inv.breaker.succeed()

@@ -156,3 +156,58 @@ func TestAWriteToWhatIsGoneIsDoneOrWaits(t *testing.T) {
 		})
 	}
 }
+
+// checkedBeforeTheSwap is Neutron whose credentials were swapped to
+// another project's just after the door asked where they reach: Place
+// still answers the place the check saw.
+type checkedBeforeTheSwap struct {
+	*fake.Neutron
+	checked neutron.Place
+}
+
+func (c checkedBeforeTheSwap) Place(context.Context) (neutron.Place, error) { return c.checked, nil }
+
+// TestNoRequestOfTheDoorGoesToAPlaceNotListed: the door's check of the
+// place passes, and the credentials are swapped to another project's
+// before the request. Nothing is made in the other project, and a
+// network read there as missing (another project's 404) is not taken
+// for deleted: every request of the door must go to the place the store
+// was listed in (neutron.InPlace), which the client checks when it sends.
+func TestNoRequestOfTheDoorGoesToAPlaceNotListed(t *testing.T) {
+	ctx := context.Background()
+	for name, write := range map[string]func(inv *inventory.Inventory, net, sub string) error{
+		"CreateNetwork": func(inv *inventory.Inventory, _, _ string) error {
+			_, err := inv.CreateNetwork(ctx, ownerA, 0)
+			return err
+		},
+		"DeleteNetwork":  func(inv *inventory.Inventory, net, _ string) error { return inv.DeleteNetwork(ctx, ownerA, net) },
+		"ReleaseNetwork": func(inv *inventory.Inventory, net, _ string) error { return inv.ReleaseNetwork(ctx, ownerA, net, nil) },
+		"DeleteSubnet":   func(inv *inventory.Inventory, _, sub string) error { return inv.DeleteSubnet(ctx, ownerA, sub) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := fake.New()
+			f.SetProject("project-1")
+			net, sub := seed(f, mark(t, "prod"), ownerA, "10.0.0.0/24")
+			listedIn, _ := f.Place(ctx)
+			client := checkedBeforeTheSwap{Neutron: f, checked: listedIn}
+			inv := inventory.New(client, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour,
+				Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0))})
+			if _, err := inv.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			f.SetProject("project-2")
+			f.ClearRequests()
+
+			err := write(inv, net, sub)
+			if !neutron.IsCredentialsError(err) {
+				t.Errorf("%s = %v, want a CredentialsError", name, err)
+			}
+			if got := f.Requests(); len(got) != 0 {
+				t.Errorf("requests %q reached project-2", got)
+			}
+			if held := inv.Get(ownerA.UID); len(held.Networks) != 1 || len(held.Subnets) != 1 {
+				t.Errorf("the store holds %+v: it forgot what project-1 still holds", held)
+			}
+		})
+	}
+}

@@ -41,7 +41,8 @@ func (inv *Inventory) RouterPortsOf(ctx context.Context, owner neutron.Owner, ne
 
 // FindRouter reads a router by name or ID.
 func (inv *Inventory) FindRouter(ctx context.Context, nameOrID string) (neutron.Router, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.Router{}, err
 	}
 	r, err := inv.client.FindRouter(ctx, nameOrID)
@@ -54,7 +55,8 @@ func (inv *Inventory) CreateRouterPort(ctx context.Context, owner neutron.Owner,
 	if !inv.ownsSubnet(owner, subnet.ID) {
 		return neutron.Port{}, notOurs("subnet", subnet.ID)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Port{}, err
 	}
 	p, err := inv.client.CreatePort(ctx, neutron.PortRequest{NetworkID: subnet.NetworkID, SubnetID: subnet.ID, Address: address,
@@ -68,13 +70,13 @@ func (inv *Inventory) CreateRouterPort(ctx context.Context, owner neutron.Owner,
 
 // AttachRouterPort attaches owner's port to routerID.
 func (inv *Inventory) AttachRouterPort(ctx context.Context, owner neutron.Owner, routerID string, port neutron.Port) error {
-	return inv.writePort(ctx, owner, port, func() error { return inv.client.AddRouterInterface(ctx, routerID, port.ID) })
+	return inv.writePort(ctx, owner, port, func(ctx context.Context) error { return inv.client.AddRouterInterface(ctx, routerID, port.ID) })
 }
 
 // DetachRouterPort removes owner's port from the router it is on, which
 // deletes it, or deletes it when it is on none.
 func (inv *Inventory) DetachRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
-	return inv.writePort(ctx, owner, port, func() error {
+	return inv.writePort(ctx, owner, port, func(ctx context.Context) error {
 		if port.DeviceID == "" {
 			return inv.client.DeletePort(ctx, port.ID)
 		}
@@ -86,21 +88,23 @@ func (inv *Inventory) DetachRouterPort(ctx context.Context, owner neutron.Owner,
 // (deletionPolicy: Orphan): the mark is replaced, so the router keeps its
 // interface and no controller recognises the port again.
 func (inv *Inventory) ReleaseRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
-	return inv.writePort(ctx, owner, port, func() error {
+	return inv.writePort(ctx, owner, port, func(ctx context.Context) error {
 		_, err := inv.client.UpdatePortMark(ctx, port.ID, port.Name, inv.mark.Released(owner))
 		return err
 	})
 }
 
-// writePort does write to owner's port, a door's checks first.
-func (inv *Inventory) writePort(ctx context.Context, owner neutron.Owner, port neutron.Port, write func() error) error {
+// writePort does write to owner's port, with the ctx the door's checks
+// return.
+func (inv *Inventory) writePort(ctx context.Context, owner neutron.Owner, port neutron.Port, write func(context.Context) error) error {
 	if !inv.ownsPort(owner, port) {
 		return notOurs("port", port.ID)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return err
 	}
-	if err := write(); err != nil {
+	if err := write(ctx); err != nil {
 		return inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
@@ -116,7 +120,8 @@ func (inv *Inventory) ownsPort(owner neutron.Owner, port neutron.Port) bool {
 
 // FindExternalNetwork reads an external network by name or ID.
 func (inv *Inventory) FindExternalNetwork(ctx context.Context, nameOrID string) (neutron.Network, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.FindExternalNetwork(ctx, nameOrID)
@@ -126,7 +131,8 @@ func (inv *Inventory) FindExternalNetwork(ctx context.Context, nameOrID string) 
 // CreateRouter creates a router of owner's, marked in the create request,
 // with its gateway on the external network gatewayNetworkID.
 func (inv *Inventory) CreateRouter(ctx context.Context, owner neutron.Owner, gatewayNetworkID string) (neutron.Router, error) {
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Router{}, err
 	}
 	r, err := inv.client.CreateRouter(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), gatewayNetworkID)
@@ -158,7 +164,8 @@ func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsRouter(owner, id) {
 		return neutron.Router{}, notOurs("router", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Router{}, err
 	}
 	r, err := inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description)
@@ -175,7 +182,8 @@ func (inv *Inventory) DeleteRouter(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsRouter(owner, id) {
 		return notOurs("router", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return err
 	}
 	if err := inv.client.DeleteRouter(ctx, id); err != nil {

@@ -23,6 +23,7 @@ import (
 // the list that shows what the write did.
 func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv1.Network) Outcome {
 	p := r.newPass(ctx, network)
+	ctx = neutron.InPlace(ctx, p.recorded.Place) // as the ladder's requests
 	if !r.inv.Synced() {
 		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
 	}

@@ -113,6 +113,9 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	if err := p.recordPlace(ctx); err != nil {
 		return obs, err
 	}
+	// From here every request must go to the place status records: the
+	// client that sends it says, at that moment, that it does.
+	ctx = neutron.InPlace(ctx, p.recorded.Place)
 	net, netCreated, err := p.ensureNetwork(ctx, want)
 	if err != nil {
 		return obs, err

@@ -158,10 +158,10 @@ func (f *Neutron) SetNetworkQuota(n int) {
 
 // Quota implements neutron.QuotaReader: the network quota SetNetworkQuota
 // set, and no other limit. It is a read of Neutron's.
-func (f *Neutron) Quota(context.Context) (neutron.Quota, error) {
+func (f *Neutron) Quota(ctx context.Context) (neutron.Quota, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(Quota); err != nil {
+	if err := f.request(ctx, Quota); err != nil {
 		return neutron.Quota{}, err
 	}
 	q := neutron.Unlimited
@@ -383,10 +383,10 @@ func (f *Neutron) allocate(p pool, bits int) (string, bool) {
 }
 
 // FindSubnetPool finds a pool by ID, else by name.
-func (f *Neutron) FindSubnetPool(_ context.Context, nameOrID string) (neutron.SubnetPool, error) {
+func (f *Neutron) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(FindSubnetPool); err != nil {
+	if err := f.request(ctx, FindSubnetPool); err != nil {
 		return neutron.SubnetPool{}, err
 	}
 	usable := map[string]pool{}
@@ -439,8 +439,14 @@ func tooBig(req string, mtu int) error {
 	return nil
 }
 
-// request records req and returns the error set for it.
-func (f *Neutron) request(req string) error {
+// request records req and returns the error set for it, unless ctx
+// requires another place than the credentials reach (neutron.InPlace):
+// then, as the Session, it sends nothing, and records nothing. Callers
+// hold f.mu.
+func (f *Neutron) request(ctx context.Context, req string) error {
+	if err := neutron.CheckRequired(ctx, f.place()); err != nil {
+		return err
+	}
 	f.requests = append(f.requests, req)
 	return f.errs[req]
 }
@@ -480,26 +486,32 @@ const FakeAuthURL = "https://keystone.fake/v3"
 func (f *Neutron) Place(context.Context) (neutron.Place, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.place(), nil
+}
+
+// place is where the credentials reach. Callers hold f.mu.
+func (f *Neutron) place() neutron.Place {
 	if f.project == "" && f.region == "" {
-		return neutron.Place{}, nil
+		return neutron.Place{}
 	}
-	return neutron.Place{AuthURL: FakeAuthURL, Region: f.region, Interface: "public", ProjectID: f.project}, nil
+	return neutron.Place{AuthURL: FakeAuthURL, Region: f.region, Interface: "public", ProjectID: f.project}
 }
 
 // Probe implements neutron.Interface.
 func (f *Neutron) Probe(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.request(Probe)
+	// Sent wherever the credentials reach, as the Session sends it.
+	return f.request(context.Background(), Probe)
 }
 
 // pageSize is how many resources a list hands over at a time: the limit
 // the controller asks Neutron for.
 const pageSize = 1000
 
-func (f *Neutron) ListNetworks(_ context.Context, description string, visit func([]neutron.Network) error) error {
+func (f *Neutron) ListNetworks(ctx context.Context, description string, visit func([]neutron.Network) error) error {
 	f.mu.Lock()
-	if err := f.request(ListNetworks); err != nil {
+	if err := f.request(ctx, ListNetworks); err != nil {
 		f.mu.Unlock()
 		return err
 	}
@@ -515,9 +527,9 @@ func (f *Neutron) ListNetworks(_ context.Context, description string, visit func
 	return inPages(nets, visit)
 }
 
-func (f *Neutron) ListSubnets(_ context.Context, description string, visit func([]neutron.Subnet) error) error {
+func (f *Neutron) ListSubnets(ctx context.Context, description string, visit func([]neutron.Subnet) error) error {
 	f.mu.Lock()
-	if err := f.request(ListSubnets); err != nil {
+	if err := f.request(ctx, ListSubnets); err != nil {
 		f.mu.Unlock()
 		return err
 	}
@@ -539,10 +551,10 @@ func inPages[T any](all []T, visit func([]T) error) error {
 	return nil
 }
 
-func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, error) {
+func (f *Neutron) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(GetNetwork); err != nil {
+	if err := f.request(ctx, GetNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	n, ok := f.networks[id]
@@ -565,10 +577,10 @@ func (f *Neutron) subnetIDs() map[string][]string {
 	return on
 }
 
-func (f *Neutron) SubnetsOf(_ context.Context, networkID string) ([]neutron.Subnet, error) {
+func (f *Neutron) SubnetsOf(ctx context.Context, networkID string) ([]neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(SubnetsOf); err != nil {
+	if err := f.request(ctx, SubnetsOf); err != nil {
 		return nil, err
 	}
 	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.NetworkID == networkID && f.visible(s.ID) }), nil
@@ -584,10 +596,10 @@ func filter[T any](in []T, keep func(T) bool) []T {
 	return out
 }
 
-func (f *Neutron) CreateNetwork(_ context.Context, name, description string, mtu int) (neutron.Network, error) {
+func (f *Neutron) CreateNetwork(ctx context.Context, name, description string, mtu int) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(CreateNetwork); err != nil {
+	if err := f.request(ctx, CreateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	if f.networkQuota >= 0 && len(f.networks) >= f.networkQuota {
@@ -619,10 +631,10 @@ func (f *Neutron) RefuseOverlappingIPs() {
 
 // CreateSubnet refuses, as neutron-server does, a range that overlaps a
 // subnet of the same network (of any network after RefuseOverlappingIPs).
-func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
+func (f *Neutron) CreateSubnet(ctx context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(CreateSubnet); err != nil {
+	if err := f.request(ctx, CreateSubnet); err != nil {
 		return neutron.Subnet{}, err
 	}
 	if _, ok := f.networks[req.NetworkID]; !ok {
@@ -663,10 +675,10 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 // UpdateSubnet applies u in one piece, checking the new gateway against the
 // new pools, as Neutron does, and the revision u is conditional on
 // (revisions.go).
-func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
+func (f *Neutron) UpdateSubnet(ctx context.Context, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdateSubnet); err != nil {
+	if err := f.request(ctx, UpdateSubnet); err != nil {
 		return neutron.Subnet{}, err
 	}
 	s, ok := f.subnets[id]
@@ -717,10 +729,10 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 
 // UpdateNetwork changes a network; an MTU up to MaxMTU; only at the
 // revision u is conditional on (revisions.go).
-func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
+func (f *Neutron) UpdateNetwork(ctx context.Context, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdateNetwork); err != nil {
+	if err := f.request(ctx, UpdateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	n, ok := f.networks[id]
@@ -753,10 +765,10 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 // DeleteSubnet deletes a subnet, only while its revision is ifRevision
 // (412 otherwise, as neutron-server's If-Match); a port on its network
 // other than Neutron's own makes it refuse with 409 SubnetInUse.
-func (f *Neutron) DeleteSubnet(_ context.Context, id string, ifRevision int) error {
+func (f *Neutron) DeleteSubnet(ctx context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(DeleteSubnet); err != nil {
+	if err := f.request(ctx, DeleteSubnet); err != nil {
 		return err
 	}
 	if !f.inRegion(id) {
@@ -780,10 +792,10 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string, ifRevision int) err
 
 // PortsOf lists a network's ports, with a description only those whose
 // description is exactly that.
-func (f *Neutron) PortsOf(_ context.Context, networkID, description string) ([]neutron.Port, error) {
+func (f *Neutron) PortsOf(ctx context.Context, networkID, description string) ([]neutron.Port, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(PortsOf); err != nil {
+	if err := f.request(ctx, PortsOf); err != nil {
 		return nil, err
 	}
 	return filter(f.ports[networkID], func(p neutron.Port) bool { return description == "" || p.Description == description }), nil
@@ -794,10 +806,10 @@ func (f *Neutron) PortsOf(_ context.Context, networkID, description string) ([]n
 // request, made only while the network's revision is ifRevision (412
 // otherwise, as neutron-server's If-Match). Any other port on it, a
 // router interface or a VM's, makes it refuse with 409 NetworkInUse.
-func (f *Neutron) DeleteNetwork(_ context.Context, id string, ifRevision int) error {
+func (f *Neutron) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(DeleteNetwork); err != nil {
+	if err := f.request(ctx, DeleteNetwork); err != nil {
 		return err
 	}
 	if !f.inRegion(id) {
