@@ -95,3 +95,84 @@ func routerIn(f *fake.Neutron, id string) neutron.Router {
 	}
 	return neutron.Router{}
 }
+// movingPlace is a client whose credentials reach another region from
+// its next read on (movesAt set): a clouds.yaml changed in place (the
+// controller's, or the namespace's Secret) swaps the Session's client
+// between the door's check of the place (allowWrite's samePlace) and the
+// read writeOwned makes before, or after a 412 to, the write.
+type movingPlace struct {
+	*fake.Neutron
+	armed bool
+}
+
+func (c *movingPlace) move() {
+	if c.armed {
+		c.armed = false
+		c.SetRegion("elsewhere")
+	}
+}
+
+func (c *movingPlace) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
+	c.move()
+	return c.Neutron.GetNetwork(ctx, id)
+}
+
+func (c *movingPlace) SubnetsOf(ctx context.Context, networkID string) ([]neutron.Subnet, error) {
+	c.move()
+	return c.Neutron.SubnetsOf(ctx, networkID)
+}
+
+// TestAReadFromAnotherPlaceIsNotGone: the credentials move to another
+// region (or project) between the door's check of the place and the read
+// writeOwned makes (the network's, first; the subnet's, after a 412, as
+// its DNS servers were changed by hand). The other place's Neutron knows
+// none of the IDs: the read answers 404, or no such subnet on the
+// network, and goneFromNeutron counts A's release or delete as done.
+// The store forgets the resource, and A's Network would finalize, while
+// the network and subnet stay in the place the store was listed in,
+// still marked as A's: a Network that is gone, whose adopted network the
+// garbage collector of that place's inventory then deletes rather than
+// giving it back. samePlace exists for exactly this ("a delete would be
+// answered 404 by the new one and counted as done"), but is asked only
+// before the read; 5c56344 made a release count a 404 as done, which
+// before it was an error.
+//
+// The fix should guarantee: an absence is counted as done (errGone) only
+// if the credentials still reach the place the store was listed in after
+// the answer that said so; otherwise the write fails with the
+// CredentialsError of samePlace, and the store keeps what it holds.
+func TestAReadFromAnotherPlaceIsNotGone(t *testing.T) {
+	ctx := context.Background()
+	m := mark(t, "prod")
+	for name := range heldWrites(ctx, nil, "", "") {
+		t.Run(name, func(t *testing.T) {
+			c := &movingPlace{Neutron: fake.New()}
+			net, sub := seed(c.Neutron, m, ownerA, "10.0.0.0/24")
+			inv := inventory.New(c, m, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour,
+				Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0))})
+			if _, err := inv.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.UpdateSubnet(ctx, sub, neutron.SubnetUpdate{DNSNameservers: &[]string{"10.0.0.99"}}); err != nil {
+				t.Fatal(err)
+			}
+			c.ClearRequests()
+			c.armed = true
+
+			err := heldWrites(ctx, inv, net, sub)[name].write()
+			c.SetRegion("")
+			var credentials *neutron.CredentialsError
+			if !errors.As(err, &credentials) {
+				t.Errorf("%s = %v, want a CredentialsError: the credentials reach another place", name, err)
+			}
+			held := inv.Get(ownerA.UID)
+			if len(held.Networks) != 1 || len(held.Subnets) != 1 {
+				t.Errorf("after %s the store holds %+v, want A's network and subnet, still in Neutron where it was listed: requests %q",
+					name, held, c.Requests())
+			}
+			if n, s := c.Networks(), c.Subnets(); len(n) != 1 || len(s) != 1 {
+				t.Fatalf("Neutron holds %+v and %+v", n, s)
+			}
+		})
+	}
+}
