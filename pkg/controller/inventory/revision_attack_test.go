@@ -95,6 +95,7 @@ func routerIn(f *fake.Neutron, id string) neutron.Router {
 	}
 	return neutron.Router{}
 }
+
 // movingPlace is a client whose credentials reach another region from
 // its next read on (movesAt set): a clouds.yaml changed in place (the
 // controller's, or the namespace's Secret) swaps the Session's client
@@ -138,15 +139,17 @@ func (c *movingPlace) SubnetsOf(ctx context.Context, networkID string) ([]neutro
 // before it was an error.
 //
 // The fix should guarantee: an absence is counted as done (errGone) only
-// if the credentials still reach the place the store was listed in after
-// the answer that said so; otherwise the write fails with the
-// CredentialsError of samePlace, and the store keeps what it holds.
+// if the answer that said so came from the place the store was listed
+// in; otherwise the write fails with a CredentialsError, and the store
+// keeps what it holds. (Each request of the door requires the listed
+// place, neutron.InPlace, and the client refuses to send it elsewhere.)
 func TestAReadFromAnotherPlaceIsNotGone(t *testing.T) {
 	ctx := context.Background()
 	m := mark(t, "prod")
 	for name := range heldWrites(ctx, nil, "", "") {
 		t.Run(name, func(t *testing.T) {
 			c := &movingPlace{Neutron: fake.New()}
+			c.SetRegion("region-1") // a place of Keystone's: a noauth Neutron has one
 			net, sub := seed(c.Neutron, m, ownerA, "10.0.0.0/24")
 			inv := inventory.New(c, m, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour,
 				Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0))})
@@ -160,7 +163,7 @@ func TestAReadFromAnotherPlaceIsNotGone(t *testing.T) {
 			c.armed = true
 
 			err := heldWrites(ctx, inv, net, sub)[name].write()
-			c.SetRegion("")
+			c.SetRegion("region-1")
 			var credentials *neutron.CredentialsError
 			if !errors.As(err, &credentials) {
 				t.Errorf("%s = %v, want a CredentialsError: the credentials reach another place", name, err)
