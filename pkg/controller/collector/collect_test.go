@@ -265,7 +265,7 @@ func TestCollectOrphansByUID(t *testing.T) {
 			seed:   func(f *neutronfake.Neutron) { seedOwnRouter(f); f.AddRouter("edge") },
 			orphan: testUID,
 			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.DeleteRouter},
+				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter},
 			check: func(t *testing.T, f *fixture) {
 				if rs := f.neutron.Routers(); len(rs) != 1 || rs[0].Name != "edge" {
 					t.Errorf("routers left: %+v, want only edge", rs)

@@ -97,7 +97,7 @@ func routerIn(f *fake.Neutron, id string) neutron.Router {
 }
 
 // movingPlace is a client whose credentials reach another region from
-// its next read on (movesAt set): a clouds.yaml changed in place (the
+// its next read on (armed set): a clouds.yaml changed in place (the
 // controller's, or the namespace's Secret) swaps the Session's client
 // between the door's check of the place (allowWrite's samePlace) and the
 // read writeOwned makes before, or after a 412 to, the write.

@@ -425,7 +425,7 @@ func TestOwnRouter(t *testing.T) {
 			name:        "spec.router removed: ours is detached, then the router of its own deleted",
 			network:     attachedTo(provisionedNet(), "router-4", "port-5"),
 			seed:        func(f *neutronfake.Neutron) { seedOwnRouter(f) },
-			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface, neutronfake.DeleteRouter},
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface, neutronfake.FindRouter, neutronfake.DeleteRouter},
 			wantReady:   "True/Provisioned",
 			wantEvents:  []string{"Normal Detached", "Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
@@ -468,7 +468,7 @@ func TestOwnRouterOnDelete(t *testing.T) {
 			network: attachedTo(withOwnRouter(deletingNet(), "public"), "router-4", "port-5"),
 			seed:    func(f *neutronfake.Neutron) { seedOwnRouter(f) },
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.DeleteRouter},
+				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter},
 			wantEvents: []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if rs := f.neutron.Routers(); len(rs) != 0 {
@@ -485,7 +485,7 @@ func TestOwnRouterOnDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.DeleteRouter, neutronfake.PortsOf},
+				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter, neutronfake.PortsOf},
 			wantReady:  "False/DeletionBlocked",
 			wantEvents: []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
