@@ -206,6 +206,12 @@ func classify(ph phase, err error) verdict {
 	case errors.Is(err, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.
 		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
+	case neutron.IsStale(err):
+		// Not a refusal of the request: the resource changed between the
+		// door's read and its write, twice in a row (writeOwned sends one
+		// more try after a 412). A read again settles it: backoff, not
+		// rejectedRetryInterval.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: "Neutron's resource changed while it was being written; reading it again: " + err.Error(), requeue: AddRateLimited}
 	case errors.Is(err, errAdoptionChanged):
 		// Not Neutron's refusal of the request, which was right when
 		// sent: a read again settles it, a refusal or a mark, soon.
