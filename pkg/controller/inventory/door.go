@@ -25,8 +25,7 @@ import (
 //     take a resource the caller has proven nobody owns;
 //   - write to such a resource only onto a revision at which it carried
 //     the owner's mark (If-Match, revision.go): the store is as old as
-//     its latest list (a router only right after a read that shows the
-//     mark: routerMarked);
+//     its latest list;
 //   - mark what they create in the create request itself (name and
 //     description), so it is recognisable the moment Neutron holds it;
 //   - record in the store what Neutron confirmed, so the next sync sees it

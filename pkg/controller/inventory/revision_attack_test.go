@@ -53,38 +53,68 @@ func TestARouterWriteLeavesWhatChangedHandsSinceTheList(t *testing.T) {
 		},
 	}
 	for name, write := range writes {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			f := fake.New()
-			public, other := f.AddExternalNetwork("public"), f.AddExternalNetwork("other")
-			r, err := f.CreateRouter(ctx, m.ResourceName(ownerA), m.Description(), public)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inv := listed(t, f, time.Hour, clocktesting.NewFakeClock(time.Unix(1e9, 0)))
-			if held := inv.Get(ownerA.UID).Routers; len(held) != 1 {
-				t.Fatalf("the list holds %+v for A, want its router", held)
-			}
-			// The person's change: the router is theirs now.
-			if _, err := f.UpdateRouter(ctx, r.ID, nil, ptr.To("taken out of management by hand")); err != nil {
-				t.Fatal(err)
-			}
-			before := routerIn(f, r.ID)
+		for _, betweenReadAndWrite := range []bool{false, true} {
+			when := map[bool]string{false: " after the list", true: " between the door's read and its write"}[betweenReadAndWrite]
+			t.Run(name+when, func(t *testing.T) {
+				ctx := context.Background()
+				f := fake.New()
+				public, other := f.AddExternalNetwork("public"), f.AddExternalNetwork("other")
+				r, err := f.CreateRouter(ctx, m.ResourceName(ownerA), m.Description(), public)
+				if err != nil {
+					t.Fatal(err)
+				}
+				client := &routerTakenAfterItsRead{Neutron: f}
+				inv := inventory.New(client, m, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour,
+					Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0))})
+				if _, err := inv.Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if held := inv.Get(ownerA.UID).Routers; len(held) != 1 {
+					t.Fatalf("the list holds %+v for A, want its router", held)
+				}
+				// The person's change: the router is theirs now.
+				take := func() {
+					if _, err := f.UpdateRouter(ctx, r.ID, nil, ptr.To("taken out of management by hand"), routerIn(f, r.ID).RevisionNumber); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if betweenReadAndWrite {
+					client.take = take
+				} else {
+					take()
+				}
 
-			err = write(ctx, inv, r.ID, other)
-			after, still := routerIn(f, r.ID), slices.ContainsFunc(f.Routers(), func(x neutron.Router) bool { return x.ID == r.ID })
-			if !still || after != before {
-				t.Errorf("after A's %s the router is %+v (in Neutron: %v), want it as the person left it, %+v: requests %q",
-					name, after, still, before, f.Requests())
-			}
-			if !errors.Is(err, inventory.ErrMarkGone) {
-				t.Errorf("%s = %v, want ErrMarkGone", name, err)
-			}
-			if !inv.ListDue() {
-				t.Error("no list asked for")
-			}
-		})
+				err = write(ctx, inv, r.ID, other)
+				after := routerIn(f, r.ID)
+				if after.ID == "" || after.Description != "taken out of management by hand" || after.GatewayNetworkID != public {
+					t.Errorf("after A's %s the router is %+v, want it as the person left it (their description, gateway on %s): requests %q",
+						name, after, public, f.Requests())
+				}
+				if !errors.Is(err, inventory.ErrMarkGone) {
+					t.Errorf("%s = %v, want ErrMarkGone", name, err)
+				}
+				if !inv.ListDue() {
+					t.Error("no list asked for")
+				}
+			})
+		}
 	}
+}
+
+// routerTakenAfterItsRead is Neutron where a person takes a router out of
+// management (take) right after the door has read it, before its write.
+type routerTakenAfterItsRead struct {
+	*fake.Neutron
+	take func()
+}
+
+func (c *routerTakenAfterItsRead) FindRouter(ctx context.Context, nameOrID string) (neutron.Router, error) {
+	r, err := c.Neutron.FindRouter(ctx, nameOrID)
+	if c.take != nil {
+		c.take()
+		c.take = nil
+	}
+	return r, err
 }
 
 // routerIn is router id as Neutron holds it (zero once gone).

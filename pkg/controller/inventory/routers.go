@@ -170,8 +170,8 @@ func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id 
 		return neutron.Router{}, notOurs("router", id)
 	}
 	var r neutron.Router
-	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, _ int) (err error) {
-		r, err = inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description)
+	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) (err error) {
+		r, err = inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description, revision)
 		return err
 	})
 	if err != nil {
@@ -188,8 +188,8 @@ func (inv *Inventory) DeleteRouter(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsRouter(owner, id) {
 		return notOurs("router", id)
 	}
-	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, _ int) error {
-		return inv.client.DeleteRouter(ctx, id)
+	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) error {
+		return inv.client.DeleteRouter(ctx, id, revision)
 	})
 	if err != nil && !gone(err) {
 		return err
@@ -198,13 +198,11 @@ func (inv *Inventory) DeleteRouter(ctx context.Context, owner neutron.Owner, id 
 	return nil
 }
 
-// routerMarked reads router id for a write of owner's: the store is as
-// old as its latest list, and a person may have taken the router out of
-// management since (TestARouterWriteLeavesWhatChangedHandsSinceTheList).
-// Unlike a network's or a subnet's, the write is not conditional on the
-// revision read: the client sends no If-Match for a router
-// (neutron.Routers), so a change between this read and the write is
-// still written over; the read narrows that window to one round trip.
+// routerMarked reads router id for a write of owner's, as
+// networkRevision reads a network: the store is as old as its latest
+// list, and a person may have taken the router out of management since
+// (TestARouterWriteLeavesWhatChangedHandsSinceTheList). A router's
+// revision rises with its interfaces, so it is read, not the store's.
 func (inv *Inventory) routerMarked(owner neutron.Owner, id string) revisionReader {
 	return func(ctx context.Context) (int, error) {
 		r, err := inv.client.FindRouter(ctx, id)
@@ -218,7 +216,7 @@ func (inv *Inventory) routerMarked(owner neutron.Owner, id string) revisionReade
 		if err = inv.afterFailedRead(err); err != nil {
 			return 0, err
 		}
-		return inv.markedFor(owner, "router", id, r.Name, r.Description, 0)
+		return inv.markedFor(owner, "router", id, r.Name, r.Description, r.RevisionNumber)
 	}
 }
 

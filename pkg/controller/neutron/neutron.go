@@ -134,6 +134,9 @@ type Router struct {
 	// GatewayNetworkID is the external network of the router's gateway;
 	// empty when it has none.
 	GatewayNetworkID string
+	// RevisionNumber is Neutron's revision_number, which a write names
+	// (If-Match) as for a network.
+	RevisionNumber int
 }
 
 // PortRequest is a port the controller asks for: a router interface on
@@ -167,10 +170,12 @@ type Routers interface {
 	// ownership mark) in the request.
 	CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (Router, error)
 	// UpdateRouter changes a router's gateway network or its description
-	// (nil: unchanged).
-	UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (Router, error)
-	// DeleteRouter deletes a router; one already gone counts as deleted.
-	DeleteRouter(ctx context.Context, id string) error
+	// (nil: unchanged), only while its revision is still ifRevision
+	// (If-Match), as DeleteNetwork does.
+	UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string, ifRevision int) (Router, error)
+	// DeleteRouter deletes a router while its revision is ifRevision; one
+	// already gone counts as deleted.
+	DeleteRouter(ctx context.Context, id string, ifRevision int) error
 	// CreatePort creates a router interface port, unattached, with the
 	// name and description (the ownership mark) in the request.
 	CreatePort(ctx context.Context, req PortRequest) (Port, error)

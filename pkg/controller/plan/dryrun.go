@@ -439,7 +439,7 @@ func (d *DryRun) CreateRouter(ctx context.Context, name, description, gatewayNet
 }
 
 // UpdateRouter records the update and answers with the router changed.
-func (d *DryRun) UpdateRouter(_ context.Context, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
+func (d *DryRun) UpdateRouter(_ context.Context, id string, gatewayNetworkID, description *string, _ int) (neutron.Router, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r := d.routers[id]
@@ -455,8 +455,8 @@ func (d *DryRun) UpdateRouter(_ context.Context, id string, gatewayNetworkID, de
 	return r, nil
 }
 
-// DeleteRouter records the delete.
-func (d *DryRun) DeleteRouter(_ context.Context, id string) error {
+// DeleteRouter records the delete, as DeleteNetwork does.
+func (d *DryRun) DeleteRouter(_ context.Context, id string, _ int) error {
 	return planDelete(d, "router", d.routers, id)
 }
 

@@ -268,8 +268,9 @@ func (f *Neutron) CreateRouter(ctx context.Context, name, description, gatewayNe
 	return r, f.answer(CreateRouter)
 }
 
-// UpdateRouter changes a router's gateway or description.
-func (f *Neutron) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
+// UpdateRouter changes a router's gateway or description, only at the
+// revision named (revisions.go).
+func (f *Neutron) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string, ifRevision int) (neutron.Router, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(ctx, UpdateRouter); err != nil {
@@ -289,16 +290,26 @@ func (f *Neutron) UpdateRouter(ctx context.Context, id string, gatewayNetworkID,
 	if description != nil {
 		r.Description = *description
 	}
+	if err := ifMatch(UpdateRouter, &ifRevision, r.RevisionNumber); err != nil {
+		return neutron.Router{}, err
+	}
+	r.RevisionNumber++
 	f.routers[id] = r
 	return r, nil
 }
 
-// DeleteRouter deletes a router that has no interfaces, as Neutron does.
-func (f *Neutron) DeleteRouter(ctx context.Context, id string) error {
+// DeleteRouter deletes a router that has no interfaces, as Neutron does,
+// only at the revision named.
+func (f *Neutron) DeleteRouter(ctx context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.request(ctx, DeleteRouter); err != nil {
 		return err
+	}
+	if r, ok := f.routers[id]; ok {
+		if err := ifMatch(DeleteRouter, &ifRevision, r.RevisionNumber); err != nil {
+			return err
+		}
 	}
 	for _, ps := range f.ports {
 		for _, p := range ps {
