@@ -165,9 +165,12 @@ func run(ctx context.Context, c config) error {
 	// sides of it (bracketed): the one before it and the next round's, or,
 	// for the last, one more plain loop at the end.
 	var plainRuns, ctrlRuns []rates
+	// Each timed phase, the plain loop's and the controller's alike,
+	// begins once Neutron has settled after the one before (quietNeutron).
+	var waits settled
 	if !c.fakeNeutron {
 		for r := 1; r < roundsOf(c); r++ {
-			plain, ctrl, err := pairedRound(ctx, stack.Neutron.Client, nc, c)
+			plain, ctrl, err := pairedRound(ctx, stack.Neutron.Client, nc, c, &waits)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r, err)
 			}
@@ -183,7 +186,7 @@ func run(ctx context.Context, c config) error {
 	if c.fakeNeutron {
 		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
 	} else {
-		if neutronRate, neutronDeleteRate, plainCPU, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
+		if neutronRate, neutronDeleteRate, plainCPU, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN, &waits); err != nil {
 			return err
 		}
 		plainRuns = append(plainRuns, rates{neutronRate, neutronDeleteRate})
@@ -193,9 +196,14 @@ func run(ctx context.Context, c config) error {
 			fmt.Sprintf("the same %d pairs, %d in parallel, one DELETE of the network per pair: Neutron deletes its subnet with it", rawN, c.workers))
 	}
 
-	// 1. Throughput: N Networks at once, Ready observed by a watch.
+	// 1. Throughput: N Networks at once, Ready observed by a watch. The
+	// CPU counted from here is the creates' alone: Neutron settles first
+	// (createAndWait's own wait then ends after a quiet second).
+	if err := waits.wait(ctx); err != nil {
+		return err
+	}
 	m0, a0, cpu0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin), sampleCPU()
-	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich)
+	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich, &waits)
 	if err != nil {
 		return err
 	}
@@ -308,7 +316,7 @@ func run(ctx context.Context, c config) error {
 	// 7. Delete: all N at once, gone from the API server once the
 	// controller has deleted their Neutron resources and its finalizer.
 	m6 := ctrl.scrape(ctx)
-	deleteElapsed, err := deleteAndWait(ctx, nc, c.n)
+	deleteElapsed, err := deleteAndWait(ctx, nc, c.n, &waits)
 	if err != nil {
 		return err
 	}
@@ -322,7 +330,7 @@ func run(ctx context.Context, c config) error {
 	if !c.fakeNeutron {
 		ctrlRuns = append(ctrlRuns, rates{rate, float64(c.n) / deleteElapsed.Seconds()})
 		// The closing plain loop: the last controller run's other side.
-		closing, closingDelete, _, err := rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN)
+		closing, closingDelete, _, err := rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN, &waits)
 		if err != nil {
 			return fmt.Errorf("the closing plain loop: %w", err)
 		}
@@ -331,6 +339,8 @@ func run(ctx context.Context, c config) error {
 		how := fmt.Sprintf("%d round(s) of N; each the controller's rate over the mean of the plain loops just before and just after it (%s)", len(creates), plainList(plainRuns))
 		add("Throughput / plain loop, median of the rounds", percents(creates), how+", creates/s; the last is the round above")
 		add("Delete / plain loop, median of the rounds", percents(deletes), how+", deletes/s")
+		add("Wait for Neutron to settle before each timed phase", waits.String(),
+			fmt.Sprintf("until its side used under %.0f%% of a core over a second (at most %s): OVN works through a phase's changes after its last answer", 100*quietShare, quietDeadline))
 	}
 	add("Delete: Neutron requests per Network", fmt.Sprintf("%.2f", (m7.neutron("DELETE")-m6.neutron("DELETE"))/float64(c.n)),
 		fmt.Sprintf("network_controller_neutron_requests_total DELETE; all methods %.2f, with the periodic lists", (m7.neutron("GET", "POST", "PUT", "DELETE")-m6.neutron("GET", "POST", "PUT", "DELETE"))/float64(c.n)))
@@ -366,16 +376,16 @@ type rates struct{ create, delete float64 }
 // turn, on the same Neutron: plainN pairs made and deleted by the plain loop,
 // then N Networks made (Ready) and deleted (gone) through the controller.
 // It returns both runs' rates.
-func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config) (plain, ctrl rates, err error) {
-	plain.create, plain.delete, _, err = rawNeutron(ctx, client, c.workers, c.plainN())
+func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config, waits *settled) (plain, ctrl rates, err error) {
+	plain.create, plain.delete, _, err = rawNeutron(ctx, client, c.workers, c.plainN(), waits)
 	if err != nil {
 		return rates{}, rates{}, err
 	}
-	_, _, created, err := createAndWait(ctx, nc, c.n, c.rich)
+	_, _, created, err := createAndWait(ctx, nc, c.n, c.rich, waits)
 	if err != nil {
 		return rates{}, rates{}, err
 	}
-	deleted, err := deleteAndWait(ctx, nc, c.n)
+	deleted, err := deleteAndWait(ctx, nc, c.n, waits)
 	if err != nil {
 		return rates{}, rates{}, err
 	}
@@ -431,13 +441,16 @@ func percents(ratios []float64) string {
 // deletes its subnet with it), so the controller starts from the same
 // Neutron, and returns those deletes per second too, and the CPU per pair
 // the creates cost on each side of the machine (cpuRow).
-func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (createRate, deleteRate float64, createCPU string, err error) {
+func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int, waits *settled) (createRate, deleteRate float64, createCPU string, err error) {
 	// Named as a cluster of its own would name them; deleted again below.
 	mark, err := neutron.NewMark("bench-raw", uuid.NewUUID())
 	if err != nil {
 		return 0, 0, "", err
 	}
 	created := make([]string, count)
+	if err := waits.wait(ctx); err != nil {
+		return 0, 0, "", err
+	}
 	cpu0 := sampleCPU()
 	elapsed, err := inParallel(count, parallel, func(i int) error {
 		name := mark.ResourceName(neutron.Owner{Namespace: "bench-raw", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
@@ -452,6 +465,9 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 		return err
 	})
 	createCPU = cpuRow(cpu0, sampleCPU(), count)
+	if waitErr := waits.wait(ctx); waitErr != nil {
+		return 0, 0, "", waitErr
+	}
 	deleted, deleteErr := inParallel(count, parallel, func(i int) error {
 		if created[i] == "" {
 			return nil
@@ -535,8 +551,11 @@ func benchSpec(i int, rich bool) samplecrdv1.NetworkSpec {
 
 // createAndWait creates n Networks at once in namespace bench and returns
 // when the watch has seen each Ready, with the times of both.
-func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
+func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool, waits *settled) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
 	client := nc.SamplecrdV1().Networks("bench")
+	if err := waits.wait(ctx); err != nil {
+		return nil, nil, 0, err
+	}
 	w, err := watchNetworks(ctx, nc)
 	if err != nil {
 		return nil, nil, 0, err
@@ -607,8 +626,11 @@ func watchNetworks(ctx context.Context, nc clientset.Interface) (watch.Interface
 // deletes in flight, as createAndWait creates them) and returns how long
 // until the watch has seen each gone: the controller deleted its Neutron
 // resources and released its finalizer.
-func deleteAndWait(ctx context.Context, nc clientset.Interface, n int) (time.Duration, error) {
+func deleteAndWait(ctx context.Context, nc clientset.Interface, n int, waits *settled) (time.Duration, error) {
 	client := nc.SamplecrdV1().Networks("bench")
+	if err := waits.wait(ctx); err != nil {
+		return 0, err
+	}
 	w, err := watchNetworks(ctx, nc)
 	if err != nil {
 		return 0, err
