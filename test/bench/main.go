@@ -829,15 +829,6 @@ func pct(sorted []time.Duration, p int) string {
 
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
-
 func memTotal() string {
 	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
