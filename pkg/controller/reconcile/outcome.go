@@ -212,6 +212,12 @@ func classify(ph phase, err error) verdict {
 		// more try after a 412). A read again settles it: backoff, not
 		// rejectedRetryInterval.
 		return verdict{reason: samplecrdv1.ReasonProvisioning, message: "Neutron's resource changed while it was being written; reading it again: " + err.Error(), requeue: AddRateLimited}
+	case errors.Is(err, inventory.ErrMarkGone):
+		// Not an outage: a resource the inventory holds for the Network
+		// is no longer its own in Neutron (its mark removed, another
+		// Network's written) or is gone, since the latest list. Nothing
+		// was sent; the list the door asked for settles it.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: "waiting for a list of Neutron: " + err.Error(), requeue: AddRateLimited}
 	case errors.Is(err, errAdoptionChanged):
 		// Not Neutron's refusal of the request, which was right when
 		// sent: a read again settles it, a refusal or a mark, soon.
