@@ -28,7 +28,9 @@ import (
 //   - a network's is read first, because a change of any subnet on it,
 //     the owner's own included, raises it too, so the store's is seldom
 //     current; a network delete reads its subnets' marks as well
-//     (onlyOwners), because Neutron deletes them with it.
+//     (onlyOwners), because Neutron deletes them with it;
+//   - a router's is read first too (routerMarked): its interfaces raise
+//     it.
 
 // ErrMarkGone is what a write to a resource of the owner's returns when
 // Neutron's answer to a read no longer carries the owner's mark: someone
