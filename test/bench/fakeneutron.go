@@ -19,10 +19,12 @@ import (
 // session (a network and subnet take it about 0.2 s each): -fake-neutron,
 // at 100,000 Networks. It behaves as neutron-server does where the
 // controller can tell: lists filter on the exact description and page with
-// limit, marker and a "next" link, sorted by ID; a create gets an ID and
-// echoes what was sent; an update merges; a delete of a network takes its
-// subnets; a missing resource is a 404. Everything else is left out:
-// ports, pools, quotas, overlap checks.
+// limit, marker and a "next" link, sorted by ID, and on an exact id; a
+// create gets an ID and echoes what was sent; an update merges; every
+// change raises a revision_number, a subnet's its network's too, and an
+// update's or a delete's If-Match must name it; a delete of a network
+// takes its subnets; a missing resource is a 404. Everything else is left
+// out: ports, pools, quotas, overlap checks.
 type fakeNeutron struct {
 	URL string
 
@@ -70,7 +72,7 @@ func (f *fakeNeutron) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPut && id != "":
 		f.update(w, r, kind, id)
 	case r.Method == http.MethodDelete && id != "":
-		f.delete(w, kind, id)
+		f.delete(w, r, kind, id)
 	default:
 		neutronError(w, http.StatusMethodNotAllowed, "HTTPMethodNotAllowed", r.Method+" is not allowed here")
 	}
@@ -86,8 +88,17 @@ func (f *fakeNeutron) list(w http.ResponseWriter, r *http.Request, kind string) 
 	q := r.URL.Query()
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	f.mu.Lock()
+	candidates := f.resources[kind]
+	if want := q.Get("id"); want != "" {
+		// An exact ID (GetNetwork's list) is one lookup, not a scan of
+		// 100,000.
+		candidates = map[string]map[string]any{}
+		if o, ok := f.resources[kind][want]; ok {
+			candidates[want] = o
+		}
+	}
 	var ids []string
-	for id, o := range f.resources[kind] {
+	for id, o := range candidates {
 		if d, ok := q["description"]; ok && o["description"] != d[0] {
 			continue
 		}
@@ -149,6 +160,7 @@ func (f *fakeNeutron) create(w http.ResponseWriter, r *http.Request, kind string
 	o := body[singular(kind)]
 	o["id"] = string(uuid.NewUUID())
 	o["project_id"] = "bench"
+	o["revision_number"] = 1
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if kind == "subnets" {
@@ -158,6 +170,7 @@ func (f *fakeNeutron) create(w http.ResponseWriter, r *http.Request, kind string
 			return
 		}
 		network["subnets"] = append(network["subnets"].([]any), o["id"])
+		revise(network)
 	} else {
 		o["subnets"] = []any{}
 		o["status"] = "ACTIVE"
@@ -178,20 +191,24 @@ func (f *fakeNeutron) update(w http.ResponseWriter, r *http.Request, kind, id st
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	o, ok := f.find(w, kind, id)
-	if !ok {
+	if !ok || refusedIfMatch(w, r, o) {
 		return
 	}
 	for k, v := range body[singular(kind)] {
 		o[k] = v
 	}
+	revise(o)
+	if network, ok := f.resources["networks"][fmt.Sprint(o["network_id"])]; ok && kind == "subnets" {
+		revise(network)
+	}
 	answer(w, http.StatusOK, kind, o)
 }
 
-func (f *fakeNeutron) delete(w http.ResponseWriter, kind, id string) {
+func (f *fakeNeutron) delete(w http.ResponseWriter, r *http.Request, kind, id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	o, ok := f.find(w, kind, id)
-	if !ok {
+	if !ok || refusedIfMatch(w, r, o) {
 		return
 	}
 	if kind == "networks" {
@@ -200,10 +217,27 @@ func (f *fakeNeutron) delete(w http.ResponseWriter, kind, id string) {
 		}
 	} else if network, ok := f.resources["networks"][fmt.Sprint(o["network_id"])]; ok {
 		network["subnets"] = slices.DeleteFunc(network["subnets"].([]any), func(s any) bool { return s == id })
+		revise(network)
 	}
 	delete(f.resources[kind], id)
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// refusedIfMatch answers 412, as neutron-server does, and reports true
+// when r is sent If-Match on a revision o is no longer at.
+func refusedIfMatch(w http.ResponseWriter, r *http.Request, o map[string]any) bool {
+	match := r.Header.Get("If-Match")
+	if match == "" || match == fmt.Sprintf("revision_number=%v", o["revision_number"]) {
+		return false
+	}
+	neutronError(w, http.StatusPreconditionFailed, "RevisionNumberConstraintFailed",
+		fmt.Sprintf("Constrained to %s, but current revision is %v", strings.TrimPrefix(match, "revision_number="), o["revision_number"]))
+	return true
+}
+
+// revise raises o's revision_number, as every change of it, or of a
+// subnet on a network, does in Neutron. Called with f.mu held.
+func revise(o map[string]any) { o["revision_number"] = o["revision_number"].(int) + 1 }
 
 // find returns the resource kind/id, or answers 404 as Neutron does.
 // Called with f.mu held.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -15,15 +16,7 @@ import (
 // network's delete takes its subnets.
 func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	ctx := context.Background()
-	f, err := startFakeNeutron()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := neutron.NewNoAuthServiceClient(f.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := neutron.NewGophercloud(sc, neutron.Place{})
+	client := fakeNeutronClient(t)
 	const ours, n = "managed-by=network-controller,cluster=bench", 2500
 	var first neutron.Network
 	for i := range n {
@@ -58,7 +51,17 @@ func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	if err := client.Probe(ctx); err != nil {
 		t.Errorf("probe: %v", err)
 	}
-	if err := client.DeleteNetwork(ctx, first.ID); err != nil {
+	// A delete names the revision it read, which the subnet's create
+	// raised: the create-time revision is refused, as neutron-server
+	// refuses it, and the one read by ID goes through.
+	if err := client.DeleteNetwork(ctx, first.ID, first.RevisionNumber); !neutron.IsStale(err) {
+		t.Fatalf("a delete at the revision before the subnet: %v, want 412", err)
+	}
+	read, err := client.GetNetwork(ctx, first.ID)
+	if err != nil || !slices.Equal(read.SubnetIDs, []string{s.ID}) {
+		t.Fatalf("read %+v (%v), want the network with subnet %s", read, err, s.ID)
+	}
+	if err := client.DeleteNetwork(ctx, first.ID, read.RevisionNumber); err != nil {
 		t.Fatal(err)
 	}
 	var subs []neutron.Subnet
@@ -72,4 +75,19 @@ func TestFakeNeutronAnswersAsNeutronDoes(t *testing.T) {
 	if _, err := client.GetNetwork(ctx, first.ID); err == nil {
 		t.Error("a deleted network is still there")
 	}
+}
+
+// fakeNeutronClient serves a fakeNeutron and returns the controller's own
+// client of it.
+func fakeNeutronClient(t *testing.T) *neutron.Gophercloud {
+	t.Helper()
+	f, err := startFakeNeutron()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := neutron.NewNoAuthServiceClient(f.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return neutron.NewGophercloud(sc, neutron.Place{})
 }

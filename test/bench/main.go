@@ -160,37 +160,50 @@ func run(ctx context.Context, c config) error {
 	// minute to minute on a shared machine, so at small N a ratio of one
 	// pair of runs moves by several points; earlier rounds are paired
 	// runs of their own, and the ratio printed is the median of all.
-	var ratios, deleteRatios []float64
+	// The rate drifts one way over a long run (Neutron's databases grow),
+	// so each controller run is compared with the plain loops on both
+	// sides of it (bracketed): the one before it and the next round's, or,
+	// for the last, one more plain loop at the end.
+	var plainRuns, ctrlRuns []rates
+	// Each timed phase, the plain loop's and the controller's alike,
+	// begins once Neutron has settled after the one before (quietNeutron).
+	var waits settled
 	if !c.fakeNeutron {
 		for r := 1; r < roundsOf(c); r++ {
-			create, del, err := pairedRound(ctx, stack.Neutron.Client, nc, c)
+			plain, ctrl, err := pairedRound(ctx, stack.Neutron.Client, nc, c, &waits)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r, err)
 			}
-			ratios, deleteRatios = append(ratios, create), append(deleteRatios, del)
+			plainRuns, ctrlRuns = append(plainRuns, plain), append(ctrlRuns, ctrl)
 		}
 	}
 	// The last round's plain loop, whose pairs are gone again before the
 	// controller's creates: Neutron slows as it fills, so both must see
 	// the same state.
 	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
-	rawN := cmp.Or(c.rawN, c.n)
+	rawN := c.plainN()
 	var plainCPU string // the plain loop's CPU per pair made
 	if c.fakeNeutron {
 		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
 	} else {
-		if neutronRate, neutronDeleteRate, plainCPU, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN); err != nil {
+		if neutronRate, neutronDeleteRate, plainCPU, err = rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN, &waits); err != nil {
 			return err
 		}
+		plainRuns = append(plainRuns, rates{neutronRate, neutronDeleteRate})
 		add("Neutron: network+subnet creates/s (plain gophercloud loop)", fmt.Sprintf("%.2f", neutronRate),
 			fmt.Sprintf("%d pairs, %d in parallel, 2 writes per pair with the controller's names and descriptions", rawN, c.workers))
 		add("Neutron: network deletes/s (plain loop)", fmt.Sprintf("%.2f", neutronDeleteRate),
 			fmt.Sprintf("the same %d pairs, %d in parallel, one DELETE of the network per pair: Neutron deletes its subnet with it", rawN, c.workers))
 	}
 
-	// 1. Throughput: N Networks at once, Ready observed by a watch.
+	// 1. Throughput: N Networks at once, Ready observed by a watch. The
+	// CPU counted from here is the creates' alone: Neutron settles first
+	// (createAndWait's own wait then ends after a quiet second).
+	if err := waits.wait(ctx); err != nil {
+		return err
+	}
 	m0, a0, cpu0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin), sampleCPU()
-	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich)
+	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich, &waits)
 	if err != nil {
 		return err
 	}
@@ -229,11 +242,6 @@ func run(ctx context.Context, c config) error {
 	}
 	add("Throughput / physical limit", fmt.Sprintf("%.0f%%", 100*rate/limit), fmt.Sprintf("limit %.2f/s set by %s (API server: %.0f applies/s ÷ %.1f writes per Network; --kube-api-qps=%g ÷ %.2f Network writes per Network = %.2f/s)",
 		limit, which, apiRate, writesPerNet, c.kubeAPIQPS, requestsPerNet, clientNetRate))
-	if !c.fakeNeutron {
-		ratios = append(ratios, rate/neutronRate)
-		add("Throughput / plain loop, median of the rounds", percents(ratios),
-			fmt.Sprintf("%d round(s), each the plain loop then the controller, N each; the last is the round above", len(ratios)))
-	}
 	waited := m1.value("rest_client_rate_limiter_duration_seconds_sum") - m0.value("rest_client_rate_limiter_duration_seconds_sum")
 	add("Client-side limiter: time requests waited for --kube-api-qps", fmt.Sprintf("%.1f s", waited),
 		fmt.Sprintf("%.0f%% of the %d workers' time; rest_client_rate_limiter_duration_seconds", 100*waited/(float64(c.workers)*elapsed.Seconds()), c.workers))
@@ -308,7 +316,7 @@ func run(ctx context.Context, c config) error {
 	// 7. Delete: all N at once, gone from the API server once the
 	// controller has deleted their Neutron resources and its finalizer.
 	m6 := ctrl.scrape(ctx)
-	deleteElapsed, err := deleteAndWait(ctx, nc, c.n)
+	deleteElapsed, err := deleteAndWait(ctx, nc, c.n, &waits)
 	if err != nil {
 		return err
 	}
@@ -320,8 +328,19 @@ func run(ctx context.Context, c config) error {
 	add("Delete: Networks gone/s", fmt.Sprintf("%.2f", float64(c.n)/deleteElapsed.Seconds()),
 		fmt.Sprintf("%d Networks deleted at once, all gone in %s; %s", c.n, deleteElapsed.Round(time.Millisecond), plainDeletes))
 	if !c.fakeNeutron {
-		deleteRatios = append(deleteRatios, float64(c.n)/deleteElapsed.Seconds()/neutronDeleteRate)
-		add("Delete / plain loop, median of the rounds", percents(deleteRatios), fmt.Sprintf("%d round(s)", len(deleteRatios)))
+		ctrlRuns = append(ctrlRuns, rates{rate, float64(c.n) / deleteElapsed.Seconds()})
+		// The closing plain loop: the last controller run's other side.
+		closing, closingDelete, _, err := rawNeutron(ctx, stack.Neutron.Client, c.workers, rawN, &waits)
+		if err != nil {
+			return fmt.Errorf("the closing plain loop: %w", err)
+		}
+		plainRuns = append(plainRuns, rates{closing, closingDelete})
+		creates, deletes := bracketed(plainRuns, ctrlRuns)
+		how := fmt.Sprintf("%d round(s) of N; each the controller's rate over the mean of the plain loops just before and just after it (%s)", len(creates), plainList(plainRuns))
+		add("Throughput / plain loop, median of the rounds", percents(creates), how+", creates/s; the last is the round above")
+		add("Delete / plain loop, median of the rounds", percents(deletes), how+", deletes/s")
+		add("Wait for Neutron to settle before each timed phase", waits.String(),
+			fmt.Sprintf("until its side used under %.0f%% of a core over a second (at most %s): OVN works through a phase's changes after its last answer", 100*quietShare, quietDeadline))
 	}
 	add("Delete: Neutron requests per Network", fmt.Sprintf("%.2f", (m7.neutron("DELETE")-m6.neutron("DELETE"))/float64(c.n)),
 		fmt.Sprintf("network_controller_neutron_requests_total DELETE; all methods %.2f, with the periodic lists", (m7.neutron("GET", "POST", "PUT", "DELETE")-m6.neutron("GET", "POST", "PUT", "DELETE"))/float64(c.n)))
@@ -333,6 +352,9 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("\nN=%d, --workers=%d, resync %s; %d cores, %s memory; %s\n", c.n, c.workers, c.resync, runtime.NumCPU(), memTotal(), runtime.Version())
 	return nil
 }
+
+// plainN is how many pairs the plain loop makes: -raw-n, or N.
+func (c config) plainN() int { return cmp.Or(c.rawN, c.n) }
 
 // roundsOf is c.rounds, or its default: three paired rounds where a round
 // takes about a minute, one where it takes many.
@@ -346,28 +368,55 @@ func roundsOf(c config) int {
 	return 1
 }
 
+// rates is one run's creates/s and deletes/s: the plain loop's pairs, or
+// the controller's Networks.
+type rates struct{ create, delete float64 }
+
 // pairedRound measures the plain loop and the controller once each, in
-// turn, on the same Neutron: N pairs made and deleted by the plain loop,
+// turn, on the same Neutron: plainN pairs made and deleted by the plain loop,
 // then N Networks made (Ready) and deleted (gone) through the controller.
-// It returns the controller's rate over the plain loop's, for the creates
-// and for the deletes.
-func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config) (create, del float64, err error) {
-	plainCreate, plainDelete, _, err := rawNeutron(ctx, client, c.workers, c.n)
+// It returns both runs' rates.
+func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config, waits *settled) (plain, ctrl rates, err error) {
+	plain.create, plain.delete, _, err = rawNeutron(ctx, client, c.workers, c.plainN(), waits)
 	if err != nil {
-		return 0, 0, err
+		return rates{}, rates{}, err
 	}
-	_, _, created, err := createAndWait(ctx, nc, c.n, c.rich)
+	_, _, created, err := createAndWait(ctx, nc, c.n, c.rich, waits)
 	if err != nil {
-		return 0, 0, err
+		return rates{}, rates{}, err
 	}
-	deleted, err := deleteAndWait(ctx, nc, c.n)
+	deleted, err := deleteAndWait(ctx, nc, c.n, waits)
 	if err != nil {
-		return 0, 0, err
+		return rates{}, rates{}, err
 	}
 	n := float64(c.n)
+	ctrl = rates{n / created.Seconds(), n / deleted.Seconds()}
 	fmt.Fprintf(os.Stderr, "bench: paired round: creates %.2f/s against the plain loop's %.2f/s, deletes %.2f/s against %.2f/s\n",
-		n/created.Seconds(), plainCreate, n/deleted.Seconds(), plainDelete)
-	return n / created.Seconds() / plainCreate, n / deleted.Seconds() / plainDelete, nil
+		ctrl.create, plain.create, ctrl.delete, plain.delete)
+	return plain, ctrl, nil
+}
+
+// bracketed returns each controller run's creates and deletes over the
+// mean of the plain loops on either side of it: plain[i] ran just before
+// ctrl[i], and plain[i+1] just after. A drift of Neutron's rate over the
+// run, which a ratio to the loop before alone charges to the controller
+// (or credits it with), cancels to first order.
+func bracketed(plain, ctrl []rates) (creates, deletes []float64) {
+	for i, r := range ctrl {
+		before, after := plain[i], plain[min(i+1, len(plain)-1)]
+		creates = append(creates, r.create/((before.create+after.create)/2))
+		deletes = append(deletes, r.delete/((before.delete+after.delete)/2))
+	}
+	return creates, deletes
+}
+
+// plainList prints the plain loops' creates/s in the order run.
+func plainList(plain []rates) string {
+	each := make([]string, len(plain))
+	for i, r := range plain {
+		each[i] = fmt.Sprintf("%.2f", r.create)
+	}
+	return "plain loops " + strings.Join(each, ", ")
 }
 
 // percents prints ratios as their median and each, in the order measured:
@@ -392,13 +441,16 @@ func percents(ratios []float64) string {
 // deletes its subnet with it), so the controller starts from the same
 // Neutron, and returns those deletes per second too, and the CPU per pair
 // the creates cost on each side of the machine (cpuRow).
-func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int) (createRate, deleteRate float64, createCPU string, err error) {
+func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int, waits *settled) (createRate, deleteRate float64, createCPU string, err error) {
 	// Named as a cluster of its own would name them; deleted again below.
 	mark, err := neutron.NewMark("bench-raw", uuid.NewUUID())
 	if err != nil {
 		return 0, 0, "", err
 	}
 	created := make([]string, count)
+	if err := waits.wait(ctx); err != nil {
+		return 0, 0, "", err
+	}
 	cpu0 := sampleCPU()
 	elapsed, err := inParallel(count, parallel, func(i int) error {
 		name := mark.ResourceName(neutron.Owner{Namespace: "bench-raw", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
@@ -413,6 +465,9 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 		return err
 	})
 	createCPU = cpuRow(cpu0, sampleCPU(), count)
+	if waitErr := waits.wait(ctx); waitErr != nil {
+		return 0, 0, "", waitErr
+	}
 	deleted, deleteErr := inParallel(count, parallel, func(i int) error {
 		if created[i] == "" {
 			return nil
@@ -496,8 +551,11 @@ func benchSpec(i int, rich bool) samplecrdv1.NetworkSpec {
 
 // createAndWait creates n Networks at once in namespace bench and returns
 // when the watch has seen each Ready, with the times of both.
-func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
+func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool, waits *settled) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
 	client := nc.SamplecrdV1().Networks("bench")
+	if err := waits.wait(ctx); err != nil {
+		return nil, nil, 0, err
+	}
 	w, err := watchNetworks(ctx, nc)
 	if err != nil {
 		return nil, nil, 0, err
@@ -568,8 +626,11 @@ func watchNetworks(ctx context.Context, nc clientset.Interface) (watch.Interface
 // deletes in flight, as createAndWait creates them) and returns how long
 // until the watch has seen each gone: the controller deleted its Neutron
 // resources and released its finalizer.
-func deleteAndWait(ctx context.Context, nc clientset.Interface, n int) (time.Duration, error) {
+func deleteAndWait(ctx context.Context, nc clientset.Interface, n int, waits *settled) (time.Duration, error) {
 	client := nc.SamplecrdV1().Networks("bench")
+	if err := waits.wait(ctx); err != nil {
+		return 0, err
+	}
 	w, err := watchNetworks(ctx, nc)
 	if err != nil {
 		return 0, err
@@ -767,15 +828,6 @@ func pct(sorted []time.Duration, p int) string {
 }
 
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
 
 func memTotal() string {
 	data, err := os.ReadFile("/proc/meminfo")

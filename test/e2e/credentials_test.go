@@ -72,6 +72,9 @@ func TestASwappedCloudsYAMLLeavesNoNetworkBehind(t *testing.T) {
 	write(own)
 	withCloud(t, ns, path, framework.PasswordCloud, "--cloud-reload-interval=1s", "--max-retry-delay=2s")
 	cleanupNetworks(t, ns)
+	// Run first, if the test stops early: the cleanup's deletes of the
+	// first project's networks need its credentials.
+	t.Cleanup(func() { write(own) })
 
 	createNetwork(ctx, t, ns, "kept", "10.97.0.0/24", "10.97.0.1")
 	kept := waitForReady(ctx, t, ns, "kept", time.Minute)
@@ -80,18 +83,20 @@ func TestASwappedCloudsYAMLLeavesNoNetworkBehind(t *testing.T) {
 	}
 
 	write(asCloud(t, other, framework.PasswordCloud))
-	// A new Network records the project the credentials reach at its
-	// first sync: one that records the other project is the sign that the
-	// controller reads the swapped file. One made before it did records
-	// the first project; then another is made.
+	// A new Network records the place the credentials reach at its first
+	// sync, before anything is made for it: one that records the other
+	// project is the sign that the controller reads the swapped file. One
+	// made before it did records the first project (and may wait there,
+	// CredentialsUnavailable, if the swap came before its subnet); then
+	// another is made.
 	sentinels := 0
 	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
 		if sentinels > 0 {
 			n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, fmt.Sprintf("sentinel-%d", sentinels), metav1.GetOptions{})
 			switch {
-			case err != nil || n.Status.ProjectID == "":
-				return false, fmt.Sprintf("sentinel-%d has no project yet (%v)", sentinels, err), nil
-			case n.Status.ProjectID == other.ProjectID:
+			case err != nil || n.Status.Place == nil:
+				return false, fmt.Sprintf("sentinel-%d has no place yet (%v)", sentinels, err), nil
+			case n.Status.Place.ProjectID == other.ProjectID:
 				return true, "", nil
 			}
 		}
@@ -115,7 +120,7 @@ func TestASwappedCloudsYAMLLeavesNoNetworkBehind(t *testing.T) {
 	// first project's).
 	for i := 1; i <= sentinels; i++ {
 		name := fmt.Sprintf("sentinel-%d", i)
-		if s, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{}); err != nil || s.Status.ProjectID != other.ProjectID {
+		if s, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{}); err != nil || s.Status.Place == nil || s.Status.Place.ProjectID != other.ProjectID {
 			continue
 		}
 		if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {

@@ -1,21 +1,31 @@
 package e2e
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
+
+	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
-// TestADeleteIsOneNeutronRequest deletes a Ready Network: the controller
+// TestADeleteIsOneNeutronDelete deletes a Ready Network: the controller
 // sends Neutron one DELETE, of the network (neutron-server deletes its
-// subnet and its DHCP port with it), and Neutron holds neither afterwards.
-func TestADeleteIsOneNeutronRequest(t *testing.T) {
+// subnet and its DHCP port with it), after one read of it, and Neutron
+// holds neither afterwards.
+func TestADeleteIsOneNeutronDelete(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	c := startController(t, ns)
@@ -35,26 +45,182 @@ func TestADeleteIsOneNeutronRequest(t *testing.T) {
 		t.Errorf("%.0f Neutron DELETE requests for the Network's delete, want 1 (the network's)", got)
 	}
 
-	netPage, err := networks.List(stack.Neutron.Client, networks.ListOpts{ID: n.Status.NetworkID}).AllPages(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nets, err := networks.ExtractNetworks(netPage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subPage, err := subnets.List(stack.Neutron.Client, subnets.ListOpts{NetworkID: n.Status.NetworkID}).AllPages(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subs, err := subnets.ExtractSubnets(subPage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(nets)+len(subs) != 0 {
-		t.Errorf("Neutron still holds networks %+v and subnets %+v of the deleted Network", nets, subs)
+	// A network's delete takes its subnets: both answer 404 now.
+	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("network %s: %v, want Neutron's 404", n.Status.NetworkID, err)
 	}
 	if _, err := subnets.Get(ctx, stack.Neutron.Client, n.Status.SubnetID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
 		t.Errorf("subnet %s: %v, want Neutron's 404", n.Status.SubnetID, err)
 	}
+}
+
+// TestADeleteTakesNoSubnetItDidNotMake: a subnet made by hand on a
+// Network's network holds the Network's delete, since neutron-server
+// would take it with the network: the Network says DeletionBlocked,
+// naming it, and Neutron keeps the network and both subnets. Once the
+// subnet is removed, the delete finishes by itself.
+func TestADeleteTakesNoSubnetItDidNotMake(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	startController(t, ns, "--max-retry-delay=2s")
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "with-a-lab", "10.73.0.0/24", "10.73.0.1")
+	n := waitForReady(ctx, t, ns, "with-a-lab", time.Minute)
+	gateway := "10.74.0.1"
+	lab, err := subnets.Create(ctx, stack.Neutron.Client, subnets.CreateOpts{NetworkID: n.Status.NetworkID, Name: "lab",
+		CIDR: "10.74.0.0/24", GatewayIP: &gateway, IPVersion: gophercloud.IPv4}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = subnets.Delete(context.Background(), stack.Neutron.Client, lab.ID).ExtractErr() })
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "with-a-lab", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	blocked := waitForCondition(ctx, t, ns, "with-a-lab", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonDeletionBlocked)
+	if msg := meta.FindStatusCondition(blocked.Status.Conditions, samplecrdv1.ConditionReady).Message; !strings.Contains(msg, lab.ID) {
+		t.Errorf("DeletionBlocked does not name the subnet made by hand, %s: %q", lab.ID, msg)
+	}
+	for _, id := range []string{n.Status.SubnetID, lab.ID} {
+		if _, err := subnets.Get(ctx, stack.Neutron.Client, id).Extract(); err != nil {
+			t.Errorf("subnet %s: %v, want it kept", id, err)
+		}
+	}
+
+	if err := subnets.Delete(ctx, stack.Neutron.Client, lab.ID).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "with-a-lab", time.Minute)
+	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("network %s: %v, want Neutron's 404", n.Status.NetworkID, err)
+	}
+}
+
+// TestNeutronRefusesADeleteOfAChangedNetwork holds neutron-server to what
+// the controller's delete relies on: a DELETE of a network sent If-Match
+// on a revision it no longer has (a subnet was made on it since) is
+// refused with 412 and deletes nothing; at the current revision it goes
+// through and takes the subnets.
+func TestNeutronRefusesADeleteOfAChangedNetwork(t *testing.T) {
+	ctx := framework.TestContext(t, time.Minute)
+	client, n := networkOfItsOwn(ctx, t, "if-match-")
+	read, err := client.GetNetwork(ctx, n.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := client.CreateSubnet(ctx, neutron.SubnetRequest{NetworkID: n.ID, CIDR: "10.75.0.0/24", Gateway: ptr.To("10.75.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := client.DeleteNetwork(ctx, n.ID, read.RevisionNumber); !neutron.IsStale(err) {
+		t.Fatalf("a delete at revision %d, before the subnet: %v, want neutron-server's 412", read.RevisionNumber, err)
+	}
+	now, err := client.GetNetwork(ctx, n.ID)
+	if err != nil || !slices.Equal(now.SubnetIDs, []string{s.ID}) {
+		t.Fatalf("after the refused delete: %+v (%v), want the network with subnet %s", now, err, s.ID)
+	}
+	if err := client.DeleteNetwork(ctx, n.ID, now.RevisionNumber); err != nil {
+		t.Fatalf("a delete at the current revision %d: %v", now.RevisionNumber, err)
+	}
+	if _, err := subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("subnet %s: %v, want Neutron's 404", s.ID, err)
+	}
+}
+
+// TestNeutronRefusesAWriteToAChangedSubnet holds neutron-server to what
+// the door's writes to a subnet rely on (pkg/controller/inventory,
+// revision.go): an update or a DELETE sent If-Match on a revision the
+// subnet no longer has (a person changed its description, where the
+// ownership mark is) is refused with 412 and changes nothing; at the
+// current revision each goes through.
+func TestNeutronRefusesAWriteToAChangedSubnet(t *testing.T) {
+	ctx := framework.TestContext(t, time.Minute)
+	client, n := networkOfItsOwn(ctx, t, "subnet-if-match-")
+	s, err := client.CreateSubnet(ctx, neutron.SubnetRequest{NetworkID: n.ID, CIDR: "10.76.0.0/24", Gateway: ptr.To("10.76.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Description: ptr.To("taken by hand")})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Description: ptr.To("released"), IfRevision: &s.RevisionNumber}); !neutron.IsStale(err) {
+		t.Errorf("an update at revision %d, before the person's: %v, want neutron-server's 412", s.RevisionNumber, err)
+	}
+	if err := client.DeleteSubnet(ctx, s.ID, s.RevisionNumber); !neutron.IsStale(err) {
+		t.Errorf("a delete at revision %d, before the person's: %v, want neutron-server's 412", s.RevisionNumber, err)
+	}
+	now, err := subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract()
+	if err != nil || now.Description != "taken by hand" || now.RevisionNumber != changed.RevisionNumber {
+		t.Fatalf("after the refused writes: %+v (%v), want the subnet as the person left it, at revision %d", now, err, changed.RevisionNumber)
+	}
+	if _, err := client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Description: ptr.To("released"), IfRevision: &changed.RevisionNumber}); err != nil {
+		t.Fatalf("an update at the current revision %d: %v", changed.RevisionNumber, err)
+	}
+	now, err = subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.DeleteSubnet(ctx, s.ID, now.RevisionNumber); err != nil {
+		t.Fatalf("a delete at the current revision %d: %v", now.RevisionNumber, err)
+	}
+	if _, err := subnets.Get(ctx, stack.Neutron.Client, s.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("subnet %s: %v, want Neutron's 404", s.ID, err)
+	}
+}
+
+// TestNeutronRaisesANetworksRevisionWithItsSubnets pins what the delete's
+// If-Match catches: neutron-server raises a network's revision_number
+// when a subnet on it is made, renamed, or only its description (where the
+// ownership mark is) changes. Both fakes answer the same
+// (pkg/controller/neutron/fake, test/bench).
+func TestNeutronRaisesANetworksRevisionWithItsSubnets(t *testing.T) {
+	ctx := framework.TestContext(t, time.Minute)
+	client, n := networkOfItsOwn(ctx, t, "revisions-")
+	revision := func() int {
+		t.Helper()
+		read, err := client.GetNetwork(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return read.RevisionNumber
+	}
+
+	before := revision()
+	s, err := client.CreateSubnet(ctx, neutron.SubnetRequest{NetworkID: n.ID, CIDR: "10.76.0.0/24", Gateway: ptr.To("10.76.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := revision(); after <= before {
+		t.Errorf("making a subnet: the network's revision went from %d to %d, want it to rise", before, after)
+	}
+	for name, update := range map[string]neutron.SubnetUpdate{
+		"the subnet's name":              {Name: ptr.To("renamed")},
+		"the subnet's description alone": {Description: ptr.To("described")},
+	} {
+		before := revision()
+		if _, err := client.UpdateSubnet(ctx, s.ID, update); err != nil {
+			t.Fatal(err)
+		}
+		if after := revision(); after <= before {
+			t.Errorf("changing %s: the network's revision went from %d to %d, want it to rise", name, before, after)
+		}
+	}
+}
+
+// networkOfItsOwn makes a network in Neutron, as the controller's client
+// does but for a test of neutron-server itself, named prefix and a random
+// suffix, and deletes it when the test ends.
+func networkOfItsOwn(ctx context.Context, t *testing.T, prefix string) (*neutron.Gophercloud, neutron.Network) {
+	t.Helper()
+	client := neutron.NewGophercloud(stack.Neutron.Client, neutron.Place{})
+	n, err := client.CreateNetwork(ctx, prefix+string(uuid.NewUUID())[:8], "e2e: "+t.Name(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = networks.Delete(context.Background(), stack.Neutron.Client, n.ID).ExtractErr() })
+	return client, n
 }

@@ -168,8 +168,12 @@ func TestAPartialAdoptionDeletedWithOrphanKeepsTheSubnet(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	ns := newNamespace(ctx, t)
 	proxy := faultProxy(t)
+	// Each refused mark is a write whose outcome is unknown (a 500): the
+	// Network's next write, and its delete, wait for a list begun
+	// 2 × --neutron-timeout after it. A short timeout keeps that wait
+	// within the test's minute.
 	c := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--adoption-namespaces="+ns,
-		"--max-retry-delay=2s", "--neutron-resync-period=1s")
+		"--max-retry-delay=2s", "--neutron-resync-period=1s", "--neutron-timeout=3s")
 	cleanupNetworks(t, ns)
 
 	net, err := networks.Create(ctx, stack.Neutron.Client, networks.CreateOpts{Name: "by-hand", Description: "made by a person"}).Extract()

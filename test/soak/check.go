@@ -64,9 +64,9 @@ func waitingFor(n *samplecrdv1.Network, ready *metav1.Condition) string {
 // period for the list that sights it first), and returns what the last
 // check found. The window adds a lease duration for a leader that fails
 // over as the workload ends: its successor lists Neutron when it starts to
-// lead, and collects from there. Each check runs under the run's context, not the poll's:
-// one begun as the poll's deadline falls would fail on that deadline
-// instead of saying what it found.
+// lead, and collects from there. Each check runs under the run's context,
+// not the poll's: one begun as the poll's deadline falls would fail on
+// that deadline instead of saying what it found.
 func (s *soak) checkAfterCollection(ctx context.Context) ([]string, error) {
 	var violations []string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, orphanGrace+neutronResync+leaseDuration+5*time.Second, true, func(context.Context) (bool, error) {
@@ -182,7 +182,8 @@ func (s *soak) checkReleased(live []samplecrdv1.Network, nets []networks.Network
 				continue // its subnet was never made
 			}
 			if got, ok := byID[id]; !ok || got != want {
-				violations = append(violations, fmt.Sprintf("released adoptee %s: Neutron has name and description %q (present: %t), want %q", id, got, ok, want))
+				violations = append(violations, fmt.Sprintf("released adoptee %s: Neutron has name and description %q (present: %t), want %q; writes to it: %s",
+					id, got, ok, want, s.hist.writesTo(id)))
 			}
 		}
 	}

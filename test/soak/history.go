@@ -67,6 +67,23 @@ func (h *history) recordWrite(w write) {
 	h.writes = append(h.writes, w)
 }
 
+// writesTo names the writes whose path holds id, in order: which
+// replica sent what, and when, for a violation to say who touched it.
+func (h *history) writesTo(id string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var named []string
+	for _, w := range h.writes {
+		if strings.Contains(w.path, id) {
+			named = append(named, fmt.Sprintf("%s %s by replica %d at %s", w.method, w.path, w.replica, w.at.Format("15:04:05.000")))
+		}
+	}
+	if len(named) == 0 {
+		return "none recorded"
+	}
+	return strings.Join(named, ", ")
+}
+
 func (h *history) recordLease(s leaseSample) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

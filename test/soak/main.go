@@ -8,6 +8,7 @@
 //
 //	make soak                          # SOAK_DURATION=3m SOAK_SEED=1
 //	go run ./test/soak -duration 10m -seed 42
+//	go run ./test/soak -seed 42 -dir /tmp/soak   # keeps every log
 //
 // The stack is the e2e one: kube-apiserver and etcd, Keystone, and
 // neutron-server behind it (the controllers' way in), plus the noauth
@@ -69,17 +70,18 @@ func main() {
 	duration := flag.Duration("duration", 3*time.Minute, "how long the workload and the faults run")
 	opEvery := flag.Duration("op-every", 300*time.Millisecond, "pause between two operations of the workload")
 	faultEvery := flag.Duration("fault-every", 15*time.Second, "pause between two faults")
+	dir := flag.String("dir", "", "the stack's directory, kept after the run with every daemon's and replica's whole log (default: a temporary one, removed)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *duration+10*time.Minute)
 	defer cancel()
-	if err := run(ctx, *seed, *duration, *opEvery, *faultEvery); err != nil {
+	if err := run(ctx, *dir, *seed, *duration, *opEvery, *faultEvery); err != nil {
 		fmt.Fprintf(os.Stderr, "soak: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, seed uint64, duration, opEvery, faultEvery time.Duration) error {
-	stack, err := framework.Start(ctx, framework.Options{Neutron: true, Keystone: true})
+func run(ctx context.Context, dir string, seed uint64, duration, opEvery, faultEvery time.Duration) error {
+	stack, err := framework.Start(ctx, framework.Options{Dir: dir, Neutron: true, Keystone: true})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -147,14 +148,26 @@ func (r *NetworkReconciler) findSubnet(ctx context.Context, networkID string) (n
 
 // delete removes the network, and the finalizer last: Neutron deletes a
 // network's subnets with it, in the one request, as the controller's
-// DeleteOwned relies on.
+// DeleteOwned relies on. Every subnet on it goes, whoever made it, so the
+// network is read first and deleted only while its one subnet is
+// status.subnetID, at the revision read (the controller's door does the
+// same for whatever its inventory holds).
 func (r *NetworkReconciler) delete(ctx context.Context, network *samplecrdv1.Network) error {
 	if !controllerutil.ContainsFinalizer(network, samplecrdv1.NetworkFinalizer) {
 		return nil
 	}
 	if id := network.Status.NetworkID; id != "" {
-		if err := r.Neutron.DeleteNetwork(ctx, id); err != nil { // gone counts as deleted
-			return fmt.Errorf("deleting the network: %w", err)
+		n, err := r.Neutron.GetNetwork(ctx, id)
+		switch {
+		case neutron.IsNotFound(err): // gone counts as deleted
+		case err != nil:
+			return fmt.Errorf("reading the network: %w", err)
+		case slices.ContainsFunc(n.SubnetIDs, func(s string) bool { return s != network.Status.SubnetID }):
+			return fmt.Errorf("network %s holds subnets this Network did not make, which Neutron would delete with it: %v", id, n.SubnetIDs)
+		default:
+			if err := r.Neutron.DeleteNetwork(ctx, id, n.RevisionNumber); err != nil { // gone counts as deleted
+				return fmt.Errorf("deleting the network: %w", err)
+			}
 		}
 	}
 	controllerutil.RemoveFinalizer(network, samplecrdv1.NetworkFinalizer)

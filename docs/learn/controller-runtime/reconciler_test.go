@@ -153,3 +153,25 @@ func TestNeedsSyncKeepsResyncs(t *testing.T) {
 		})
 	}
 }
+
+// TestADeleteTakesNoSubnetItDidNotMake: a subnet someone added to the
+// Network's network would go with the network's delete, so the delete
+// waits, the finalizer held, until it is removed.
+func TestADeleteTakesNoSubnetItDidNotMake(t *testing.T) {
+	f := newFixture(t)
+	f.reconcile()
+	n := f.network()
+	lab := f.neutron.AddSubnet(n.Status.NetworkID, "lab", "made by hand", "10.7.0.0/24", "10.7.0.1")
+	if err := f.client.Delete(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err == nil {
+		t.Error("the delete returned no error while a subnet not its own is on the network")
+	}
+	if subnets := f.neutron.Subnets(); len(subnets) != 2 {
+		t.Errorf("Neutron holds subnets %v, want its own and %s", subnets, lab)
+	}
+	if len(f.network().Finalizers) == 0 {
+		t.Error("the finalizer is gone")
+	}
+}

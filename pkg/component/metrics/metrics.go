@@ -184,6 +184,10 @@ const (
 	HeldNotThisCluster = "not-this-cluster"
 	HeldOwnerAlive     = "owner-alive"
 	HeldCap            = "cap"
+	// HeldNotOnlyOurs: the orphan's network holds a subnet that is not
+	// its owner's, which Neutron would delete with it, or lost its mark
+	// since the list (inventory.SubnetsNotOursError, ErrMarkGone).
+	HeldNotOnlyOurs = "not-only-ours"
 )
 
 // controllerMetrics and injectorMetrics are each program's own metrics.

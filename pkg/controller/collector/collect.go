@@ -72,7 +72,15 @@ func (o *Orphans) Collect(ctx context.Context, uid types.UID, cached bool) recon
 		}
 		return out
 	}
-	if err := reconcile.DeleteOwned(ctx, o.inv, owned); err != nil {
+	if err := reconcile.DeleteOwned(ctx, o.inv, owned, nil); err != nil {
+		if inventory.NotOnlyOurs(err) {
+			// Refused before anything was sent, until someone else
+			// removes a subnet, or a list drops what is no longer
+			// marked: the deletion goes back to the list's budget, and
+			// the next list sights the orphan again.
+			o.tracker.GiveBack()
+			return o.holdBack(ctx, owned, metrics.HeldNotOnlyOurs)
+		}
 		return reconcile.Outcome{Requeue: reconcile.AddRateLimited, Err: err}
 	}
 	o.tracker.Forget(uid)

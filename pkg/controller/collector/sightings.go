@@ -88,6 +88,15 @@ func (t *tracker) Take() (ok, firstRefusal bool) {
 	return false, first
 }
 
+// GiveBack returns a deletion taken from the budget that sent nothing to
+// Neutron (the delete was refused before it was sent), so that another
+// orphan of the list may have it.
+func (t *tracker) GiveBack() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.budget++
+}
+
 // Forget drops uid: its Network is there after all, or it was collected.
 func (t *tracker) Forget(uid types.UID) {
 	t.mu.Lock()

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	"github.com/samplecrd/network-controller/pkg/component/leader"
-	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
@@ -21,23 +21,15 @@ import (
 //     carry this cluster's mark and the owner's UID (the last guard of
 //     "never touch what you cannot prove is yours"), except Mark*, which
 //     take a resource the caller has proven nobody owns;
+//   - write to such a resource only onto a revision at which it carried
+//     the owner's mark (If-Match, revision.go): the store is as old as
+//     its latest list;
 //   - mark what they create in the create request itself (name and
 //     description), so it is recognisable the moment Neutron holds it;
 //   - record in the store what Neutron confirmed, so the next sync sees it
 //     without a list;
 //   - ask for an early list when a write's answer was lost, because the
 //     request may complete anyway (Options.LateCompletionGrace).
-
-// ErrListPending is what a write returns for an owner whose previous write
-// went unanswered, until a list of Neutron begun after it succeeds: Neutron
-// may have done that write, and only a list says whether.
-var ErrListPending = errors.New("a request of this Network went unanswered; waiting for a list of Neutron to show what it did")
-
-// ErrFenced is what a write returns while this replica cannot prove it
-// still leads (Options.Fence): another replica may have taken over while
-// this one was frozen or cut off, and acts on a fresher view of Neutron.
-// It is the API server's refusal too (leader.WrapTransport).
-var ErrFenced = leader.ErrFenced
 
 // ErrNotOurs is what a write to a resource the store does not hold for
 // its owner returns. The callers write only IDs they read from the store,
@@ -48,7 +40,8 @@ func notOurs(kind, id string) error { return fmt.Errorf("%s %s: %w", kind, id, E
 
 // CreateNetwork creates a network of owner with mtu (0: Neutron's choice).
 func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mtu int) (neutron.Network, error) {
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.CreateNetwork(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), mtu)
@@ -63,7 +56,8 @@ func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mt
 // CreateSubnet creates the subnet req asks for, with owner's name and the
 // mark.
 func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req neutron.SubnetRequest) (neutron.Subnet, error) {
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Subnet{}, err
 	}
 	req.Name, req.Description = inv.mark.ResourceName(owner), inv.mark.Description()
@@ -76,72 +70,152 @@ func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req
 	return s, nil
 }
 
-// UpdateNetwork changes a network of owner's.
+// UpdateNetwork changes a network of owner's, onto the revision it reads
+// first (revision.go).
 func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
 	if !inv.ownsNetwork(owner, id) {
 		return neutron.Network{}, notOurs("network", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	var updated neutron.Network
+	err := inv.writeOwned(ctx, owner, nil, inv.networkRevision(owner, id), func(ctx context.Context, revision int) (err error) {
+		u.IfRevision = &revision
+		updated, err = inv.client.UpdateNetwork(ctx, id, u)
+		return err
+	})
+	if err != nil {
 		return neutron.Network{}, err
 	}
-	updated, err := inv.client.UpdateNetwork(ctx, id, u)
-	if err != nil {
-		return neutron.Network{}, inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.AddNetwork(owner, updated)
 	return updated, nil
 }
 
-// UpdateSubnet changes a subnet of owner's.
+// UpdateSubnet changes a subnet of owner's, onto the revision the store
+// holds (revision.go).
 func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
-	if !inv.ownsSubnet(owner, id) {
+	held, ok := inv.heldSubnet(owner, id)
+	if !ok {
 		return neutron.Subnet{}, notOurs("subnet", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	var updated neutron.Subnet
+	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) (err error) {
+		u.IfRevision = &revision
+		updated, err = inv.client.UpdateSubnet(ctx, id, u)
+		return err
+	})
+	if err != nil {
 		return neutron.Subnet{}, err
 	}
-	updated, err := inv.client.UpdateSubnet(ctx, id, u)
-	if err != nil {
-		return neutron.Subnet{}, inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.AddSubnet(owner, updated)
 	return updated, nil
 }
 
-// DeleteSubnet deletes a subnet of owner's.
+// DeleteSubnet deletes a subnet of owner's, onto the revision the store
+// holds (revision.go). One that is gone counts as deleted.
 func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id string) error {
-	if !inv.ownsSubnet(owner, id) {
+	held, ok := inv.heldSubnet(owner, id)
+	if !ok {
 		return notOurs("subnet", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) error {
+		return inv.client.DeleteSubnet(ctx, id, revision)
+	})
+	if err != nil && !gone(err) {
 		return err
 	}
-	if err := inv.client.DeleteSubnet(ctx, id); err != nil {
-		return inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.RemoveSubnet(owner, id)
 	return nil
 }
 
-// DeleteNetwork deletes a network of owner's. Neutron deletes its subnets
-// with it, in the one request, and the store forgets them with it
-// (Store.RemoveNetwork): a caller deletes no subnet of the network first.
+// DeleteNetwork deletes a network of owner's. Neutron deletes every
+// subnet on it with it, in the one request, whoever made the subnet, so
+// the delete is sent only once Neutron has said, just now, that the
+// network and every subnet on it carry owner's mark (onlyOwners: the
+// network read, then its subnets), and only onto the revision read
+// (If-Match): a subnet added after the read raises it, and Neutron
+// refuses the delete (412) rather than take the subnet; the reads are
+// then made once more (revision.go). The store forgets the network and
+// its subnets with it (Store.RemoveNetwork): a caller deletes no subnet
+// of the network first. One that is gone counts as deleted.
 func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	onlyOwners := func(ctx context.Context) (int, error) {
+		n, err := inv.readNetwork(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		return n.RevisionNumber, inv.onlyOwners(ctx, owner, n)
+	}
+	err := inv.writeOwned(ctx, owner, nil, onlyOwners, func(ctx context.Context, revision int) error {
+		return inv.client.DeleteNetwork(ctx, id, revision)
+	})
+	if err != nil && !gone(err) {
 		return err
 	}
-	if err := inv.client.DeleteNetwork(ctx, id); err != nil {
-		return inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.RemoveNetwork(owner, id)
 	return nil
+}
+
+// onlyOwners returns nil when network n, as just read, carries owner's
+// mark, and a read of the subnets on it finds every one of n.SubnetIDs
+// marked for owner. The store is not asked: it is as old as the latest
+// list, and a person may have taken a subnet out of management (its mark
+// removed) or marked it for another Network since. A subnet of another
+// project is not in the read (it lists the client's project), and so is
+// not owner's. Where Neutron and the store disagree, a list is asked for.
+func (inv *Inventory) onlyOwners(ctx context.Context, owner neutron.Owner, n neutron.Network) error {
+	if _, err := inv.markedFor(owner, "network", n.ID, n.Name, n.Description, n.RevisionNumber); err != nil {
+		return err
+	}
+	if len(n.SubnetIDs) == 0 {
+		return nil // nothing on it for the DELETE to take: no second read
+	}
+	subs, err := inv.client.SubnetsOf(ctx, n.ID)
+	if err = inv.afterFailedRead(err); err != nil {
+		return err
+	}
+	var strangers []string
+	for _, id := range n.SubnetIDs {
+		i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return s.ID == id })
+		if i >= 0 {
+			if o, ok := inv.mark.OwnerOf(subs[i].Name, subs[i].Description); ok && o.UID == owner.UID {
+				continue
+			}
+		}
+		if inv.ownsSubnet(owner, id) {
+			inv.RequestRefresh(0)
+		}
+		strangers = append(strangers, id)
+	}
+	if len(strangers) > 0 {
+		return &SubnetsNotOursError{NetworkID: n.ID, SubnetIDs: strangers}
+	}
+	return nil
+}
+
+// NotOnlyOurs reports whether err is a write refused before anything was
+// sent, because Neutron says the resource, or a subnet on a network that
+// a DELETE would take, is not the owner's (*SubnetsNotOursError,
+// ErrMarkGone): it waits for someone else's hand, or for a list.
+func NotOnlyOurs(err error) bool {
+	var strangers *SubnetsNotOursError
+	return errors.As(err, &strangers) || errors.Is(err, ErrMarkGone)
+}
+
+// SubnetsNotOursError is a network delete refused before it was sent:
+// Neutron would delete these subnets with the network, and they are not
+// its owner's (made by hand, by another cluster's controller or another
+// project, or marked for another Network). The delete waits until someone
+// removes them. It names them by ID alone.
+type SubnetsNotOursError struct {
+	NetworkID string
+	SubnetIDs []string
+}
+
+func (e *SubnetsNotOursError) Error() string {
+	return fmt.Sprintf("network %s holds subnets that are not this Network's, which Neutron would delete with it: %s",
+		e.NetworkID, strings.Join(e.SubnetIDs, ", "))
 }
 
 // Restored is the name and description an adopted resource gets back.
@@ -151,13 +225,15 @@ type Restored struct{ Name, Description string }
 // Orphan): the description that carried the mark is replaced, so no
 // controller will ever recognise it again, and it leaves the store. An
 // adopted subnet gets back what it had (orig); one the controller made
-// says where it came from.
+// says where it came from. Like every write, it is sent only onto a
+// revision that carries owner's mark (revision.go); one that is gone
+// counts as released.
 func (inv *Inventory) ReleaseSubnet(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
 	u := neutron.SubnetUpdate{Description: ptr.To(inv.mark.Released(owner))}
 	if orig != nil {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
-	if _, err := inv.UpdateSubnet(ctx, owner, id, u); err != nil {
+	if _, err := inv.UpdateSubnet(ctx, owner, id, u); err != nil && !gone(err) {
 		return err
 	}
 	inv.store.RemoveSubnet(owner, id)
@@ -170,7 +246,7 @@ func (inv *Inventory) ReleaseNetwork(ctx context.Context, owner neutron.Owner, i
 	if orig != nil {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
-	if _, err := inv.UpdateNetwork(ctx, owner, id, u); err != nil {
+	if _, err := inv.UpdateNetwork(ctx, owner, id, u); err != nil && !gone(err) {
 		return err
 	}
 	inv.store.RemoveNetwork(owner, id)
@@ -190,7 +266,8 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 		return nil
 	}
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return err
 	}
 	marked, err := inv.client.UpdateSubnet(ctx, s.ID, neutron.SubnetUpdate{Name: &name, Description: &desc, IfRevision: &s.RevisionNumber})
@@ -210,7 +287,8 @@ func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n ne
 		return n, nil
 	}
 	name, desc := inv.mark.ResourceName(owner), inv.mark.Description()
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	marked, err := inv.client.UpdateNetwork(ctx, n.ID, neutron.NetworkUpdate{Name: &name, Description: &desc, IfRevision: &n.RevisionNumber})
@@ -224,7 +302,8 @@ func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n ne
 
 // GetNetwork reads any network by ID (adoption reads what is not ours yet).
 func (inv *Inventory) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.GetNetwork(ctx, id)
@@ -233,7 +312,8 @@ func (inv *Inventory) GetNetwork(ctx context.Context, id string) (neutron.Networ
 
 // SubnetsOf reads the subnets on any network.
 func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutron.Subnet, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return nil, err
 	}
 	subs, err := inv.client.SubnetsOf(ctx, networkID)
@@ -244,7 +324,8 @@ func (inv *Inventory) SubnetsOf(ctx context.Context, networkID string) ([]neutro
 // with exactly it): what blocks its deletion, and, before an adoption,
 // whether another project has ports on it.
 func (inv *Inventory) PortsOf(ctx context.Context, networkID, description string) ([]neutron.Port, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return nil, err
 	}
 	ports, err := inv.client.PortsOf(ctx, networkID, description)
@@ -268,7 +349,8 @@ func (inv *Inventory) Place(ctx context.Context) (neutron.Place, error) {
 
 // FindSubnetPool reads a subnet pool by name or ID.
 func (inv *Inventory) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.SubnetPool{}, err
 	}
 	pool, err := inv.client.FindSubnetPool(ctx, nameOrID)
@@ -298,100 +380,32 @@ func (inv *Inventory) ownsNetwork(owner neutron.Owner, id string) bool {
 }
 
 func (inv *Inventory) ownsSubnet(owner neutron.Owner, id string) bool {
-	return slices.ContainsFunc(inv.store.Get(owner.UID).Subnets, func(s neutron.Subnet) bool { return s.ID == id })
+	_, ok := inv.heldSubnet(owner, id)
+	return ok
 }
 
-// allowWrite returns nil when a write of owner may go to Neutron, else
-// why not: this replica may no longer lead, the breaker is open, the
-// credentials reach another project than the store was listed in, or a
-// write of owner's went unanswered and no list since has shown what
-// became of it. The fence comes first and is asked at the last moment
-// before the request: a process resumed after a freeze runs its queued
-// syncs on a cache from before it, at once, while its renewal is still
-// on the wire.
-func (inv *Inventory) allowWrite(ctx context.Context, owner neutron.Owner) error {
-	if inv.opts.Fence != nil {
-		if err := inv.opts.Fence(); err != nil {
-			metrics.WritesFenced.WithLabelValues(metrics.FencedNeutron).Inc()
-			return fmt.Errorf("%w: %v", ErrFenced, err)
-		}
+// heldSubnet is subnet id as the store holds it for owner.
+func (inv *Inventory) heldSubnet(owner neutron.Owner, id string) (neutron.Subnet, bool) {
+	subs := inv.store.Get(owner.UID).Subnets
+	if i := slices.IndexFunc(subs, func(s neutron.Subnet) bool { return s.ID == id }); i >= 0 {
+		return subs[i], true
 	}
-	if err := inv.breaker.allow(); err != nil {
-		return err
-	}
-	if err := inv.samePlace(ctx); err != nil {
-		return err
-	}
+	return neutron.Subnet{}, false
+}
+
+// Settled is Get for a decision that nothing more is left to do, such as
+// a delete's finalizing: it returns ErrListPending while a write of uid's
+// went unanswered and no list since has shown what it did. Neutron may
+// have done that write (an adoption's mark, a create) without the store
+// knowing, and a release or delete of what the store holds would leave it
+// behind: marked as a Network's that is gone, for the garbage collector
+// to delete, though an adopted subnet is its user's.
+func (inv *Inventory) Settled(uid types.UID) (Owned, error) {
 	inv.unsureMu.Lock()
-	defer inv.unsureMu.Unlock()
-	if _, ok := inv.unsure[owner.UID]; ok {
-		return ErrListPending
-	}
-	return nil
-}
-
-// samePlace refuses a write while the credentials reach another place
-// (Keystone, region, interface or project) than the one the store was
-// listed in: a clouds.yaml changed in place (the controller's, or a
-// namespace's Secret) swaps the client, not the store. Every ID the store
-// holds is the old place's, so a delete would be answered 404 by the new
-// one and counted as done, and the Network's resources would be left for
-// good where nothing lists them again. A list of the new place, asked for
-// at once, ends the refusal; from then on the ladder's own check
-// (status.place) keeps each Network from being made again elsewhere. It
-// costs no request: the client knows its token's place.
-func (inv *Inventory) samePlace(ctx context.Context) error {
-	now, err := inv.client.Place(ctx)
-	if err != nil {
-		return err
-	}
-	return inv.ListedIn(now)
-}
-
-// ListedIn returns nil when the store was last listed in place, else a
-// *neutron.CredentialsError that names both places, and asks for a list:
-// what the store holds, or does not, says nothing of another place.
-func (inv *Inventory) ListedIn(place neutron.Place) error {
-	listed := inv.store.Status().Place
-	if listed == place {
-		return nil
-	}
-	inv.RequestRefresh(0)
-	return &neutron.CredentialsError{Reason: fmt.Sprintf(
-		"Neutron was last listed in %s, not in %s that the credentials now reach or this Network is in; "+
-			"nothing is done until it is listed again", listed, place)}
-}
-
-// afterFailedWrite handles a write of owner's that failed. Anything but a
-// refusal, which Neutron sends only for what it did not do, leaves the
-// write's outcome unknown: owner's writes wait for a list begun after now,
-// and one is asked for LateCompletionGrace later. A request with no answer
-// at all counts towards the breaker.
-func (inv *Inventory) afterFailedWrite(owner neutron.Owner, err error) error {
-	var rejected *neutron.RejectedError
-	if errors.As(err, &rejected) || neutron.IsAuthError(err) {
-		inv.breaker.succeed() // an answer
-		return err
-	}
-	inv.unsureMu.Lock()
-	inv.unsure[owner.UID] = inv.clock.Now()
+	_, unsure := inv.unsure[uid]
 	inv.unsureMu.Unlock()
-	inv.RequestRefresh(inv.opts.LateCompletionGrace)
-	if neutron.Unreachable(err) {
-		inv.breaker.fail()
+	if unsure {
+		return Owned{}, ErrListPending
 	}
-	return err
-}
-
-// afterFailedRead counts a read that got no answer at all towards the
-// breaker. A read changes nothing in Neutron, so, unlike a write, it
-// leaves no outcome for a list to find.
-func (inv *Inventory) afterFailedRead(err error) error {
-	switch {
-	case err == nil:
-		inv.breaker.succeed()
-	case neutron.Unreachable(err):
-		inv.breaker.fail()
-	}
-	return err
+	return inv.store.Get(uid), nil
 }

@@ -69,8 +69,9 @@ type Inventory struct {
 	opts    Options
 
 	// unsure holds, by owner UID, when a write of that owner went
-	// unanswered: Neutron may have done it. The owner's writes wait for a
-	// list begun after then, which shows what happened (door.go).
+	// unanswered: Neutron may have done it, up to LateCompletionGrace
+	// later. The owner's writes and its delete wait for a list begun after
+	// that, which shows what happened (door.go, Settled).
 	unsureMu sync.Mutex
 	unsure   map[types.UID]time.Time
 
@@ -212,15 +213,28 @@ func (inv *Inventory) Inherit(old *Inventory) {
 	inv.RequestRefresh(inv.opts.LateCompletionGrace)
 }
 
-// settle clears the owners whose unanswered write happened before a list
-// that began at started: that list shows what the write did.
+// settle clears the owners whose unanswered write went unanswered at
+// least LateCompletionGrace before a list that began at started: that
+// list shows what the write did. A list begun sooner (the periodic one,
+// or one asked for at once) may miss a write that neutron-server was
+// still carrying out, and would let the owner's delete finalize from a
+// view without it (TestAReleaseWaitsOutTheGraceOfALostMark). Such a list
+// may have taken the place of the one the lost write asked for (requests
+// coalesce), so it asks again for the earliest owner still waiting.
 func (inv *Inventory) settle(started time.Time) {
 	inv.unsureMu.Lock()
 	defer inv.unsureMu.Unlock()
+	var next *time.Time
 	for uid, at := range inv.unsure {
-		if !started.Before(at) {
+		due := at.Add(inv.opts.LateCompletionGrace)
+		if !started.Before(due) {
 			delete(inv.unsure, uid)
+		} else if next == nil || due.Before(*next) {
+			next = &due
 		}
+	}
+	if next != nil {
+		inv.RequestRefresh(max(0, next.Sub(inv.clock.Now())))
 	}
 }
 

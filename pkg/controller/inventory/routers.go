@@ -2,6 +2,8 @@ package inventory
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 
 	"k8s.io/utils/ptr"
@@ -41,7 +43,8 @@ func (inv *Inventory) RouterPortsOf(ctx context.Context, owner neutron.Owner, ne
 
 // FindRouter reads a router by name or ID.
 func (inv *Inventory) FindRouter(ctx context.Context, nameOrID string) (neutron.Router, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.Router{}, err
 	}
 	r, err := inv.client.FindRouter(ctx, nameOrID)
@@ -54,7 +57,8 @@ func (inv *Inventory) CreateRouterPort(ctx context.Context, owner neutron.Owner,
 	if !inv.ownsSubnet(owner, subnet.ID) {
 		return neutron.Port{}, notOurs("subnet", subnet.ID)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Port{}, err
 	}
 	p, err := inv.client.CreatePort(ctx, neutron.PortRequest{NetworkID: subnet.NetworkID, SubnetID: subnet.ID, Address: address,
@@ -68,13 +72,13 @@ func (inv *Inventory) CreateRouterPort(ctx context.Context, owner neutron.Owner,
 
 // AttachRouterPort attaches owner's port to routerID.
 func (inv *Inventory) AttachRouterPort(ctx context.Context, owner neutron.Owner, routerID string, port neutron.Port) error {
-	return inv.writePort(ctx, owner, port, func() error { return inv.client.AddRouterInterface(ctx, routerID, port.ID) })
+	return inv.writePort(ctx, owner, port, func(ctx context.Context) error { return inv.client.AddRouterInterface(ctx, routerID, port.ID) })
 }
 
 // DetachRouterPort removes owner's port from the router it is on, which
 // deletes it, or deletes it when it is on none.
 func (inv *Inventory) DetachRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
-	return inv.writePort(ctx, owner, port, func() error {
+	return inv.writePort(ctx, owner, port, func(ctx context.Context) error {
 		if port.DeviceID == "" {
 			return inv.client.DeletePort(ctx, port.ID)
 		}
@@ -86,21 +90,23 @@ func (inv *Inventory) DetachRouterPort(ctx context.Context, owner neutron.Owner,
 // (deletionPolicy: Orphan): the mark is replaced, so the router keeps its
 // interface and no controller recognises the port again.
 func (inv *Inventory) ReleaseRouterPort(ctx context.Context, owner neutron.Owner, port neutron.Port) error {
-	return inv.writePort(ctx, owner, port, func() error {
+	return inv.writePort(ctx, owner, port, func(ctx context.Context) error {
 		_, err := inv.client.UpdatePortMark(ctx, port.ID, port.Name, inv.mark.Released(owner))
 		return err
 	})
 }
 
-// writePort does write to owner's port, a door's checks first.
-func (inv *Inventory) writePort(ctx context.Context, owner neutron.Owner, port neutron.Port, write func() error) error {
+// writePort does write to owner's port, with the ctx the door's checks
+// return.
+func (inv *Inventory) writePort(ctx context.Context, owner neutron.Owner, port neutron.Port, write func(context.Context) error) error {
 	if !inv.ownsPort(owner, port) {
 		return notOurs("port", port.ID)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return err
 	}
-	if err := write(); err != nil {
+	if err := write(ctx); err != nil {
 		return inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
@@ -116,7 +122,8 @@ func (inv *Inventory) ownsPort(owner neutron.Owner, port neutron.Port) bool {
 
 // FindExternalNetwork reads an external network by name or ID.
 func (inv *Inventory) FindExternalNetwork(ctx context.Context, nameOrID string) (neutron.Network, error) {
-	if err := inv.breaker.allow(); err != nil {
+	ctx, err := inv.allowRead(ctx)
+	if err != nil {
 		return neutron.Network{}, err
 	}
 	n, err := inv.client.FindExternalNetwork(ctx, nameOrID)
@@ -126,7 +133,8 @@ func (inv *Inventory) FindExternalNetwork(ctx context.Context, nameOrID string) 
 // CreateRouter creates a router of owner's, marked in the create request,
 // with its gateway on the external network gatewayNetworkID.
 func (inv *Inventory) CreateRouter(ctx context.Context, owner neutron.Owner, gatewayNetworkID string) (neutron.Router, error) {
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	ctx, err := inv.allowWrite(ctx, owner)
+	if err != nil {
 		return neutron.Router{}, err
 	}
 	r, err := inv.client.CreateRouter(ctx, inv.mark.ResourceName(owner), inv.mark.Description(), gatewayNetworkID)
@@ -145,45 +153,71 @@ func (inv *Inventory) UpdateRouterGateway(ctx context.Context, owner neutron.Own
 }
 
 // ReleaseRouter gives up owner's router id without deleting it
-// (deletionPolicy: Orphan), as ReleaseNetwork does a network.
+// (deletionPolicy: Orphan), as ReleaseNetwork does a network; one that is
+// gone counts as released.
 func (inv *Inventory) ReleaseRouter(ctx context.Context, owner neutron.Owner, id string) error {
-	if _, err := inv.updateRouter(ctx, owner, id, nil, ptr.To(inv.mark.Released(owner))); err != nil {
+	if _, err := inv.updateRouter(ctx, owner, id, nil, ptr.To(inv.mark.Released(owner))); err != nil && !gone(err) {
 		return err
 	}
 	inv.store.RemoveRouter(owner, id)
 	return nil
 }
 
+// updateRouter changes owner's router id once a read has shown it still
+// carries owner's mark (routerMarked).
 func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
 	if !inv.ownsRouter(owner, id) {
 		return neutron.Router{}, notOurs("router", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	var r neutron.Router
+	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) (err error) {
+		r, err = inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description, revision)
+		return err
+	})
+	if err != nil {
 		return neutron.Router{}, err
 	}
-	r, err := inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description)
-	if err != nil {
-		return neutron.Router{}, inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.AddRouter(owner, r)
 	return r, nil
 }
 
-// DeleteRouter deletes owner's router id.
+// DeleteRouter deletes owner's router id once a read has shown it still
+// carries owner's mark (routerMarked); one that is gone counts as
+// deleted.
 func (inv *Inventory) DeleteRouter(ctx context.Context, owner neutron.Owner, id string) error {
 	if !inv.ownsRouter(owner, id) {
 		return notOurs("router", id)
 	}
-	if err := inv.allowWrite(ctx, owner); err != nil {
+	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) error {
+		return inv.client.DeleteRouter(ctx, id, revision)
+	})
+	if err != nil && !gone(err) {
 		return err
 	}
-	if err := inv.client.DeleteRouter(ctx, id); err != nil {
-		return inv.afterFailedWrite(owner, err)
-	}
-	inv.breaker.succeed()
 	inv.store.RemoveRouter(owner, id)
 	return nil
+}
+
+// routerMarked reads router id for a write of owner's, as
+// networkRevision reads a network: the store is as old as its latest
+// list, and a person may have taken the router out of management since
+// (TestARouterWriteLeavesWhatChangedHandsSinceTheList). A router's
+// revision rises with its interfaces, so it is read, not the store's.
+func (inv *Inventory) routerMarked(owner neutron.Owner, id string) revisionReader {
+	return func(ctx context.Context) (int, error) {
+		r, err := inv.client.FindRouter(ctx, id)
+		var rejected *neutron.RejectedError
+		switch {
+		case errors.As(err, &rejected) && rejected.Type == neutron.TypeRouterNotFound:
+			return 0, inv.goneFromNeutron(err)
+		case err == nil && r.ID != id: // a router named as the ID: ours is gone
+			return 0, inv.goneFromNeutron(fmt.Errorf("router %s could not be found", id))
+		}
+		if err = inv.afterFailedRead(err); err != nil {
+			return 0, err
+		}
+		return inv.markedFor(owner, "router", id, r.Name, r.Description, r.RevisionNumber)
+	}
 }
 
 func (inv *Inventory) ownsRouter(owner neutron.Owner, id string) bool {

@@ -60,7 +60,7 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	}
 
 	// Someone deletes a's network in Neutron.
-	if err := f.DeleteNetwork(ctx, netA); err != nil {
+	if err := f.DeleteNetwork(ctx, netA, f.Revision(netA)); err != nil {
 		t.Fatal(err)
 	}
 	if changed, _ := inv.Refresh(ctx); !slices.Equal(changed, []types.UID{ownerA.UID}) {

@@ -93,6 +93,10 @@ func (e *AuthError) Error() string {
 
 func (e *AuthError) Unwrap() error { return e.Err }
 
+// IsNotFound reports whether err is Neutron's 404: the resource does not
+// exist, or is another project's, which a client cannot tell apart.
+func IsNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
+
 // IsAuthError reports whether err is, or wraps, an authentication failure.
 func IsAuthError(err error) bool {
 	var auth *AuthError

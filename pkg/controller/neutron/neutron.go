@@ -40,6 +40,10 @@ type Network struct {
 	// update conditional on it (NetworkUpdate.IfRevision) is made only
 	// onto what was read.
 	RevisionNumber int
+	// SubnetIDs are the IDs of every subnet on the network, whoever made
+	// it and in whichever project (Neutron's "subnets"): what a delete of
+	// the network takes with it.
+	SubnetIDs []string
 }
 
 // Subnet is the part of a Neutron subnet the controller reads.
@@ -103,12 +107,21 @@ type Port struct {
 
 // DeletedWithNetwork reports whether p is one of the ports Neutron makes
 // for a network and deletes with it, and with its subnets: a DHCP port
-// (network:dhcp), OVN's metadata port (network:distributed). Neutron
+// (network:dhcp), OVN's metadata port (network:distributed), a DVR
+// agent's gateway (network:floatingip_agent_gateway). The match is exact,
+// as neutron-server's is (AUTO_DELETE_PORT_OWNERS, compared with SQL IN
+// by _ensure_network_not_in_use): a project member may give a port of
+// their own any device_owner, and a look-alike such as
+// "network:dhcp-cache" blocks the delete like any other port. Neutron
 // refuses to delete a network or a subnet while any other port is on it
 // (409 NetworkInUse, SubnetInUse), a router interface
 // (RouterInterfaceOwner) and a VM's port alike.
 func (p Port) DeletedWithNetwork() bool {
-	return strings.HasPrefix(p.DeviceOwner, "network:dhcp") || p.DeviceOwner == "network:distributed"
+	switch p.DeviceOwner {
+	case "network:dhcp", "network:distributed", "network:floatingip_agent_gateway":
+		return true
+	}
+	return false
 }
 
 // Router is the part of a Neutron router the controller reads.
@@ -121,6 +134,9 @@ type Router struct {
 	// GatewayNetworkID is the external network of the router's gateway;
 	// empty when it has none.
 	GatewayNetworkID string
+	// RevisionNumber is Neutron's revision_number, which a write names
+	// (If-Match) as for a network.
+	RevisionNumber int
 }
 
 // PortRequest is a port the controller asks for: a router interface on
@@ -154,10 +170,12 @@ type Routers interface {
 	// ownership mark) in the request.
 	CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (Router, error)
 	// UpdateRouter changes a router's gateway network or its description
-	// (nil: unchanged).
-	UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (Router, error)
-	// DeleteRouter deletes a router; one already gone counts as deleted.
-	DeleteRouter(ctx context.Context, id string) error
+	// (nil: unchanged), only while its revision is still ifRevision
+	// (If-Match), as DeleteNetwork does.
+	UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string, ifRevision int) (Router, error)
+	// DeleteRouter deletes a router while its revision is ifRevision; one
+	// already gone counts as deleted.
+	DeleteRouter(ctx context.Context, id string, ifRevision int) error
 	// CreatePort creates a router interface port, unattached, with the
 	// name and description (the ownership mark) in the request.
 	CreatePort(ctx context.Context, req PortRequest) (Port, error)
@@ -270,8 +288,15 @@ type Interface interface {
 	// UpdateSubnet changes a subnet in one request, conditionally as
 	// UpdateNetwork does.
 	UpdateSubnet(ctx context.Context, id string, update SubnetUpdate) (Subnet, error)
-	DeleteSubnet(ctx context.Context, id string) error
-	DeleteNetwork(ctx context.Context, id string) error
+	// DeleteSubnet deletes a subnet only while its revision is still
+	// ifRevision (If-Match), as DeleteNetwork does.
+	DeleteSubnet(ctx context.Context, id string, ifRevision int) error
+	// DeleteNetwork deletes a network, and Neutron every subnet on it
+	// with it, in one request, only while the network's revision is
+	// still ifRevision (If-Match: revision_number=N): a subnet added
+	// since the network was read raises it, and the delete is then
+	// refused with a 412 (IsStale) instead of taking that subnet.
+	DeleteNetwork(ctx context.Context, id string, ifRevision int) error
 	// PortsOf lists the ports of a network, or with a description only
 	// those whose description is exactly that (Neutron filters): read to
 	// say what blocks a delete, to find the router interfaces the
@@ -554,20 +579,28 @@ func (g *Gophercloud) UpdateSubnet(ctx context.Context, id string, u SubnetUpdat
 	return subnetFrom(*s), nil
 }
 
-// DeleteSubnet deletes a subnet; one that is already gone counts as deleted.
-func (g *Gophercloud) DeleteSubnet(ctx context.Context, id string) error {
-	err := subnets.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, 404) {
-		return classify("deleting subnet "+id, err)
-	}
-	return nil
+// DeleteSubnet deletes a subnet while its revision is ifRevision; one
+// that is already gone counts as deleted.
+func (g *Gophercloud) DeleteSubnet(ctx context.Context, id string, ifRevision int) error {
+	return g.deleteIfMatch(ctx, "subnets", "subnet", id, ifRevision)
 }
 
-// DeleteNetwork deletes a network; one that is already gone counts as deleted.
-func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string) error {
-	err := networks.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, 404) {
-		return classify("deleting network "+id, err)
+// DeleteNetwork deletes a network while its revision is ifRevision; one
+// that is already gone counts as deleted.
+func (g *Gophercloud) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
+	return g.deleteIfMatch(ctx, "networks", "network", id, ifRevision)
+}
+
+// deleteIfMatch deletes the kind's id at collection while its revision is
+// ifRevision. gophercloud's Delete functions send no headers, so the
+// request is made here, as they make it, with the If-Match
+// neutron-server checks before it deletes anything.
+func (g *Gophercloud) deleteIfMatch(ctx context.Context, collection, kind, id string, ifRevision int) error {
+	_, err := g.client.Delete(ctx, g.client.ServiceURL(collection, id), &gophercloud.RequestOpts{
+		MoreHeaders: map[string]string{"If-Match": fmt.Sprintf("revision_number=%d", ifRevision)},
+	})
+	if err != nil && !IsNotFound(err) {
+		return classify("deleting "+kind+" "+id, err)
 	}
 	return nil
 }
@@ -611,7 +644,7 @@ func (g *Gophercloud) PortsOf(ctx context.Context, networkID, description string
 
 func networkFrom(n networkWithMTU) Network {
 	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, MTU: n.MTU, Status: n.Status, ProjectID: n.ProjectID,
-		Shared: n.Shared, External: n.External, RevisionNumber: n.RevisionNumber}
+		Shared: n.Shared, External: n.External, RevisionNumber: n.RevisionNumber, SubnetIDs: n.Subnets}
 }
 
 func subnetFrom(s subnets.Subnet) Subnet {

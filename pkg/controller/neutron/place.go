@@ -1,7 +1,9 @@
 package neutron
 
 import (
+	"context"
 	"fmt"
+	"slices"
 )
 
 // Place is where in OpenStack a client lists and creates: the Keystone it
@@ -51,4 +53,40 @@ func CheckPlace(recorded, now Place) error {
 	return &CredentialsError{Reason: fmt.Sprintf(
 		"the credentials now reach %s, but this Network's resources are in %s, and they cannot move: "+
 			"put back credentials of that place; nothing was changed in either", now, recorded)}
+}
+
+// requiredPlacesKey is the context key of the places InPlace requires.
+type requiredPlacesKey struct{}
+
+// InPlace returns ctx requiring that every request made with it go to
+// place (as CheckPlace compares it, so a zero place requires nothing).
+// A check of the place and the request it allows are two moments, and a
+// clouds.yaml changed in place may swap a Session's credentials between
+// them: a create would then be made, or a 404 be read as a delete, in a
+// place nothing lists again. So the Session compares the place of the
+// client it is about to send with, at that moment, and refuses, sending
+// nothing, with CheckPlace's *CredentialsError (Session.call). A request
+// made with a ctx whose parents required other places must go to each.
+func InPlace(ctx context.Context, place Place) context.Context {
+	if place.IsZero() {
+		return ctx
+	}
+	return context.WithValue(ctx, requiredPlacesKey{}, append(slices.Clip(requiredPlaces(ctx)), place))
+}
+
+// requiredPlaces are the places ctx requires (InPlace).
+func requiredPlaces(ctx context.Context) []Place {
+	places, _ := ctx.Value(requiredPlacesKey{}).([]Place)
+	return places
+}
+
+// checkRequired returns nil when a request made with ctx may go to now,
+// the place of the client that would send it.
+func CheckRequired(ctx context.Context, now Place) error {
+	for _, want := range requiredPlaces(ctx) {
+		if err := CheckPlace(want, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,9 +2,7 @@ package neutron
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
@@ -71,7 +69,7 @@ func (g *Gophercloud) UpdatePortMark(ctx context.Context, id, name, description 
 // DeletePort deletes a port; one already gone counts as deleted.
 func (g *Gophercloud) DeletePort(ctx context.Context, id string) error {
 	err := ports.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if err != nil && !IsNotFound(err) {
 		return classify("deleting port "+id, err)
 	}
 	return nil
@@ -90,7 +88,7 @@ func (g *Gophercloud) AddRouterInterface(ctx context.Context, routerID, portID s
 // deletes the port.
 func (g *Gophercloud) RemoveRouterInterface(ctx context.Context, routerID, portID string) error {
 	_, err := routers.RemoveInterface(ctx, g.client, routerID, routers.RemoveInterfaceOpts{PortID: portID}).Extract()
-	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if err != nil && !IsNotFound(err) {
 		return classify("detaching port "+portID+" from router "+routerID, err)
 	}
 	return nil
@@ -147,7 +145,7 @@ func (g *Gophercloud) ListRouters(ctx context.Context, description string, visit
 			}
 			return true, visit(out)
 		})
-	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -201,8 +199,8 @@ func (g *Gophercloud) CreateRouter(ctx context.Context, name, description, gatew
 }
 
 // UpdateRouter changes a router in one request.
-func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (Router, error) {
-	opts := routers.UpdateOpts{Description: description}
+func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string, ifRevision int) (Router, error) {
+	opts := routers.UpdateOpts{Description: description, RevisionNumber: &ifRevision}
 	if gatewayNetworkID != nil {
 		opts.GatewayInfo = &routers.GatewayInfo{NetworkID: *gatewayNetworkID}
 	}
@@ -213,18 +211,15 @@ func (g *Gophercloud) UpdateRouter(ctx context.Context, id string, gatewayNetwor
 	return routerFrom(*r), nil
 }
 
-// DeleteRouter deletes a router; one already gone counts as deleted.
-func (g *Gophercloud) DeleteRouter(ctx context.Context, id string) error {
-	err := routers.Delete(ctx, g.client, id).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-		return classify("deleting router "+id, err)
-	}
-	return nil
+// DeleteRouter deletes a router while its revision is ifRevision; one
+// already gone counts as deleted.
+func (g *Gophercloud) DeleteRouter(ctx context.Context, id string, ifRevision int) error {
+	return g.deleteIfMatch(ctx, "routers", "router", id, ifRevision)
 }
 
 func routerFrom(r routers.Router) Router {
 	return Router{ID: r.ID, Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt,
-		GatewayNetworkID: r.GatewayInfo.NetworkID}
+		GatewayNetworkID: r.GatewayInfo.NetworkID, RevisionNumber: r.RevisionNumber}
 }
 
 // ListRouters implements Routers.
@@ -244,14 +239,14 @@ func (s *Session) CreateRouter(ctx context.Context, name, description, gatewayNe
 }
 
 // UpdateRouter implements Routers.
-func (s *Session) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string) (Router, error) {
+func (s *Session) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string, ifRevision int) (Router, error) {
 	return call(ctx, s, func(g *Gophercloud) (Router, error) {
-		return g.UpdateRouter(ctx, id, gatewayNetworkID, description)
+		return g.UpdateRouter(ctx, id, gatewayNetworkID, description, ifRevision)
 	})
 }
 
 // DeleteRouter implements Routers.
-func (s *Session) DeleteRouter(ctx context.Context, id string) error {
-	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteRouter(ctx, id) })
+func (s *Session) DeleteRouter(ctx context.Context, id string, ifRevision int) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteRouter(ctx, id, ifRevision) })
 	return err
 }

@@ -174,15 +174,27 @@ func sameTLS(a, b *tls.Config) bool {
 		(a.RootCAs == b.RootCAs || (a.RootCAs != nil && a.RootCAs.Equal(b.RootCAs)))
 }
 
-// call runs one request with the current client.
+// call runs one request with the current client, if it reaches every
+// place ctx requires (InPlace): the client was chosen just now, so no
+// swap of the credentials comes between this check and the request.
 func call[T any](ctx context.Context, s *Session, do func(g *Gophercloud) (T, error)) (T, error) {
 	g, err := s.client(ctx)
+	if err == nil {
+		err = CheckRequired(ctx, g.place)
+	}
 	if err != nil {
 		var zero T
 		return zero, err
 	}
 	out, err := do(g)
 	return out, s.done(g, err)
+}
+
+// unpinned runs one request that sends nothing to Neutron, or only asks
+// whether it answers, with the current client, whatever place ctx
+// requires: the answer is what a check of the place compares.
+func unpinned[T any](ctx context.Context, s *Session, do func(g *Gophercloud) (T, error)) (T, error) {
+	return call(context.WithValue(ctx, requiredPlacesKey{}, []Place(nil)), s, do)
 }
 
 // ListNetworks implements Interface.
@@ -233,14 +245,14 @@ func (s *Session) UpdateSubnet(ctx context.Context, id string, u SubnetUpdate) (
 }
 
 // DeleteSubnet implements Interface.
-func (s *Session) DeleteSubnet(ctx context.Context, id string) error {
-	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteSubnet(ctx, id) })
+func (s *Session) DeleteSubnet(ctx context.Context, id string, ifRevision int) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteSubnet(ctx, id, ifRevision) })
 	return err
 }
 
 // DeleteNetwork implements Interface.
-func (s *Session) DeleteNetwork(ctx context.Context, id string) error {
-	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteNetwork(ctx, id) })
+func (s *Session) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
+	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.DeleteNetwork(ctx, id, ifRevision) })
 	return err
 }
 
@@ -252,11 +264,11 @@ func (s *Session) PortsOf(ctx context.Context, networkID, description string) ([
 // Place implements Interface: the place of the token and endpoint,
 // connecting first when there is no working client.
 func (s *Session) Place(ctx context.Context) (Place, error) {
-	return call(ctx, s, func(g *Gophercloud) (Place, error) { return g.Place(ctx) })
+	return unpinned(ctx, s, func(g *Gophercloud) (Place, error) { return g.Place(ctx) })
 }
 
 // Probe implements Interface.
 func (s *Session) Probe(ctx context.Context) error {
-	_, err := call(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.Probe(ctx) })
+	_, err := unpinned(ctx, s, func(g *Gophercloud) (struct{}, error) { return struct{}{}, g.Probe(ctx) })
 	return err
 }

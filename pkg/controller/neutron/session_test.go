@@ -15,12 +15,14 @@ import (
 
 // cloudFixture is a Session over a Neutron that lists no networks, with a
 // clouds.yaml whose password the test sets, and a Keystone (connect) that
-// accepts only the password "right".
+// accepts only the passwords "right", for project-1, and "other", for
+// project-2.
 type cloudFixture struct {
 	clock    *clocktesting.FakeClock
 	session  *Session
 	password atomic.Value // what clouds.yaml says now
 	connects atomic.Int32 // attempts to authenticate
+	requests atomic.Int32 // requests Neutron received
 	// refuse makes Neutron answer 401, as it does for a revoked token.
 	refuse atomic.Bool
 }
@@ -30,6 +32,7 @@ func newCloudFixture(t *testing.T, password string) *cloudFixture {
 	f := &cloudFixture{clock: clocktesting.NewFakeClock(time.Unix(1e9, 0))}
 	f.password.Store(password)
 	neutronServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
 		if f.refuse.Load() {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -47,11 +50,12 @@ func newCloudFixture(t *testing.T, password string) *cloudFixture {
 		Read: read,
 		Connect: func(_ context.Context, cloud *Cloud) (*gophercloud.ServiceClient, Place, error) {
 			f.connects.Add(1)
-			if cloud.auth.Password != "right" {
+			project, ok := map[string]string{"right": "project-1", "other": "project-2"}[cloud.auth.Password]
+			if !ok {
 				return nil, Place{}, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusUnauthorized, Method: "POST", URL: "/v3/auth/tokens"}
 			}
 			client, err := NewNoAuthServiceClient(neutronServer.URL, nil)
-			return client, Place{AuthURL: "https://keystone.test/v3", ProjectID: "project-1"}, err
+			return client, Place{AuthURL: "https://keystone.test/v3", ProjectID: project}, err
 		},
 		ReloadInterval: 10 * time.Second,
 		MaxRetryDelay:  time.Minute,
@@ -60,8 +64,44 @@ func newCloudFixture(t *testing.T, password string) *cloudFixture {
 	return f
 }
 
-func (f *cloudFixture) list() error {
-	return f.session.ListNetworks(context.Background(), "mark", func([]Network) error { return nil })
+func (f *cloudFixture) list() error { return f.listIn(context.Background()) }
+
+func (f *cloudFixture) listIn(ctx context.Context) error {
+	return f.session.ListNetworks(ctx, "mark", func([]Network) error { return nil })
+}
+
+// TestARequestGoesOnlyWhereItsContextRequires: a check of the place and
+// the request it allows are two moments, and clouds.yaml may be swapped
+// to another project's credentials in between. A request whose context
+// requires the first place (InPlace) is then refused with a
+// CredentialsError, and Neutron receives nothing; Place itself answers
+// the new place, and a request that requires none goes.
+func TestARequestGoesOnlyWhereItsContextRequires(t *testing.T) {
+	f := newCloudFixture(t, "right")
+	first, err := f.session.Place(context.Background())
+	if err != nil || first.ProjectID != "project-1" {
+		t.Fatalf("Place = %v, %v", first, err)
+	}
+	pinned := InPlace(context.Background(), first)
+	if err := f.listIn(pinned); err != nil {
+		t.Fatalf("a request in its place: %v", err)
+	}
+
+	f.password.Store("other") // the swap, after the check
+	f.clock.Step(time.Minute)
+	sent := f.requests.Load()
+	if err := f.listIn(pinned); !IsCredentialsError(err) {
+		t.Errorf("a request that requires project-1, with project-2's credentials: %v, want a CredentialsError", err)
+	}
+	if n := f.requests.Load(); n != sent {
+		t.Errorf("Neutron received %d requests, want none", n-sent)
+	}
+	if now, err := f.session.Place(pinned); err != nil || now.ProjectID != "project-2" {
+		t.Errorf("Place = %v, %v; want project-2, where the credentials now reach", now, err)
+	}
+	if err := f.list(); err != nil {
+		t.Errorf("a request that requires no place: %v", err)
+	}
 }
 
 // TestFixedCredentialsAreUsedWithoutARestart: wrong credentials fail every

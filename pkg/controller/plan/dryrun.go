@@ -414,13 +414,14 @@ func planDelete[T any](d *DryRun, kind string, held map[string]T, id string) err
 	return nil
 }
 
-// DeleteSubnet records the delete.
-func (d *DryRun) DeleteSubnet(_ context.Context, id string) error {
+// DeleteSubnet records the delete, as DeleteNetwork does.
+func (d *DryRun) DeleteSubnet(_ context.Context, id string, _ int) error {
 	return planDelete(d, "subnet", d.subnets, id)
 }
 
-// DeleteNetwork records the delete.
-func (d *DryRun) DeleteNetwork(_ context.Context, id string) error {
+// DeleteNetwork records the delete; a plan sends nothing, so it has no
+// revision to hold Neutron to.
+func (d *DryRun) DeleteNetwork(_ context.Context, id string, _ int) error {
 	return planDelete(d, "network", d.networks, id)
 }
 
@@ -438,7 +439,7 @@ func (d *DryRun) CreateRouter(ctx context.Context, name, description, gatewayNet
 }
 
 // UpdateRouter records the update and answers with the router changed.
-func (d *DryRun) UpdateRouter(_ context.Context, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
+func (d *DryRun) UpdateRouter(_ context.Context, id string, gatewayNetworkID, description *string, _ int) (neutron.Router, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r := d.routers[id]
@@ -454,8 +455,8 @@ func (d *DryRun) UpdateRouter(_ context.Context, id string, gatewayNetworkID, de
 	return r, nil
 }
 
-// DeleteRouter records the delete.
-func (d *DryRun) DeleteRouter(_ context.Context, id string) error {
+// DeleteRouter records the delete, as DeleteNetwork does.
+func (d *DryRun) DeleteRouter(_ context.Context, id string, _ int) error {
 	return planDelete(d, "router", d.routers, id)
 }
 

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
@@ -79,7 +78,7 @@ import (
 func (p *pass) adoptNetwork(ctx context.Context, wants []desired.Want) (neutron.Network, error) {
 	network, owner, id := p.network, p.owner, p.network.Spec.Adopt.NetworkID
 	net, err := p.inv.GetNetwork(ctx, id)
-	if gophercloud.ResponseCodeIs(err, 404) {
+	if neutron.IsNotFound(err) {
 		return neutron.Network{}, adoptionRefused("Neutron network %s does not exist", id)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 )
@@ -75,9 +76,9 @@ func TestAHalfDoneAdoptionKeepsItsRecord(t *testing.T) {
 		t.Fatalf("status.adopted after the failure = %+v, want %+v", st.Adopted, want)
 	}
 
-	// A 500 opened the breaker; a list closes it.
+	// A 500 opened the breaker; the list after the grace closes it.
 	f.neutron.FailOn(neutronfake.UpdateNetwork, nil)
-	f.list()
+	f.listAfterTheGrace()
 	if out := f.sync("net"); out.Err != nil {
 		t.Fatalf("the second pass: %v", out.Err)
 	}
@@ -87,6 +88,39 @@ func TestAHalfDoneAdoptionKeepsItsRecord(t *testing.T) {
 	}
 	if n.Status.Adopted == nil || *n.Status.Adopted != *want {
 		t.Errorf("status.adopted = %+v, want the record kept", n.Status.Adopted)
+	}
+}
+
+// TestAReleaseWaitsForWhatALostMarkDid: the adoption marks the subnet in
+// Neutron, but the answer is lost, so the inventory does not know it is
+// marked; then the Network is deleted (adopted: deletionPolicy Orphan). A
+// release from that inventory would find nothing to put back, finalize,
+// and leave the user's subnet marked as the Network's, which the garbage
+// collector deletes as an orphan. The delete waits instead for a list
+// begun after the lost answer, then gives the subnet back its own names.
+func TestAReleaseWaitsForWhatALostMarkDid(t *testing.T) {
+	f := newFixture(t, adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), func(f *neutronfake.Neutron) {
+		id := f.AddNetwork("handmade", "made by a person")
+		f.AddSubnet(id, "handmade-subnet", "by hand", "192.168.0.0/16", "192.168.0.1")
+	})
+	f.neutron.CompleteLate(neutronfake.UpdateSubnet)
+	if out := f.sync("net"); out.Err == nil {
+		t.Fatal("the pass whose mark's answer was lost succeeded")
+	}
+	if _, ok := ours.OwnerOf(f.neutron.Subnets()[0].Name, f.neutron.Subnets()[0].Description); !ok {
+		t.Fatal("the lost mark did not reach the fake's subnet")
+	}
+	f.update(deleting(f.network("net")))
+	if out := f.sync("net"); out.Finalized || !errors.Is(out.Err, inventory.ErrListPending) {
+		t.Fatalf("a delete before a list showed the lost mark: finalized %t, %v; want ErrListPending", out.Finalized, out.Err)
+	}
+	f.listAfterTheGrace()
+	if out := f.sync("net"); !out.Finalized || out.Err != nil {
+		t.Fatalf("the delete after the list: finalized %t, %v", out.Finalized, out.Err)
+	}
+	net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]
+	if got := [4]string{net.Name, net.Description, sub.Name, sub.Description}; got != [4]string{"handmade", "made by a person", "handmade-subnet", "by hand"} {
+		t.Errorf("Neutron holds the network as %q / %q and the subnet as %q / %q, want them as they were made", got[0], got[1], got[2], got[3])
 	}
 }
 
@@ -176,7 +210,7 @@ func TestAdoption(t *testing.T) {
 				return n
 			}(),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork},
 			wantEvents:  []string{"Normal Orphaned"},
 			check: func(t *testing.T, f *fixture) {
 				net, sub := f.neutron.Networks()[0], f.neutron.Subnets()[0]

@@ -19,13 +19,19 @@ import (
 // Delete deletes network's Neutron resources, or releases them
 // (deletionPolicy: Orphan). The Outcome is Finalized once Neutron has
 // confirmed; 404 counts as confirmed. The controller then removes its
-// finalizer.
+// finalizer. It starts only from a settled view of what the Network owns
+// (Inventory.Settled): after a write whose answer was lost, it waits for
+// the list that shows what the write did.
 func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv2.Network) Outcome {
 	p := r.newPass(ctx, network)
+	ctx = neutron.InPlace(ctx, p.recorded.Place) // as the ladder's requests
 	if !r.inv.Synced() {
 		return Outcome{Observed: LastObserved(network.Status), Requeue: AddRateLimited, Err: inventory.ErrNotSynced}
 	}
-	owned := r.inv.Get(network.UID)
+	owned, err := r.inv.Settled(network.UID)
+	if err != nil {
+		return p.failed(phaseDeleting, err, LastObserved(network.Status))
+	}
 	// Nothing held of a Network whose status names a network or a place:
 	// deleted by hand, or in a place the credentials no longer reach,
 	// where the delete would confirm at once and the network stay behind
@@ -49,7 +55,7 @@ func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv2.Network) O
 			return p.deletionFailure(ctx, owned, err)
 		}
 	}
-	if err := DeleteOwned(ctx, p.inv, owned); err != nil {
+	if err := DeleteOwned(ctx, p.inv, owned, network.Status.Adopted); err != nil {
 		return p.deletionFailure(ctx, owned, err)
 	}
 	for _, n := range owned.Networks {
@@ -77,11 +83,7 @@ func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
 		if onDuplicate(s) {
 			continue
 		}
-		var orig *inventory.Restored
-		if a, ok := adoptedSubnet(adopted, s.ID); ok {
-			orig = &inventory.Restored{Name: a.Name, Description: a.Description}
-		}
-		if err := p.inv.ReleaseSubnet(ctx, p.owner, s.ID, orig); err != nil {
+		if err := p.inv.ReleaseSubnet(ctx, p.owner, s.ID, adoptedSubnetNames(adopted, s.ID)); err != nil {
 			return err
 		}
 	}
@@ -97,7 +99,7 @@ func (p *pass) release(ctx context.Context, owned inventory.Owned) error {
 			"Left Neutron network %s and its subnets in place without the ownership mark (deletionPolicy: Orphan)", keep.ID)
 	}
 	for _, d := range duplicates {
-		if err := DeleteOwned(ctx, p.inv, p.inv.Get(p.owner.UID).Only(d.ID)); err != nil {
+		if err := DeleteOwned(ctx, p.inv, p.inv.Get(p.owner.UID).Only(d.ID), nil); err != nil {
 			return err
 		}
 	}
@@ -139,21 +141,28 @@ func (p *pass) deletionFailure(ctx context.Context, owned inventory.Owned, err e
 
 // DeleteOwned deletes owned through inv, the project's one door to
 // Neutron: a Network's deletion and the garbage collector's
-// (pkg/controller/collector) alike. Each network is one request: Neutron
+// (pkg/controller/collector) alike. Each network is one DELETE: Neutron
 // deletes a network's subnets, and the ports it made for them (DHCP),
-// with it, and the inventory forgets them with it (Store.RemoveNetwork).
-// Only a subnet of ours on a network that is not (a marked subnet on
-// someone else's network) is deleted on its own, first. A network or
-// subnet in use may be held by a router interface of ours that nothing
-// recorded (an orphan's, or one whose status write was lost): those are
-// detached, and the delete tried once more. Routers of its own go last.
-func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned) error {
+// with it, and the inventory forgets them with it (Store.RemoveNetwork);
+// the door sends it only while every subnet on the network is owned's
+// (Inventory.DeleteNetwork).
+// A subnet of ours on a network that is not owned's is never deleted: the
+// controller makes subnets only on networks of its own, so it is one that
+// an adoption marked and never finished (the network's mark failed, or
+// another Network adopted the network meanwhile). It is a user's, on a
+// network that may be another Network's, whatever the deletionPolicy: it
+// is released first, with the names adopted (the Network's
+// status.adopted) records of it, if any. A network or subnet in use may be
+// held by a router interface of ours that nothing recorded (an orphan's,
+// or one whose status write was lost): those are detached, and the delete
+// tried once more. Routers of its own go last.
+func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.Owned, adopted *samplecrdv2.AdoptedResources) error {
 	for _, s := range owned.Subnets {
 		if slices.ContainsFunc(owned.Networks, func(n neutron.Network) bool { return n.ID == s.NetworkID }) {
 			continue // deleted with its network
 		}
-		if err := detachingIfInUse(ctx, inv, owned, func() error { return inv.DeleteSubnet(ctx, owned.Owner, s.ID) }); err != nil {
-			return err
+		if err := inv.ReleaseSubnet(ctx, owned.Owner, s.ID, adoptedSubnetNames(adopted, s.ID)); err != nil {
+			return fmt.Errorf("giving back Neutron subnet %s, marked by an adoption that never finished: %w", s.ID, err)
 		}
 	}
 	for _, n := range owned.Networks {
@@ -169,6 +178,16 @@ func DeleteOwned(ctx context.Context, inv *inventory.Inventory, owned inventory.
 		}
 	}
 	return nil
+}
+
+// adoptedSubnetNames is what adopted records of subnet id as it was before
+// the adoption marked it, nil if it records nothing of it.
+func adoptedSubnetNames(adopted *samplecrdv2.AdoptedResources, id string) *inventory.Restored {
+	a, ok := adoptedSubnet(adopted, id)
+	if !ok {
+		return nil
+	}
+	return &inventory.Restored{Name: a.Name, Description: a.Description}
 }
 
 // detachingIfInUse runs del, a delete; if Neutron refuses it as in use

@@ -1,11 +1,17 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -18,7 +24,7 @@ func TestDelete(t *testing.T) {
 			name:        "a deleted Network's network is deleted, its subnet with it, then its finalizer released",
 			network:     deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
@@ -31,7 +37,7 @@ func TestDelete(t *testing.T) {
 			network: withSpec(deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 				func(s *samplecrdv1.NetworkSpec) { s.DeletionPolicy = samplecrdv1.DeletionPolicyOrphan }),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork},
 			wantEvents:  []string{"Normal Orphaned"},
 			check: func(t *testing.T, f *fixture) {
 				nets, subs := f.neutron.Networks(), f.neutron.Subnets()
@@ -54,7 +60,7 @@ func TestDelete(t *testing.T) {
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			failOn:      map[string]error{neutronfake.DeleteNetwork: errUnavailable},
 			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantReady:   "False/Deleting",
 			wantEvents:  []string{"Warning DeletionFailed"},
 			check: func(t *testing.T, f *fixture) {
@@ -73,7 +79,7 @@ func TestDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			// Its own router interfaces first (none), then what blocks.
-			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:   "False/DeletionBlocked",
 			wantEvents:  []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
@@ -89,20 +95,23 @@ func TestDelete(t *testing.T) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
 				seedForeign(f)
 			},
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       untouched,
 		},
 	})
 }
 
-// TestADeleteIsOneRequestPerNetwork: Neutron deletes a network's subnets
-// (and its DHCP ports) with it, so a Network's delete is one request for
-// its network, and the inventory forgets the subnets with it. Only what
+// TestADeleteIsOneDeletePerNetwork: Neutron deletes a network's subnets
+// (and its DHCP ports) with it, so a Network's delete is one DELETE for
+// its network, after a read of it and of its subnets (door.go: that they
+// are all the Network's, and the network's revision), and the inventory
+// forgets the subnets with it. Only what
 // Neutron requires comes first: our router interface when the network is
-// refused as in use, and a subnet of ours on a network that is not ours,
-// which no network delete of ours removes.
-func TestADeleteIsOneRequestPerNetwork(t *testing.T) {
+// refused as in use, and the release of a subnet of ours on a network that
+// is not ours, which only an unfinished adoption leaves and which is a
+// user's, never deleted.
+func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 	deletingNet := func() *samplecrdv1.Network {
 		return deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
 	}
@@ -112,7 +121,7 @@ func TestADeleteIsOneRequestPerNetwork(t *testing.T) {
 			name:        "a network and its subnet: one delete of the network",
 			network:     deletingNet(),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
@@ -124,7 +133,7 @@ func TestADeleteIsOneRequestPerNetwork(t *testing.T) {
 				f.AddPort(seededNet, "port-dhcp", "network:dhcp")
 				f.AddPort(seededNet, "port-metadata", "network:distributed")
 			},
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				neutronHolds(t, f, nil, nil)
@@ -138,13 +147,13 @@ func TestADeleteIsOneRequestPerNetwork(t *testing.T) {
 			name:    "a router interface of ours that nothing recorded: the network is refused, the interface detached, the network deleted",
 			network: deletingNet(),
 			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents: []string{"Normal Deleted"},
 			check:      func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
 		{
-			name:    "a subnet of ours on a network that is not ours is deleted alone, first; that network and its other subnet stay",
+			name:    "a subnet of ours on a network that is not ours (an adoption that never finished) is given back, not deleted; that network and its other subnet stay",
 			network: deletingNet(),
 			seed: func(f *neutronfake.Neutron) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
@@ -152,10 +161,15 @@ func TestADeleteIsOneRequestPerNetwork(t *testing.T) {
 				f.AddSubnet(theirs, ours.ResourceName(owner), ours.Description(), "10.9.0.0/24", "10.9.0.1")
 				f.AddSubnet(theirs, "their-subnet", "", "10.9.1.0/24", "10.9.1.1")
 			},
-			wantNeutron: []string{neutronfake.DeleteSubnet, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
-				neutronHolds(t, f, []string{theirNet}, []string{theirSubnet})
+				neutronHolds(t, f, []string{theirNet}, []string{ourSubnetOnTheirs, theirSubnet})
+				for _, s := range f.neutron.Subnets() {
+					if _, ok := ours.OwnerOf(s.Name, s.Description); ok {
+						t.Errorf("subnet %s still carries the mark", s.ID)
+					}
+				}
 				forgotten(t, f)
 			},
 		},
@@ -216,4 +230,148 @@ func TestAFencedReplicaSaysNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestALookAlikeOfNeutronsOwnPortIsNamedAsBlocking: Neutron deletes with a
+// network only the ports whose device_owner is exactly one of its own;
+// any other, "network:dhcp-cache" say, which a project member may set on a
+// port of their own, makes it refuse (409 NetworkInUse), and the Network
+// names that port as it names a VM's.
+func TestALookAlikeOfNeutronsOwnPortIsNamedAsBlocking(t *testing.T) {
+	network := deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet))
+	f := newFixture(t, network, func(n *neutronfake.Neutron) {
+		inSync("192.168.0.0/16", "192.168.0.1")(n)
+		n.AddPort(seededNet, "port-look-alike", "network:dhcp-cache")
+	})
+	if out := f.sync("net"); out.Finalized {
+		t.Fatal("finalized while a port blocks the delete")
+	}
+	cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+	if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked {
+		t.Fatalf("Ready = %+v, want DeletionBlocked", cond)
+	}
+	if !strings.Contains(cond.Message, "port-look-alike") {
+		t.Errorf("DeletionBlocked does not name the port that blocks: %q", cond.Message)
+	}
+}
+
+// tenantB is a Network of another namespace, whose marked subnet a
+// Network's delete must not take.
+var tenantB = neutron.Owner{Namespace: "tenant-b", Name: "b", UID: types.UID("b0b0b0b0-0000-4000-8000-0000000000b0")}
+
+// strangerSubnets are subnets that sit on a Network's network and are not
+// its own: each seed puts one there, after the Network's own network and
+// subnet (seededNet, seededSubnet), as "subnet-3".
+var strangerSubnets = []struct {
+	name string
+	seed func(f *neutronfake.Neutron)
+}{
+	{"a person's subnet, added by hand", func(f *neutronfake.Neutron) {
+		f.AddSubnet(seededNet, "lab-subnet", "made by hand", "10.7.0.0/24", "10.7.0.1")
+	}},
+	{"another cluster's subnet", func(f *neutronfake.Neutron) {
+		f.AddSubnet(seededNet, otherCluster.ResourceName(owner), otherCluster.Description(), "10.7.0.0/24", "10.7.0.1")
+	}},
+	// A crash inside a lost adoption race leaves one: B marks its subnet
+	// on network N, A's adoption marks N first, and B's pass dies before
+	// it puts its subnet back (adopt.go).
+	{"namespace B's marked subnet", func(f *neutronfake.Neutron) {
+		f.AddSubnet(seededNet, ours.ResourceName(tenantB), ours.Description(), "10.7.0.0/24", "10.7.0.1")
+	}},
+}
+
+const strangerSubnet = "subnet-3"
+
+// TestADeleteTakesNoSubnetThatIsNotItsOwn: Neutron deletes every subnet on
+// a network with it, whoever made it, so a network is deleted only while
+// every subnet on it is its owner's. Otherwise nothing is sent: a
+// Network's delete says DeletionBlocked, naming the subnet, and keeps its
+// finalizer; the garbage collector's delete of an orphan is refused the
+// same way (both go through DeleteOwned and the inventory's door); and the
+// inventory still holds B's subnet for B.
+func TestADeleteTakesNoSubnetThatIsNotItsOwn(t *testing.T) {
+	for _, tc := range strangerSubnets {
+		seed := func(n *neutronfake.Neutron) { inSync("192.168.0.0/16", "192.168.0.1")(n); tc.seed(n) }
+		t.Run("a Network's delete, with "+tc.name, func(t *testing.T) {
+			f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)), seed)
+			if out := f.sync("net"); out.Finalized || out.Requeue != AddRateLimited {
+				t.Errorf("outcome %+v, want held and retried with backoff", out)
+			}
+			neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
+			if got := f.neutron.Requests(); !slices.Equal(got, []string{neutronfake.GetNetwork, neutronfake.SubnetsOf}) {
+				t.Errorf("Neutron requests %q, want the network and its subnets read, and nothing written", got)
+			}
+			cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+			if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {
+				t.Errorf("Ready = %+v, want DeletionBlocked naming %s", cond, strangerSubnet)
+			}
+			if !hasFinalizer(f.network("net")) {
+				t.Error("the finalizer is gone")
+			}
+		})
+		t.Run("the collector's delete of an orphan, with "+tc.name, func(t *testing.T) {
+			f := newFixture(t, nil, seed) // no Network of testUID: an orphan
+			var strangers *inventory.SubnetsNotOursError
+			if err := DeleteOwned(f.ctx, f.inv, f.inv.Get(testUID), nil); !errors.As(err, &strangers) || !slices.Equal(strangers.SubnetIDs, []string{strangerSubnet}) {
+				t.Errorf("DeleteOwned = %v, want refused for %s", err, strangerSubnet)
+			}
+			neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
+		})
+	}
+	t.Run("the inventory keeps B's subnet, which is still in Neutron", func(t *testing.T) {
+		f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+			func(n *neutronfake.Neutron) { inSync("192.168.0.0/16", "192.168.0.1")(n); strangerSubnets[2].seed(n) })
+		f.sync("net")
+		if held := f.inv.Get(tenantB.UID).Subnets; len(held) != 1 || held[0].ID != strangerSubnet {
+			t.Errorf("the inventory holds %+v for B, want %s", held, strangerSubnet)
+		}
+	})
+}
+
+// TestASubnetMadeDuringTheDeleteIsNotTaken: a subnet made on the network
+// after the delete read it raises the network's revision, and the delete,
+// sent If-Match on the revision read, is refused (412) instead of taking
+// the subnet. The door reads the network again at once, finds the
+// stranger, and sends nothing more; so does the next pass.
+func TestASubnetMadeDuringTheDeleteIsNotTaken(t *testing.T) {
+	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+		inSync("192.168.0.0/16", "192.168.0.1"))
+	racing := &subnetAfterRead{Interface: f.neutron, add: func() {
+		strangerSubnets[0].seed(f.neutron)
+	}}
+	f.connect(racing, defaultOptions(), nil)
+
+	var strangers *inventory.SubnetsNotOursError
+	if out := f.sync("net"); out.Finalized || !errors.As(out.Err, &strangers) {
+		t.Fatalf("outcome %+v, want held for the subnet made after the read", out)
+	}
+	want := []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.GetNetwork, neutronfake.SubnetsOf}
+	if got := f.neutron.Requests(); !slices.Equal(got, want) {
+		t.Errorf("Neutron requests %q, want %q: the refused delete, then the reads that find the stranger", got, want)
+	}
+	if out := f.sync("net"); out.Finalized {
+		t.Fatal("the second pass finalized")
+	}
+	neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
+	cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+	if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {
+		t.Errorf("Ready = %+v, want DeletionBlocked naming %s", cond, strangerSubnet)
+	}
+}
+
+// subnetAfterRead is Neutron where someone makes a subnet (add) just after
+// the first read of a network, before anything else reaches Neutron.
+type subnetAfterRead struct {
+	neutron.Interface
+	add  func()
+	done bool
+}
+
+func (s *subnetAfterRead) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
+	n, err := s.Interface.GetNetwork(ctx, id)
+	if !s.done {
+		s.done = true
+		s.add()
+	}
+	return n, err
 }

@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -40,6 +41,8 @@ type fixture struct {
 	neutron *neutronfake.Neutron
 	inv     *inventory.Inventory
 	r       *Reconciler
+	// clock is the inventory's, when the test gave none.
+	clock *clocktesting.FakeClock
 	// events are the Events of every pass, as "Type Reason".
 	events []string
 	// fenced, when set, is the inventory's fence's refusal: this replica
@@ -88,8 +91,8 @@ func newFixture(t *testing.T, network *samplecrdv1.Network, seed func(*neutronfa
 	return newFixtureWith(t, defaultOptions(), nil, networks, seed)
 }
 
-// newFixtureWith is newFixture with options and a clock (nil: the real
-// one).
+// newFixtureWith is newFixture with options and a clock (nil: a fake one,
+// f.clock, that only the test moves).
 func newFixtureWith(t *testing.T, opts Options, clk clock.WithTicker, networks []*samplecrdv1.Network, seed func(*neutronfake.Neutron)) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
@@ -111,6 +114,12 @@ func newFixtureWith(t *testing.T, opts Options, clk clock.WithTicker, networks [
 	for _, n := range networks {
 		f.seedStatus(n)
 	}
+	if clk == nil {
+		// A clock the test moves: a lost answer settles only with a list
+		// begun LateCompletionGrace after it (listAfterTheGrace).
+		f.clock = clocktesting.NewFakeClock(time.Now())
+		clk = f.clock
+	}
 	f.connect(f.neutron, opts, clk)
 	if err := f.inv.Health().Err(); err != nil {
 		t.Fatal(err)
@@ -123,6 +132,9 @@ func newFixtureWith(t *testing.T, opts Options, clk clock.WithTicker, networks [
 // list's requests are not part of any test.
 func (f *fixture) connect(client neutron.Interface, opts Options, clk clock.WithTicker) {
 	f.t.Helper()
+	if clk == nil && f.clock != nil {
+		clk = f.clock
+	}
 	f.inv = inventory.New(client, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: clk,
 		Fence: func() error { return f.fenced }})
 	if opts.Records == nil {
@@ -132,6 +144,15 @@ func (f *fixture) connect(client neutron.Interface, opts Options, clk clock.With
 	f.list()
 	f.neutron.ClearRequests()
 	f.client.ClearActions()
+}
+
+// listAfterTheGrace moves the fixture's clock past LateCompletionGrace and
+// lists Neutron: the list the inventory asks for after a lost answer,
+// which shows what the lost request did.
+func (f *fixture) listAfterTheGrace() {
+	f.t.Helper()
+	f.clock.Step(time.Hour)
+	f.list()
 }
 
 // list lists Neutron, as the project's list loop does.

@@ -111,6 +111,9 @@ func (p *pass) ladder(ctx context.Context) (Observed, error) {
 	if err := p.recordPlace(ctx); err != nil {
 		return obs, err
 	}
+	// From here every request must go to the place status records: the
+	// client that sends it says, at that moment, that it does.
+	ctx = neutron.InPlace(ctx, p.recorded.Place)
 	net, netCreated, err := p.ensureNetwork(ctx, wants)
 	if err != nil {
 		return obs, err
@@ -209,11 +212,19 @@ func (p *pass) recordPlace(ctx context.Context) error {
 // ensureNetwork returns the Network's Neutron network, and whether it
 // created it because there was none. Duplicates — a create that completed
 // after its sender gave up, or died, while a retry made another — are
-// deleted.
+// deleted. One that holds a subnet not the Network's, or lost its mark,
+// is left as it is, said in a Warning, and the pass goes on with the
+// network it keeps: someone else's subnet must not hold up the Network's
+// own repairs.
 func (p *pass) ensureNetwork(ctx context.Context, wants []desired.Want) (_ neutron.Network, created bool, _ error) {
 	keep, duplicates, found := chooseNetwork(p.inv.Get(p.owner.UID), p.network.Status.NetworkID)
 	for _, d := range duplicates {
-		if err := p.inv.DeleteNetwork(ctx, p.owner, d.ID); err != nil {
+		err := p.inv.DeleteNetwork(ctx, p.owner, d.ID)
+		if inventory.NotOnlyOurs(err) {
+			p.eventf(corev1.EventTypeWarning, eventDuplicateLeft, "Left duplicate Neutron network %s: %v", d.ID, err)
+			continue
+		}
+		if err != nil {
 			return neutron.Network{}, false, err
 		}
 		metrics.DuplicatesDeleted.Inc()

@@ -24,7 +24,7 @@ func TestLostAnswersPauseWritesUntilAListShowsWhatHappened(t *testing.T) {
 	f := newFixture(t, newNetwork("192.168.0.0/16", "192.168.0.1"), nil)
 	probe := func() {
 		t.Helper()
-		f.list()
+		f.listAfterTheGrace()
 		if err := f.inv.Health().Down; err != nil {
 			t.Fatalf("the breaker is open after a successful list: %v", err)
 		}
@@ -78,7 +78,7 @@ func TestLateSubnetFoundOnOverlapRefusal(t *testing.T) {
 	// The list that closes the breaker read the subnets before the late
 	// create completed.
 	client.stale = true
-	f.list()
+	f.listAfterTheGrace()
 	f.neutron.ClearRequests()
 	if out := f.sync("net"); out.Err != nil {
 		t.Fatal(out.Err)
@@ -243,7 +243,7 @@ func TestLadder(t *testing.T) {
 				s.MTU = ptr.To[int32](1300)
 			}),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.UpdateNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.UpdateNetwork},
 			wantReady:   "True/Provisioned",
 			wantEvents:  []string{"Normal Updated", "Normal Updated"},
 			check: func(t *testing.T, f *fixture) {
@@ -330,7 +330,7 @@ func TestLadder(t *testing.T) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
 				f.AddNetwork(ours.ResourceName(owner), ours.Description())
 			},
-			wantNeutron: []string{neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork}, // nothing on the duplicate: no subnets read
 			wantReady:   "True/Provisioned",
 			wantEvents:  []string{"Warning DriftRepaired"},
 			check: func(t *testing.T, f *fixture) {

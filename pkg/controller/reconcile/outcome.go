@@ -103,10 +103,13 @@ const (
 	eventDeleted        = "Deleted"
 	eventDriftRepaired  = "DriftRepaired"
 	eventDeletionFailed = "DeletionFailed"
-	eventOrphaned       = "Orphaned"
-	eventAdopted        = "Adopted"
-	eventAttached       = "Attached"
-	eventDetached       = "Detached"
+	// eventDuplicateLeft: a duplicate network was not deleted, since
+	// Neutron would take with it a subnet that is not the Network's.
+	eventDuplicateLeft = "DuplicateLeft"
+	eventOrphaned      = "Orphaned"
+	eventAdopted       = "Adopted"
+	eventAttached      = "Attached"
+	eventDetached      = "Detached"
 )
 
 // rejectedRetryInterval is how long a Network that Neutron refused waits
@@ -146,13 +149,14 @@ type verdict struct {
 // --max-retry-delay; a spec Neutron would refuse not at all.
 func classify(ph phase, err error) verdict {
 	var (
-		rejected *neutron.RejectedError
-		invalid  *desired.InvalidSpecError
-		adoption *adoptionError
-		record   *recordError
-		external *externalNetworkError
-		refused  *NotAllowedError
-		removal  *subnetRemovalBlockedError
+		rejected  *neutron.RejectedError
+		invalid   *desired.InvalidSpecError
+		adoption  *adoptionError
+		record    *recordError
+		external  *externalNetworkError
+		refused   *NotAllowedError
+		removal   *subnetRemovalBlockedError
+		strangers *inventory.SubnetsNotOursError
 	)
 	isRejected := errors.As(err, &rejected)
 	switch {
@@ -175,6 +179,12 @@ func classify(ph phase, err error) verdict {
 			reason = samplecrdv1.ReasonAuthenticationFailed
 		}
 		return verdict{reason: reason, message: "Neutron has not been listed yet: " + err.Error(), requeue: AddRateLimited}
+	case ph == phaseDeleting && errors.As(err, &strangers):
+		// Nothing was sent: Neutron would take these subnets with the
+		// network. Someone else's hand removes them; backoff notices.
+		return verdict{reason: samplecrdv1.ReasonDeletionBlocked, message: fmt.Sprintf(
+			"Neutron network %s holds subnets this Network did not make, which Neutron would delete with it; "+
+				"the network is deleted once they are removed: %s", strangers.NetworkID, boundList(strangers.SubnetIDs)), requeue: AddRateLimited}
 	case ph == phaseDeleting && isRejected && rejected.InUse():
 		// Retried with backoff, capped at --max-retry-delay: the ports of
 		// a blocked delete go away by someone else's hand.
@@ -199,6 +209,18 @@ func classify(ph phase, err error) verdict {
 	case errors.Is(err, errAdoptionRecordPending):
 		// The cache catches up in moments: retried with backoff.
 		return verdict{reason: samplecrdv1.ReasonProvisioning, message: err.Error(), requeue: AddRateLimited}
+	case neutron.IsStale(err):
+		// Not a refusal of the request: the resource changed between the
+		// door's read and its write, twice in a row (writeOwned sends one
+		// more try after a 412). A read again settles it: backoff, not
+		// rejectedRetryInterval.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: "Neutron's resource changed while it was being written; reading it again: " + err.Error(), requeue: AddRateLimited}
+	case errors.Is(err, inventory.ErrMarkGone):
+		// Not an outage: a resource the inventory holds for the Network
+		// is no longer its own in Neutron (its mark removed, another
+		// Network's written) or is gone, since the latest list. Nothing
+		// was sent; the list the door asked for settles it.
+		return verdict{reason: samplecrdv1.ReasonProvisioning, message: "waiting for a list of Neutron: " + err.Error(), requeue: AddRateLimited}
 	case errors.Is(err, errAdoptionChanged):
 		// Not Neutron's refusal of the request, which was right when
 		// sent: a read again settles it, a refusal or a mark, soon.

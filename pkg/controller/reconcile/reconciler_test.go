@@ -161,6 +161,7 @@ func TestClassify(t *testing.T) {
 		{"a delete refused for ports backs off", phaseDeleting, inUse, samplecrdv1.ReasonDeletionBlocked, AddRateLimited},
 		{"a delete refused otherwise backs off", phaseDeleting, refused, samplecrdv1.ReasonDeleting, AddRateLimited},
 		{"a release that failed", phaseReleasing, errUnavailable, samplecrdv1.ReasonDeleting, AddRateLimited},
+		{"a resource that changed hands since the list waits for the next", phaseSyncing, fmt.Errorf("subnet x: %w", inventory.ErrMarkGone), samplecrdv1.ReasonProvisioning, AddRateLimited},
 		{"before the first list", phaseWaiting, inventory.ErrNotSynced, samplecrdv1.ReasonNeutronUnavailable, AddRateLimited},
 		// No reason: a replica that may no longer lead writes no condition.
 		{"a fenced write says nothing", phaseSyncing, fmt.Errorf("creating: %w", inventory.ErrFenced), "", AddRateLimited},

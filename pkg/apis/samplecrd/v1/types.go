@@ -490,8 +490,10 @@ const (
 	ReasonNotAllowed = "NotAllowed"
 	// ReasonDeletionBlocked: the Network is being deleted, but Neutron
 	// refuses to delete its subnet or network because ports still use it
-	// (e.g. a VM's); the message names them by ID and device_owner. The
-	// finalizer stays; retried with capped backoff until the ports are gone.
+	// (e.g. a VM's), or its network holds subnets the Network did not
+	// make, which Neutron would delete with it; the message names the
+	// ports (by ID and device_owner) or the subnets. The finalizer stays;
+	// retried with capped backoff until they are gone.
 	ReasonDeletionBlocked = "DeletionBlocked"
 	// ReasonSubnetRemovalBlocked: a subnet that spec.subnets no longer
 	// names (samplecrd.k8s.io/v2) still has ports on it, e.g. a VM's; the

@@ -40,9 +40,9 @@ func TestANetworkInUseIsRefusedAsNeutronRefusesIt(t *testing.T) {
 				}
 				var err error
 				if kind == DeleteNetwork {
-					err = f.DeleteNetwork(ctx, net)
+					err = f.DeleteNetwork(ctx, net, f.Revision(net))
 				} else {
-					err = f.DeleteSubnet(ctx, sub)
+					err = f.DeleteSubnet(ctx, sub, f.Revision(sub))
 				}
 				var rejected *neutron.RejectedError
 				if inUse := errors.As(err, &rejected) && rejected.InUse(); inUse != tc.wantInUse || (!inUse && err != nil) {

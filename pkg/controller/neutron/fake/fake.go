@@ -158,10 +158,10 @@ func (f *Neutron) SetNetworkQuota(n int) {
 
 // Quota implements neutron.QuotaReader: the network quota SetNetworkQuota
 // set, and no other limit. It is a read of Neutron's.
-func (f *Neutron) Quota(context.Context) (neutron.Quota, error) {
+func (f *Neutron) Quota(ctx context.Context) (neutron.Quota, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(Quota); err != nil {
+	if err := f.request(ctx, Quota); err != nil {
 		return neutron.Quota{}, err
 	}
 	q := neutron.Unlimited
@@ -219,9 +219,10 @@ func (f *Neutron) FailOn(req string, err error) {
 	}
 }
 
-// CompleteLate makes the next request named req happen in Neutron while its
-// caller gets ErrAnswerLost, as when the caller's timeout fires before the
-// answer comes, or the controller dies before reading it.
+// CompleteLate makes the next request named req (a create, an update or a
+// delete) happen in Neutron while its caller gets ErrAnswerLost, as when
+// the caller's timeout fires before the answer comes, or the controller
+// dies before reading it.
 func (f *Neutron) CompleteLate(req string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -247,6 +248,18 @@ func (f *Neutron) Networks() []neutron.Network {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return sortedValues(f.networks)
+}
+
+// Revision is network or subnet id's revision_number, for a test that
+// deletes it as someone else would (DeleteNetwork and DeleteSubnet want
+// the revision they read).
+func (f *Neutron) Revision(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.subnets[id]; ok {
+		return s.RevisionNumber
+	}
+	return f.networks[id].RevisionNumber
 }
 
 // Subnets returns copies of the stored subnets.
@@ -392,10 +405,10 @@ func (f *Neutron) allocate(p pool, bits int) (string, bool) {
 }
 
 // FindSubnetPool finds a pool by ID, else by name.
-func (f *Neutron) FindSubnetPool(_ context.Context, nameOrID string) (neutron.SubnetPool, error) {
+func (f *Neutron) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(FindSubnetPool); err != nil {
+	if err := f.request(ctx, FindSubnetPool); err != nil {
 		return neutron.SubnetPool{}, err
 	}
 	usable := map[string]pool{}
@@ -448,8 +461,14 @@ func tooBig(req string, mtu int) error {
 	return nil
 }
 
-// request records req and returns the error set for it.
-func (f *Neutron) request(req string) error {
+// request records req and returns the error set for it, unless ctx
+// requires another place than the credentials reach (neutron.InPlace):
+// then, as the Session, it sends nothing, and records nothing. Callers
+// hold f.mu.
+func (f *Neutron) request(ctx context.Context, req string) error {
+	if err := neutron.CheckRequired(ctx, f.place()); err != nil {
+		return err
+	}
 	f.requests = append(f.requests, req)
 	return f.errs[req]
 }
@@ -489,39 +508,50 @@ const FakeAuthURL = "https://keystone.fake/v3"
 func (f *Neutron) Place(context.Context) (neutron.Place, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.place(), nil
+}
+
+// place is where the credentials reach. Callers hold f.mu.
+func (f *Neutron) place() neutron.Place {
 	if f.project == "" && f.region == "" {
-		return neutron.Place{}, nil
+		return neutron.Place{}
 	}
-	return neutron.Place{AuthURL: FakeAuthURL, Region: f.region, Interface: "public", ProjectID: f.project}, nil
+	return neutron.Place{AuthURL: FakeAuthURL, Region: f.region, Interface: "public", ProjectID: f.project}
 }
 
 // Probe implements neutron.Interface.
 func (f *Neutron) Probe(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.request(Probe)
+	// Sent wherever the credentials reach, as the Session sends it.
+	return f.request(context.Background(), Probe)
 }
 
 // pageSize is how many resources a list hands over at a time: the limit
 // the controller asks Neutron for.
 const pageSize = 1000
 
-func (f *Neutron) ListNetworks(_ context.Context, description string, visit func([]neutron.Network) error) error {
+func (f *Neutron) ListNetworks(ctx context.Context, description string, visit func([]neutron.Network) error) error {
 	f.mu.Lock()
-	if err := f.request(ListNetworks); err != nil {
+	if err := f.request(ctx, ListNetworks); err != nil {
 		f.mu.Unlock()
 		return err
 	}
-	nets := filter(sortedValues(f.networks), func(n neutron.Network) bool {
-		return (description == "" || n.Description == description) && f.visible(n.ID)
-	})
+	var nets []neutron.Network
+	on := f.subnetIDs()
+	for _, n := range sortedValues(f.networks) {
+		if (description == "" || n.Description == description) && f.visible(n.ID) {
+			n.SubnetIDs = on[n.ID]
+			nets = append(nets, n)
+		}
+	}
 	f.mu.Unlock()
 	return inPages(nets, visit)
 }
 
-func (f *Neutron) ListSubnets(_ context.Context, description string, visit func([]neutron.Subnet) error) error {
+func (f *Neutron) ListSubnets(ctx context.Context, description string, visit func([]neutron.Subnet) error) error {
 	f.mu.Lock()
-	if err := f.request(ListSubnets); err != nil {
+	if err := f.request(ctx, ListSubnets); err != nil {
 		f.mu.Unlock()
 		return err
 	}
@@ -543,23 +573,36 @@ func inPages[T any](all []T, visit func([]T) error) error {
 	return nil
 }
 
-func (f *Neutron) GetNetwork(_ context.Context, id string) (neutron.Network, error) {
+func (f *Neutron) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(GetNetwork); err != nil {
+	if err := f.request(ctx, GetNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	n, ok := f.networks[id]
 	if !ok || !f.visible(id) {
 		return neutron.Network{}, neutron.ErrorForResponse(GetNetwork, 404, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
 	}
+	n.SubnetIDs = f.subnetIDs()[id]
 	return n, nil
 }
 
-func (f *Neutron) SubnetsOf(_ context.Context, networkID string) ([]neutron.Subnet, error) {
+// subnetIDs maps each network's ID to the IDs of every subnet on it,
+// sorted, as Neutron answers a network, or a list of them, with their
+// "subnets". Made once per request, so that a list costs O(subnets), not
+// O(networks × subnets). Callers hold f.mu.
+func (f *Neutron) subnetIDs() map[string][]string {
+	on := make(map[string][]string)
+	for _, s := range sortedValues(f.subnets) {
+		on[s.NetworkID] = append(on[s.NetworkID], s.ID)
+	}
+	return on
+}
+
+func (f *Neutron) SubnetsOf(ctx context.Context, networkID string) ([]neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(SubnetsOf); err != nil {
+	if err := f.request(ctx, SubnetsOf); err != nil {
 		return nil, err
 	}
 	return filter(sortedValues(f.subnets), func(s neutron.Subnet) bool { return s.NetworkID == networkID && f.visible(s.ID) }), nil
@@ -575,10 +618,10 @@ func filter[T any](in []T, keep func(T) bool) []T {
 	return out
 }
 
-func (f *Neutron) CreateNetwork(_ context.Context, name, description string, mtu int) (neutron.Network, error) {
+func (f *Neutron) CreateNetwork(ctx context.Context, name, description string, mtu int) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(CreateNetwork); err != nil {
+	if err := f.request(ctx, CreateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	if f.networkQuota >= 0 && len(f.networks) >= f.networkQuota {
@@ -610,10 +653,10 @@ func (f *Neutron) RefuseOverlappingIPs() {
 
 // CreateSubnet refuses, as neutron-server does, a range that overlaps a
 // subnet of the same network (of any network after RefuseOverlappingIPs).
-func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
+func (f *Neutron) CreateSubnet(ctx context.Context, req neutron.SubnetRequest) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(CreateSubnet); err != nil {
+	if err := f.request(ctx, CreateSubnet); err != nil {
 		return neutron.Subnet{}, err
 	}
 	if _, ok := f.networks[req.NetworkID]; !ok {
@@ -654,10 +697,10 @@ func (f *Neutron) CreateSubnet(_ context.Context, req neutron.SubnetRequest) (ne
 // UpdateSubnet applies u in one piece, checking the new gateway against the
 // new pools, as Neutron does, and the revision u is conditional on
 // (revisions.go).
-func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
+func (f *Neutron) UpdateSubnet(ctx context.Context, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdateSubnet); err != nil {
+	if err := f.request(ctx, UpdateSubnet); err != nil {
 		return neutron.Subnet{}, err
 	}
 	s, ok := f.subnets[id]
@@ -700,15 +743,18 @@ func (f *Neutron) UpdateSubnet(_ context.Context, id string, u neutron.SubnetUpd
 	s.RevisionNumber++
 	f.subnets[id] = s
 	f.reviseNetwork(s.NetworkID)
+	if err := f.answer(UpdateSubnet); err != nil {
+		return neutron.Subnet{}, err
+	}
 	return f.subnets[id], nil
 }
 
 // UpdateNetwork changes a network; an MTU up to MaxMTU; only at the
 // revision u is conditional on (revisions.go).
-func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
+func (f *Neutron) UpdateNetwork(ctx context.Context, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdateNetwork); err != nil {
+	if err := f.request(ctx, UpdateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	n, ok := f.networks[id]
@@ -732,17 +778,28 @@ func (f *Neutron) UpdateNetwork(_ context.Context, id string, u neutron.NetworkU
 	}
 	f.networks[id] = n
 	f.reviseNetwork(id)
+	if err := f.answer(UpdateNetwork); err != nil {
+		return neutron.Network{}, err
+	}
 	return f.networks[id], nil
 }
 
-func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
+// DeleteSubnet deletes a subnet, only while its revision is ifRevision
+// (412 otherwise, as neutron-server's If-Match); a port on its network
+// other than Neutron's own makes it refuse with 409 SubnetInUse.
+func (f *Neutron) DeleteSubnet(ctx context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(DeleteSubnet); err != nil {
+	if err := f.request(ctx, DeleteSubnet); err != nil {
 		return err
 	}
 	if !f.inRegion(id) {
 		return nil // another Neutron's 404, which the real client counts as deleted
+	}
+	if s, ok := f.subnets[id]; ok {
+		if err := ifMatch(DeleteSubnet, &ifRevision, s.RevisionNumber); err != nil {
+			return err
+		}
 	}
 	if s, ok := f.subnets[id]; ok && slices.ContainsFunc(f.ports[s.NetworkID], func(p neutron.Port) bool { return !p.DeletedWithNetwork() && usesSubnet(p, s.CIDR) }) {
 		return neutron.ErrorForResponse(DeleteSubnet, 409, "SubnetInUse", fmt.Sprintf(
@@ -752,32 +809,38 @@ func (f *Neutron) DeleteSubnet(_ context.Context, id string) error {
 		delete(f.subnets, id)
 		f.reviseNetwork(s.NetworkID)
 	}
-	return nil
+	return f.answer(DeleteSubnet)
 }
 
 // PortsOf lists a network's ports, with a description only those whose
 // description is exactly that.
-func (f *Neutron) PortsOf(_ context.Context, networkID, description string) ([]neutron.Port, error) {
+func (f *Neutron) PortsOf(ctx context.Context, networkID, description string) ([]neutron.Port, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(PortsOf); err != nil {
+	if err := f.request(ctx, PortsOf); err != nil {
 		return nil, err
 	}
 	return filter(f.ports[networkID], func(p neutron.Port) bool { return description == "" || p.Description == description }), nil
 }
 
-// DeleteNetwork deletes a network and, as Neutron does, its subnets and
-// the ports it made for it (neutron.Port.DeletedWithNetwork): one request.
-// Any other port on it, a router interface or a VM's, makes it refuse
-// with 409 NetworkInUse.
-func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
+// DeleteNetwork deletes a network and, as Neutron does, every subnet on
+// it and the ports it made for it (neutron.Port.DeletedWithNetwork): one
+// request, made only while the network's revision is ifRevision (412
+// otherwise, as neutron-server's If-Match). Any other port on it, a
+// router interface or a VM's, makes it refuse with 409 NetworkInUse.
+func (f *Neutron) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(DeleteNetwork); err != nil {
+	if err := f.request(ctx, DeleteNetwork); err != nil {
 		return err
 	}
 	if !f.inRegion(id) {
 		return nil // another Neutron's 404, which the real client counts as deleted
+	}
+	if n, ok := f.networks[id]; ok {
+		if err := ifMatch(DeleteNetwork, &ifRevision, n.RevisionNumber); err != nil {
+			return err
+		}
 	}
 	if f.inUse(id) {
 		return neutron.ErrorForResponse(DeleteNetwork, 409, "NetworkInUse", fmt.Sprintf(
@@ -790,7 +853,7 @@ func (f *Neutron) DeleteNetwork(_ context.Context, id string) error {
 			delete(f.subnets, sid)
 		}
 	}
-	return nil
+	return f.answer(DeleteNetwork)
 }
 
 // inUse reports whether a port other than Neutron's own is on network id:

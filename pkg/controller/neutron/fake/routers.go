@@ -46,10 +46,10 @@ func (f *Neutron) Ports(networkID string) []neutron.Port {
 }
 
 // FindRouter finds a router by ID, else by name.
-func (f *Neutron) FindRouter(_ context.Context, nameOrID string) (neutron.Router, error) {
+func (f *Neutron) FindRouter(ctx context.Context, nameOrID string) (neutron.Router, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(FindRouter); err != nil {
+	if err := f.request(ctx, FindRouter); err != nil {
 		return neutron.Router{}, err
 	}
 	own := map[string]neutron.Router{}
@@ -63,10 +63,10 @@ func (f *Neutron) FindRouter(_ context.Context, nameOrID string) (neutron.Router
 
 // CreatePort creates an unattached router interface port; an address
 // another port holds is refused with Neutron's 409.
-func (f *Neutron) CreatePort(_ context.Context, req neutron.PortRequest) (neutron.Port, error) {
+func (f *Neutron) CreatePort(ctx context.Context, req neutron.PortRequest) (neutron.Port, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(CreatePort); err != nil {
+	if err := f.request(ctx, CreatePort); err != nil {
 		return neutron.Port{}, err
 	}
 	if _, ok := f.subnets[req.SubnetID]; !ok {
@@ -85,10 +85,10 @@ func (f *Neutron) CreatePort(_ context.Context, req neutron.PortRequest) (neutro
 }
 
 // UpdatePortMark replaces a port's name and description.
-func (f *Neutron) UpdatePortMark(_ context.Context, id, name, description string) (neutron.Port, error) {
+func (f *Neutron) UpdatePortMark(ctx context.Context, id, name, description string) (neutron.Port, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdatePort); err != nil {
+	if err := f.request(ctx, UpdatePort); err != nil {
 		return neutron.Port{}, err
 	}
 	p, ok := f.port(id)
@@ -102,10 +102,10 @@ func (f *Neutron) UpdatePortMark(_ context.Context, id, name, description string
 
 // DeletePort deletes a port that is on no router; Neutron refuses to
 // delete a router's interface through the port API.
-func (f *Neutron) DeletePort(_ context.Context, id string) error {
+func (f *Neutron) DeletePort(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(DeletePort); err != nil {
+	if err := f.request(ctx, DeletePort); err != nil {
 		return err
 	}
 	p, ok := f.port(id)
@@ -121,10 +121,10 @@ func (f *Neutron) DeletePort(_ context.Context, id string) error {
 }
 
 // AddRouterInterface attaches a port that is on no router.
-func (f *Neutron) AddRouterInterface(_ context.Context, routerID, portID string) error {
+func (f *Neutron) AddRouterInterface(ctx context.Context, routerID, portID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(AddRouterInterface); err != nil {
+	if err := f.request(ctx, AddRouterInterface); err != nil {
 		return err
 	}
 	if _, ok := f.routers[routerID]; !ok {
@@ -178,10 +178,10 @@ func (f *Neutron) routerOverlap(routerID string, p neutron.Port) error {
 // RemoveRouterInterface detaches a port from its router and deletes it;
 // a port not on that router is Neutron's 404, which the client takes as
 // removed.
-func (f *Neutron) RemoveRouterInterface(_ context.Context, routerID, portID string) error {
+func (f *Neutron) RemoveRouterInterface(ctx context.Context, routerID, portID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(RemoveRouterInterface); err != nil {
+	if err := f.request(ctx, RemoveRouterInterface); err != nil {
 		return err
 	}
 	if p, ok := f.port(portID); ok && p.DeviceID == routerID {
@@ -229,9 +229,9 @@ func (f *Neutron) Routers() []neutron.Router {
 }
 
 // ListRouters lists the routers whose description is exactly description.
-func (f *Neutron) ListRouters(_ context.Context, description string, visit func([]neutron.Router) error) error {
+func (f *Neutron) ListRouters(ctx context.Context, description string, visit func([]neutron.Router) error) error {
 	f.mu.Lock()
-	if err := f.request(ListRouters); err != nil {
+	if err := f.request(ctx, ListRouters); err != nil {
 		f.mu.Unlock()
 		return err
 	}
@@ -241,10 +241,10 @@ func (f *Neutron) ListRouters(_ context.Context, description string, visit func(
 }
 
 // FindExternalNetwork finds an external network by ID, else by name.
-func (f *Neutron) FindExternalNetwork(_ context.Context, nameOrID string) (neutron.Network, error) {
+func (f *Neutron) FindExternalNetwork(ctx context.Context, nameOrID string) (neutron.Network, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(FindExternalNetwork); err != nil {
+	if err := f.request(ctx, FindExternalNetwork); err != nil {
 		return neutron.Network{}, err
 	}
 	return findOne(f.externals, nameOrID, func(n neutron.Network) string { return n.Name }, FindExternalNetwork,
@@ -252,10 +252,10 @@ func (f *Neutron) FindExternalNetwork(_ context.Context, nameOrID string) (neutr
 }
 
 // CreateRouter creates a router whose gateway is on an external network.
-func (f *Neutron) CreateRouter(_ context.Context, name, description, gatewayNetworkID string) (neutron.Router, error) {
+func (f *Neutron) CreateRouter(ctx context.Context, name, description, gatewayNetworkID string) (neutron.Router, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(CreateRouter); err != nil {
+	if err := f.request(ctx, CreateRouter); err != nil {
 		return neutron.Router{}, err
 	}
 	if _, ok := f.externals[gatewayNetworkID]; !ok {
@@ -268,11 +268,12 @@ func (f *Neutron) CreateRouter(_ context.Context, name, description, gatewayNetw
 	return r, f.answer(CreateRouter)
 }
 
-// UpdateRouter changes a router's gateway or description.
-func (f *Neutron) UpdateRouter(_ context.Context, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
+// UpdateRouter changes a router's gateway or description, only at the
+// revision named (revisions.go).
+func (f *Neutron) UpdateRouter(ctx context.Context, id string, gatewayNetworkID, description *string, ifRevision int) (neutron.Router, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(UpdateRouter); err != nil {
+	if err := f.request(ctx, UpdateRouter); err != nil {
 		return neutron.Router{}, err
 	}
 	r, ok := f.routers[id]
@@ -289,16 +290,26 @@ func (f *Neutron) UpdateRouter(_ context.Context, id string, gatewayNetworkID, d
 	if description != nil {
 		r.Description = *description
 	}
+	if err := ifMatch(UpdateRouter, &ifRevision, r.RevisionNumber); err != nil {
+		return neutron.Router{}, err
+	}
+	r.RevisionNumber++
 	f.routers[id] = r
 	return r, nil
 }
 
-// DeleteRouter deletes a router that has no interfaces, as Neutron does.
-func (f *Neutron) DeleteRouter(_ context.Context, id string) error {
+// DeleteRouter deletes a router that has no interfaces, as Neutron does,
+// only at the revision named.
+func (f *Neutron) DeleteRouter(ctx context.Context, id string, ifRevision int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.request(DeleteRouter); err != nil {
+	if err := f.request(ctx, DeleteRouter); err != nil {
 		return err
+	}
+	if r, ok := f.routers[id]; ok {
+		if err := ifMatch(DeleteRouter, &ifRevision, r.RevisionNumber); err != nil {
+			return err
+		}
 	}
 	for _, ps := range f.ports {
 		for _, p := range ps {
