@@ -66,18 +66,20 @@ func halfDoneOnTheVictimsNetwork(t *testing.T) *fixture {
 	attacker := withSpec(adopting(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet), func(s *samplecrdv1.NetworkSpec) {
 		s.DeletionPolicy = samplecrdv1.DeletionPolicyDelete
 	})
-	var victimsSubnet string
 	f := newFixture(t, attacker, func(f *neutronfake.Neutron) {
 		id := f.AddNetwork("handmade", "made by a person")
 		f.AddSubnet(id, "handmade", "used by both", "192.168.0.0/16", "192.168.0.1")
-		victimsSubnet = f.AddSubnet(id, "handmade-2", "", "10.9.0.0/24", "10.9.0.1")
 	})
 	f.neutron.CompleteLate(neutronfake.UpdateSubnet)
 	if out := f.sync("net"); out.Err == nil {
 		t.Fatal("the pass whose mark's answer was lost succeeded")
 	}
-	// The victim's adoption, in the attacker's wait for a list: its
-	// subnet, then the network, each marked as the victim's.
+	// The victim's subnet is added by hand only now: an adoption compares
+	// every subnet of the network with spec.subnets (issue 42), so the
+	// attacker's read must have found its own subnet alone. Then the
+	// victim's adoption, in the attacker's wait for a list: its subnet,
+	// then the network, each marked as the victim's.
+	victimsSubnet := f.neutron.AddSubnet(seededNet, "handmade-2", "", "10.9.0.0/24", "10.9.0.1")
 	victim := neutron.Owner{Namespace: "victim", Name: "net", UID: otherUID}
 	name, desc := ours.ResourceName(victim), ours.Description()
 	if _, err := f.neutron.UpdateSubnet(f.ctx, victimsSubnet, neutron.SubnetUpdate{Name: &name, Description: &desc}); err != nil {
