@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
 )
 
@@ -129,6 +131,26 @@ func TestEverySubnetOfSpecSubnets(t *testing.T) {
 			check:       wantRanges(v4CIDR),
 		},
 		{
+			// The door's If-Match (inventory's writeOwned): the list that
+			// holds the subnet as ours is older than a person's rename.
+			name:      "a removed subnet a person took out of management since the list is not deleted",
+			network:   withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet)),
+			seed:      withV6Subnet,
+			afterList: renameSubnet(v6CIDR, "kept-by-hand", "not the controller's any more"),
+			wantErr:   "backoff",
+			// The delete onto the listed revision is refused (412); the
+			// read after it finds the mark gone, and nothing more is sent.
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.DeleteSubnet, neutronfake.SubnetsOf},
+			wantReady:   "False/" + samplecrdv1.ReasonProvisioning,
+			wantEvents:  []string{"Warning " + samplecrdv1.ReasonProvisioning},
+			check: func(t *testing.T, f *fixture) {
+				wantRanges(v4CIDR)(t, f)
+				if !slices.ContainsFunc(f.neutron.Subnets(), func(s neutron.Subnet) bool { return s.CIDR == v6CIDR && s.Name == "kept-by-hand" }) {
+					t.Errorf("the subnet a person took out of management is gone or changed: %+v", f.neutron.Subnets())
+				}
+			},
+		},
+		{
 			name:    "a subnet removed with a VM's port on it is blocked with a reason, and nothing is deleted",
 			network: withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet)),
 			seed: func(f *neutronfake.Neutron) {
@@ -150,6 +172,22 @@ func TestEverySubnetOfSpecSubnets(t *testing.T) {
 			},
 		},
 	})
+}
+
+// renameSubnet gives the subnet of cidr a person's name and description,
+// as one who takes it out of the controller's management does; the
+// requests the pass makes are counted from then on.
+func renameSubnet(cidr, name, description string) func(*neutronfake.Neutron) {
+	return func(f *neutronfake.Neutron) {
+		for _, s := range f.Subnets() {
+			if s.CIDR == cidr {
+				if _, err := f.UpdateSubnet(context.Background(), s.ID, neutron.SubnetUpdate{Name: &name, Description: &description}); err != nil {
+					panic(err)
+				}
+			}
+		}
+		f.ClearRequests() // the person's, not the pass's
+	}
 }
 
 // TestTwoSubnetsOfAFamilyAreRefusedBeforeNeutron: a spec that bypassed the
