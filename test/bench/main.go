@@ -246,6 +246,15 @@ func run(ctx context.Context, c config) error {
 	add("Client-side limiter: time requests waited for --kube-api-qps", fmt.Sprintf("%.1f s", waited),
 		fmt.Sprintf("%.0f%% of the %d workers' time; rest_client_rate_limiter_duration_seconds", 100*waited/(float64(c.workers)*elapsed.Seconds()), c.workers))
 
+	// Where the workers' time went: what they waited for Neutron, and for
+	// the API server's writes (Events included, which the broadcaster
+	// sends beside the workers), over what 8 workers had.
+	slots := float64(c.workers) * elapsed.Seconds()
+	neutronWait := m1.value("network_controller_neutron_request_duration_seconds_sum") - m0.value("network_controller_neutron_request_duration_seconds_sum")
+	apiWait := m1.kubeWriteSeconds() - m0.kubeWriteSeconds()
+	add("Workers' time during the creates: waiting for Neutron / for API writes", fmt.Sprintf("%.0f%% / %.0f%%", 100*neutronWait/slots, 100*apiWait/slots),
+		fmt.Sprintf("network_controller_neutron_request_duration_seconds and rest_client_request_duration_seconds (POST/PUT/PATCH/DELETE), over %d workers × the %s of the creates", c.workers, elapsed.Round(time.Millisecond)))
+
 	// 3. Cost per Network to reach Ready.
 	add("API server writes per Network (Network, its status)", fmt.Sprintf("%.2f", writesPerNet), "apiserver_request_total, resource networks")
 	add("Event writes per Network", fmt.Sprintf("%.2f", (a1.events-a0.events)/float64(c.n)), "apiserver_request_total, resource events")
@@ -766,6 +775,16 @@ func (m metricsText) kubeWrites() float64 {
 	total := 0.0
 	for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
 		total += m.value("rest_client_requests_total", `method="`+verb+`"`)
+	}
+	return total
+}
+
+// kubeWriteSeconds is the time the controller's API server writes took,
+// summed.
+func (m metricsText) kubeWriteSeconds() float64 {
+	total := 0.0
+	for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		total += m.value("rest_client_request_duration_seconds_sum", `verb="`+verb+`"`)
 	}
 	return total
 }
