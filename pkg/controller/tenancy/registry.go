@@ -260,7 +260,10 @@ func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading,
 	if rd.place, err = rd.client.Place(ctx); err != nil {
 		return rd, fmt.Errorf("learning where %s reaches: %w", key, err)
 	}
-	_, kept, ok, err := r.kept(ctx, key)
+	keptData, kept, ok, err := r.kept(ctx, key)
+	if err == nil && ok && kept.IsZero() {
+		kept, err = r.placeOfKept(ctx, key, keptData)
+	}
 	switch {
 	case err != nil:
 		return rd, err
@@ -269,6 +272,28 @@ func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading,
 		return rd, movedError(key, kept, rd.place)
 	}
 	return rd, nil
+}
+
+// placeOfKept learns where data, key's copy kept before places were (no
+// place recorded), reaches, and records it with the copy: a zero place
+// asks nothing of the credentials compared with it (neutron.CheckPlace),
+// and the Keeper would let any place overwrite the only credential of the
+// Networks made with it. A copy that cannot say (unparsable, or refused
+// by Keystone: a password rotated since) stays of unknown place, as
+// before; one Keystone does not answer for is asked again later.
+func (r *Registry) placeOfKept(ctx context.Context, key Key, data []byte) (neutron.Place, error) {
+	cloud, err := neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
+	if err != nil {
+		return neutron.Place{}, nil
+	}
+	place, err := r.opts.Connect(cloud).Place(ctx)
+	switch {
+	case neutron.IsAuthError(err) || neutron.IsCredentialsError(err):
+		return neutron.Place{}, nil
+	case err != nil:
+		return neutron.Place{}, fmt.Errorf("learning where the copy kept of %s reaches: %w", key, err)
+	}
+	return place, r.opts.Keeper.Keep(ctx, key, data, place)
 }
 
 // builtFrom reports whether key's value was built from a clouds.yaml of
