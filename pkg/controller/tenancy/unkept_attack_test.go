@@ -21,8 +21,11 @@ import (
 // it and its network is stranded in the namespace's project).
 //
 // The fix should guarantee: For returns a live Network's project only once
-// the Keeper holds a copy of the credential it was built from; until then
-// each For tries to keep it again, and fails while it cannot.
+// the Keeper holds a copy of the credential it was built from, bound to
+// the place Keystone said it reaches; until then each For tries to keep
+// it again, and fails while it cannot. (A reading of the same Secret
+// after RereadAfter kept it already, but with a zero place: the place is
+// learnt only when a credential is built.)
 func TestACredentialIsNotHandedOutBeforeItIsKept(t *testing.T) {
 	f := newFixture(t, 10, secret("team-a", "cloud", keystone))
 	busy := true
@@ -43,5 +46,10 @@ func TestACredentialIsNotHandedOutBeforeItIsKept(t *testing.T) {
 	}
 	if err != nil {
 		t.Errorf("the second For, the API server no longer busy: %v, want the project, its copy kept", err)
+	}
+	// Kept late, the copy still records the place the credential was
+	// bound to: a zero place would let any other overwrite it.
+	if _, place, ok, err := (SecretKeeper{Secrets: f.kube.CoreV1(), Namespace: controllerNamespace}).Kept(t.Context(), Key{"team-a", "cloud", "team"}); err == nil && ok && place != projectA {
+		t.Errorf("the copy kept late records %s, want %s", place, projectA)
 	}
 }
