@@ -35,9 +35,8 @@ import (
 // ErrMarkGone is what a write to a resource of the owner's returns when
 // Neutron's answer to a read no longer carries the owner's mark: someone
 // took it out of management, or another Network adopted it, after the
-// latest list . Nothing more is sent; the list asked for
-// drops it from the store, and the next pass sees it is not the
-// Network's.
+// latest list. Nothing more is sent; the list asked for drops it from
+// the store, and the next pass sees it is not the Network's.
 var ErrMarkGone = errors.New("the ownership mark is gone")
 
 // errGone is what a read before a write returns for a resource no longer
