@@ -62,7 +62,19 @@ func (inv *Inventory) allowRead(ctx context.Context) (context.Context, error) {
 	if err := inv.breaker.allow(); err != nil {
 		return ctx, err
 	}
-	return neutron.InPlace(ctx, inv.store.Status().Place), nil
+	listed := inv.store.Status().Place
+	return context.WithValue(neutron.InPlace(ctx, listed), listedKey{}, listed), nil
+}
+
+// listedKey is the context key of the place the store was listed in when
+// the door allowed a request (allowRead): the place the request goes to,
+// and so the only one whose store may record what it did.
+type listedKey struct{}
+
+// listedAt is the place the door allowed the request made with ctx in.
+func listedAt(ctx context.Context) neutron.Place {
+	place, _ := ctx.Value(listedKey{}).(neutron.Place)
+	return place
 }
 
 // fence returns ErrFenced while this replica cannot prove it still leads

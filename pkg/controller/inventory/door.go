@@ -49,7 +49,7 @@ func (inv *Inventory) CreateNetwork(ctx context.Context, owner neutron.Owner, mt
 		return neutron.Network{}, inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
-	inv.store.AddNetwork(owner, n)
+	inv.store.AddNetwork(listedAt(ctx), owner, n)
 	return n, nil
 }
 
@@ -66,47 +66,59 @@ func (inv *Inventory) CreateSubnet(ctx context.Context, owner neutron.Owner, req
 		return neutron.Subnet{}, inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
-	inv.store.AddSubnet(owner, s)
+	inv.store.AddSubnet(listedAt(ctx), owner, s)
 	return s, nil
 }
 
 // UpdateNetwork changes a network of owner's, onto the revision it reads
 // first (revision.go).
 func (inv *Inventory) UpdateNetwork(ctx context.Context, owner neutron.Owner, id string, u neutron.NetworkUpdate) (neutron.Network, error) {
+	n, _, err := inv.updateNetwork(ctx, owner, id, u)
+	return n, err
+}
+
+// updateNetwork is UpdateNetwork, and the place the update went to.
+func (inv *Inventory) updateNetwork(ctx context.Context, owner neutron.Owner, id string, u neutron.NetworkUpdate) (neutron.Network, neutron.Place, error) {
 	if !inv.ownsNetwork(owner, id) {
-		return neutron.Network{}, notOurs("network", id)
+		return neutron.Network{}, neutron.Place{}, notOurs("network", id)
 	}
 	var updated neutron.Network
-	err := inv.writeOwned(ctx, owner, nil, inv.networkRevision(owner, id), func(ctx context.Context, revision int) (err error) {
+	in, err := inv.writeOwned(ctx, owner, nil, inv.networkRevision(owner, id), func(ctx context.Context, revision int) (err error) {
 		u.IfRevision = &revision
 		updated, err = inv.client.UpdateNetwork(ctx, id, u)
 		return err
 	})
 	if err != nil {
-		return neutron.Network{}, err
+		return neutron.Network{}, in, err
 	}
-	inv.store.AddNetwork(owner, updated)
-	return updated, nil
+	inv.store.AddNetwork(in, owner, updated)
+	return updated, in, nil
 }
 
 // UpdateSubnet changes a subnet of owner's, onto the revision the store
 // holds (revision.go).
 func (inv *Inventory) UpdateSubnet(ctx context.Context, owner neutron.Owner, id string, u neutron.SubnetUpdate) (neutron.Subnet, error) {
+	s, _, err := inv.updateSubnet(ctx, owner, id, u)
+	return s, err
+}
+
+// updateSubnet is UpdateSubnet, and the place the update went to.
+func (inv *Inventory) updateSubnet(ctx context.Context, owner neutron.Owner, id string, u neutron.SubnetUpdate) (neutron.Subnet, neutron.Place, error) {
 	held, ok := inv.heldSubnet(owner, id)
 	if !ok {
-		return neutron.Subnet{}, notOurs("subnet", id)
+		return neutron.Subnet{}, neutron.Place{}, notOurs("subnet", id)
 	}
 	var updated neutron.Subnet
-	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) (err error) {
+	in, err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) (err error) {
 		u.IfRevision = &revision
 		updated, err = inv.client.UpdateSubnet(ctx, id, u)
 		return err
 	})
 	if err != nil {
-		return neutron.Subnet{}, err
+		return neutron.Subnet{}, in, err
 	}
-	inv.store.AddSubnet(owner, updated)
-	return updated, nil
+	inv.store.AddSubnet(in, owner, updated)
+	return updated, in, nil
 }
 
 // DeleteSubnet deletes a subnet of owner's, onto the revision the store
@@ -116,13 +128,13 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 	if !ok {
 		return notOurs("subnet", id)
 	}
-	err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) error {
+	in, err := inv.writeOwned(ctx, owner, &held.RevisionNumber, inv.subnetRevision(owner, held), func(ctx context.Context, revision int) error {
 		return inv.client.DeleteSubnet(ctx, id, revision)
 	})
 	if err != nil && !gone(err) {
 		return err
 	}
-	inv.store.RemoveSubnet(owner, id)
+	inv.store.RemoveSubnet(in, owner, id)
 	return nil
 }
 
@@ -147,13 +159,13 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 		}
 		return n.RevisionNumber, inv.onlyOwners(ctx, owner, n)
 	}
-	err := inv.writeOwned(ctx, owner, nil, onlyOwners, func(ctx context.Context, revision int) error {
+	in, err := inv.writeOwned(ctx, owner, nil, onlyOwners, func(ctx context.Context, revision int) error {
 		return inv.client.DeleteNetwork(ctx, id, revision)
 	})
 	if err != nil && !gone(err) {
 		return err
 	}
-	inv.store.RemoveNetwork(owner, id)
+	inv.store.RemoveNetwork(in, owner, id)
 	return nil
 }
 
@@ -233,10 +245,11 @@ func (inv *Inventory) ReleaseSubnet(ctx context.Context, owner neutron.Owner, id
 	if orig != nil {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
-	if _, err := inv.UpdateSubnet(ctx, owner, id, u); err != nil && !gone(err) {
+	_, in, err := inv.updateSubnet(ctx, owner, id, u)
+	if err != nil && !gone(err) {
 		return err
 	}
-	inv.store.RemoveSubnet(owner, id)
+	inv.store.RemoveSubnet(in, owner, id)
 	return nil
 }
 
@@ -246,10 +259,11 @@ func (inv *Inventory) ReleaseNetwork(ctx context.Context, owner neutron.Owner, i
 	if orig != nil {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
-	if _, err := inv.UpdateNetwork(ctx, owner, id, u); err != nil && !gone(err) {
+	_, in, err := inv.updateNetwork(ctx, owner, id, u)
+	if err != nil && !gone(err) {
 		return err
 	}
-	inv.store.RemoveNetwork(owner, id)
+	inv.store.RemoveNetwork(in, owner, id)
 	return nil
 }
 
@@ -275,7 +289,7 @@ func (inv *Inventory) MarkSubnet(ctx context.Context, owner neutron.Owner, s neu
 		return inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
-	inv.store.AddSubnet(owner, marked)
+	inv.store.AddSubnet(listedAt(ctx), owner, marked)
 	return nil
 }
 
@@ -296,7 +310,7 @@ func (inv *Inventory) MarkNetwork(ctx context.Context, owner neutron.Owner, n ne
 		return neutron.Network{}, inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
-	inv.store.AddNetwork(owner, marked)
+	inv.store.AddNetwork(listedAt(ctx), owner, marked)
 	return marked, nil
 }
 
@@ -361,13 +375,17 @@ func (inv *Inventory) FindSubnetPool(ctx context.Context, nameOrID string) (neut
 // name and the mark and that match accepts: a create of ours that
 // completed after its answer was lost. It records what it finds.
 func (inv *Inventory) FindLateSubnet(ctx context.Context, owner neutron.Owner, networkID string, match func(neutron.Subnet) bool) (neutron.Subnet, bool, error) {
-	subs, err := inv.SubnetsOf(ctx, networkID)
+	ctx, err := inv.allowRead(ctx)
 	if err != nil {
+		return neutron.Subnet{}, false, err
+	}
+	subs, err := inv.client.SubnetsOf(ctx, networkID)
+	if err = inv.afterFailedRead(err); err != nil {
 		return neutron.Subnet{}, false, err
 	}
 	for _, s := range subs {
 		if o, ok := inv.mark.OwnerOf(s.Name, s.Description); ok && o.UID == owner.UID && match(s) {
-			inv.store.AddSubnet(owner, s)
+			inv.store.AddSubnet(listedAt(ctx), owner, s)
 			klog.FromContext(ctx).Info("Found our subnet, created late, on an overlap refusal", "subnetID", s.ID)
 			return s, true, nil
 		}

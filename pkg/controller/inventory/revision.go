@@ -35,9 +35,8 @@ import (
 // ErrMarkGone is what a write to a resource of the owner's returns when
 // Neutron's answer to a read no longer carries the owner's mark: someone
 // took it out of management, or another Network adopted it, after the
-// latest list . Nothing more is sent; the list asked for
-// drops it from the store, and the next pass sees it is not the
-// Network's.
+// latest list. Nothing more is sent; the list asked for drops it from
+// the store, and the next pass sees it is not the Network's.
 var ErrMarkGone = errors.New("the ownership mark is gone")
 
 // errGone is what a read before a write returns for a resource no longer
@@ -53,12 +52,19 @@ type revisionReader func(ctx context.Context) (revision int, err error)
 // writeOwned sends write, a write of owner's, onto known (nil: onto what
 // read returns), and onto what read returns once more if Neutron refuses
 // it as stale, each with the ctx the door's checks return. The fence is
-// asked again after each read, at the last moment.
-func (inv *Inventory) writeOwned(ctx context.Context, owner neutron.Owner, known *int, read revisionReader, write func(ctx context.Context, revision int) error) error {
+// asked again after each read, at the last moment. It returns the place
+// the requests went to (listedAt), in which the caller records what they
+// did.
+func (inv *Inventory) writeOwned(ctx context.Context, owner neutron.Owner, known *int, read revisionReader, write func(ctx context.Context, revision int) error) (neutron.Place, error) {
 	ctx, err := inv.allowWrite(ctx, owner)
 	if err != nil {
-		return err
+		return neutron.Place{}, err
 	}
+	return listedAt(ctx), inv.writeAllowed(ctx, owner, known, read, write)
+}
+
+// writeAllowed is writeOwned once the door has allowed the write (ctx).
+func (inv *Inventory) writeAllowed(ctx context.Context, owner neutron.Owner, known *int, read revisionReader, write func(ctx context.Context, revision int) error) error {
 	revision := known
 	for try := 0; ; try++ {
 		if revision == nil {

@@ -142,43 +142,45 @@ func (inv *Inventory) CreateRouter(ctx context.Context, owner neutron.Owner, gat
 		return neutron.Router{}, inv.afterFailedWrite(owner, err)
 	}
 	inv.breaker.succeed()
-	inv.store.AddRouter(owner, r)
+	inv.store.AddRouter(listedAt(ctx), owner, r)
 	return r, nil
 }
 
 // UpdateRouterGateway moves the gateway of owner's router id to the
 // external network gatewayNetworkID.
 func (inv *Inventory) UpdateRouterGateway(ctx context.Context, owner neutron.Owner, id, gatewayNetworkID string) (neutron.Router, error) {
-	return inv.updateRouter(ctx, owner, id, &gatewayNetworkID, nil)
+	r, _, err := inv.updateRouter(ctx, owner, id, &gatewayNetworkID, nil)
+	return r, err
 }
 
 // ReleaseRouter gives up owner's router id without deleting it
 // (deletionPolicy: Orphan), as ReleaseNetwork does a network; one that is
 // gone counts as released.
 func (inv *Inventory) ReleaseRouter(ctx context.Context, owner neutron.Owner, id string) error {
-	if _, err := inv.updateRouter(ctx, owner, id, nil, ptr.To(inv.mark.Released(owner))); err != nil && !gone(err) {
+	_, in, err := inv.updateRouter(ctx, owner, id, nil, ptr.To(inv.mark.Released(owner)))
+	if err != nil && !gone(err) {
 		return err
 	}
-	inv.store.RemoveRouter(owner, id)
+	inv.store.RemoveRouter(in, owner, id)
 	return nil
 }
 
 // updateRouter changes owner's router id once a read has shown it still
-// carries owner's mark (routerMarked).
-func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id string, gatewayNetworkID, description *string) (neutron.Router, error) {
+// carries owner's mark (routerMarked), and returns the place it went to.
+func (inv *Inventory) updateRouter(ctx context.Context, owner neutron.Owner, id string, gatewayNetworkID, description *string) (neutron.Router, neutron.Place, error) {
 	if !inv.ownsRouter(owner, id) {
-		return neutron.Router{}, notOurs("router", id)
+		return neutron.Router{}, neutron.Place{}, notOurs("router", id)
 	}
 	var r neutron.Router
-	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) (err error) {
+	in, err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) (err error) {
 		r, err = inv.client.UpdateRouter(ctx, id, gatewayNetworkID, description, revision)
 		return err
 	})
 	if err != nil {
-		return neutron.Router{}, err
+		return neutron.Router{}, in, err
 	}
-	inv.store.AddRouter(owner, r)
-	return r, nil
+	inv.store.AddRouter(in, owner, r)
+	return r, in, nil
 }
 
 // DeleteRouter deletes owner's router id once a read has shown it still
@@ -188,13 +190,13 @@ func (inv *Inventory) DeleteRouter(ctx context.Context, owner neutron.Owner, id 
 	if !inv.ownsRouter(owner, id) {
 		return notOurs("router", id)
 	}
-	err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) error {
+	in, err := inv.writeOwned(ctx, owner, nil, inv.routerMarked(owner, id), func(ctx context.Context, revision int) error {
 		return inv.client.DeleteRouter(ctx, id, revision)
 	})
 	if err != nil && !gone(err) {
 		return err
 	}
-	inv.store.RemoveRouter(owner, id)
+	inv.store.RemoveRouter(in, owner, id)
 	return nil
 }
 

@@ -22,7 +22,9 @@ import (
 // That is its one job. It is filled by Refresh, and the Inventory records
 // the controller's own writes in it (Add*, Remove*) as Neutron confirms
 // them, so a sync always sees what the previous sync did. It makes no
-// write requests.
+// write requests. What it holds is of one place, the one it was last
+// listed in (Status.Place): each write is recorded with the place it went
+// to (in), and only while that is still the store's.
 type Store struct {
 	client neutron.Interface
 	mark   neutron.Mark
@@ -158,8 +160,11 @@ func (inv *Store) current(uid types.UID) *Owned {
 func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64, place neutron.Place) []types.UID {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
+	// A write recorded during the lists is of the place the store was
+	// listed in before them: a list of another place keeps none of it.
+	moved := place != inv.status.Place
 	for uid, at := range inv.written {
-		if at > startWrites {
+		if at > startWrites && !moved {
 			// Written during the lists: keep what the write recorded.
 			if cur := inv.byUID[uid]; cur != nil {
 				fresh[uid] = cur
@@ -189,54 +194,63 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWri
 }
 
 // AddNetwork records a network of owner that Neutron confirmed.
-func (inv *Store) AddNetwork(owner neutron.Owner, n neutron.Network) {
-	inv.record(owner, func(o *Owned) {
+func (inv *Store) AddNetwork(in neutron.Place, owner neutron.Owner, n neutron.Network) {
+	inv.record(in, owner, func(o *Owned) {
 		o.Networks = append(slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == n.ID }), n)
 	})
 }
 
 // AddSubnet records a subnet of owner that Neutron confirmed (created,
 // adopted or updated).
-func (inv *Store) AddSubnet(owner neutron.Owner, s neutron.Subnet) {
-	inv.record(owner, func(o *Owned) {
+func (inv *Store) AddSubnet(in neutron.Place, owner neutron.Owner, s neutron.Subnet) {
+	inv.record(in, owner, func(o *Owned) {
 		o.Subnets = append(slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == s.ID }), s)
 	})
 }
 
 // RemoveSubnet forgets a subnet of owner that Neutron deleted.
-func (inv *Store) RemoveSubnet(owner neutron.Owner, id string) {
-	inv.record(owner, func(o *Owned) {
+func (inv *Store) RemoveSubnet(in neutron.Place, owner neutron.Owner, id string) {
+	inv.record(in, owner, func(o *Owned) {
 		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == id })
 	})
 }
 
 // RemoveNetwork forgets a network of owner that Neutron deleted, and its
 // subnets: Neutron deletes them with it.
-func (inv *Store) RemoveNetwork(owner neutron.Owner, id string) {
-	inv.record(owner, func(o *Owned) {
+func (inv *Store) RemoveNetwork(in neutron.Place, owner neutron.Owner, id string) {
+	inv.record(in, owner, func(o *Owned) {
 		o.Networks = slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == id })
 		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.NetworkID == id })
 	})
 }
 
 // AddRouter records a router of owner that Neutron confirmed.
-func (inv *Store) AddRouter(owner neutron.Owner, r neutron.Router) {
-	inv.record(owner, func(o *Owned) {
+func (inv *Store) AddRouter(in neutron.Place, owner neutron.Owner, r neutron.Router) {
+	inv.record(in, owner, func(o *Owned) {
 		o.Routers = append(slices.DeleteFunc(o.Routers, func(x neutron.Router) bool { return x.ID == r.ID }), r)
 	})
 }
 
 // RemoveRouter forgets a router of owner that Neutron deleted.
-func (inv *Store) RemoveRouter(owner neutron.Owner, id string) {
-	inv.record(owner, func(o *Owned) {
+func (inv *Store) RemoveRouter(in neutron.Place, owner neutron.Owner, id string) {
+	inv.record(in, owner, func(o *Owned) {
 		o.Routers = slices.DeleteFunc(o.Routers, func(x neutron.Router) bool { return x.ID == id })
 	})
 }
 
-// record applies a write to owner's entry.
-func (inv *Store) record(owner neutron.Owner, change func(o *Owned)) {
+// record applies a write to owner's entry, made in place in (the place
+// the store was listed in when the door allowed it). The store holds only
+// what is in the place it was last listed in (Status.Place): a write of
+// another place, answered once a list of this one has replaced the store,
+// is not recorded (the door requires the listed place of every request,
+// so a read of that ID here would be another place's 404, counted as a
+// delete). A list of its own place finds it again.
+func (inv *Store) record(in neutron.Place, owner neutron.Owner, change func(o *Owned)) {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
+	if in != inv.status.Place {
+		return
+	}
 	o := inv.byUID[owner.UID]
 	if o == nil {
 		// What the controller writes is named with its own cluster's UID.

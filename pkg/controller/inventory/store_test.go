@@ -54,7 +54,7 @@ func TestRefreshReportsWhatChangedBehindOurBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv.AddNetwork(ownerB, n)
+	inv.AddNetwork(inv.Status().Place, ownerB, n)
 	if changed, _ := inv.Refresh(ctx); len(changed) != 0 {
 		t.Errorf("our own create reported as a change: %v", changed)
 	}
@@ -149,7 +149,7 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv.AddNetwork(ownerA, n)
+		inv.AddNetwork(inv.Status().Place, ownerA, n)
 	}
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)

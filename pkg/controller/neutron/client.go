@@ -96,7 +96,44 @@ func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gopherclou
 	if c.scoped && project == "" {
 		return nil, Place{}, &CredentialsError{Reason: "the cloud's token is scoped to no project (a system or domain scope): a namespace's cloud must be scoped to one project, to which everything the controller lists and looks up for it is narrowed"}
 	}
+	if c.auth.AllowReauth {
+		provider.ReauthFunc = c.reauthIn(provider, project)
+	}
 	return client, c.placeOf(project), nil
+}
+
+// reauthIn is provider's re-authentication (a token expired or revoked,
+// answered 401 inside a request, which gophercloud then sends again),
+// which keeps only a token of project, the one the client's place names.
+// Keystone gives a clouds.yaml that names its project by name (or none: a
+// user's default) whichever project has that name then, one deleted and
+// made again included: the request, which the Session let go because the
+// client's place was the one it requires, would be sent there. A token of
+// another project is not used: the request fails with the 401 it got (an
+// *AuthError, which drops the Session's client, so that the next connect
+// learns the new place and the request's requirement refuses it). The
+// token is made on a copy of provider, as gophercloud's own
+// re-authentication does, so that no other request takes it meanwhile.
+func (c *Cloud) reauthIn(provider *gophercloud.ProviderClient, project string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		fresh := *provider
+		fresh.SetThrowaway(true)
+		fresh.ReauthFunc = nil
+		if err := fresh.SetTokenAndAuthResult(nil); err != nil {
+			return err
+		}
+		opts := c.auth
+		opts.AllowReauth = false
+		if err := openstack.Authenticate(ctx, &fresh, opts); err != nil {
+			return err
+		}
+		if now := tokenProject(&fresh); now != project {
+			return &CredentialsError{Reason: fmt.Sprintf(
+				"re-authenticating gave a token of project %q, not of project %q that the client reaches: nothing was sent with it", now, project)}
+		}
+		provider.CopyTokenFrom(&fresh)
+		return nil
+	}
 }
 
 // placeOf is the place c's token of project reaches. The interface is the

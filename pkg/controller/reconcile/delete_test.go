@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -336,7 +335,7 @@ func TestADeleteTakesNoSubnetThatIsNotItsOwn(t *testing.T) {
 func TestASubnetMadeDuringTheDeleteIsNotTaken(t *testing.T) {
 	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 		inSync("192.168.0.0/16", "192.168.0.1"))
-	racing := &subnetAfterRead{Interface: f.neutron, add: func() {
+	racing := &changedAfterRead{Interface: f.neutron, times: 1, change: func() {
 		strangerSubnets[0].seed(f.neutron)
 	}}
 	f.connect(racing, defaultOptions(), nil)
@@ -357,21 +356,4 @@ func TestASubnetMadeDuringTheDeleteIsNotTaken(t *testing.T) {
 	if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {
 		t.Errorf("Ready = %+v, want DeletionBlocked naming %s", cond, strangerSubnet)
 	}
-}
-
-// subnetAfterRead is Neutron where someone makes a subnet (add) just after
-// the first read of a network, before anything else reaches Neutron.
-type subnetAfterRead struct {
-	neutron.Interface
-	add  func()
-	done bool
-}
-
-func (s *subnetAfterRead) GetNetwork(ctx context.Context, id string) (neutron.Network, error) {
-	n, err := s.Interface.GetNetwork(ctx, id)
-	if !s.done {
-		s.done = true
-		s.add()
-	}
-	return n, err
 }

@@ -189,7 +189,8 @@ func (p *pass) samePlace(ctx context.Context) error {
 // recordPlace stores, in a Network's status that records no place, the
 // place its credentials reach, before anything is made or adopted (or,
 // for a Network made before places were recorded, before anything more is
-// done), once neutron.CheckPlace agrees with what status says. The pass
+// done), once neutron.CheckPlace agrees with what status says and the
+// inventory has been listed in that place. The pass
 // goes on only once the API server has it, so a network can never be made
 // in a place status does not name, even if its subnet is refused or the
 // process dies right after the create; every later pass checks the
@@ -204,6 +205,14 @@ func (p *pass) recordPlace(ctx context.Context) error {
 		return err
 	}
 	if err := neutron.CheckPlace(recordedPlace(p.network.Status), now); err != nil {
+		return err
+	}
+	// Only a place the inventory was listed in: every request of the pass
+	// goes through its door, which requires that place. Credentials that
+	// reach another for a moment (a clouds.yaml swapped and put back)
+	// would otherwise be recorded for good, and the Network, with nothing
+	// anywhere, would wait for them for ever. ListedIn asks for a list.
+	if err := p.inv.ListedIn(now); err != nil {
 		return err
 	}
 	return p.writeRecord(ctx, "the place, "+now.String()+",", Record{Place: now, Adopted: p.recorded.Adopted})

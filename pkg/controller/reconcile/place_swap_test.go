@@ -24,25 +24,60 @@ func TestACreateGoesOnlyToTheRecordedPlace(t *testing.T) {
 		n.SetProject("project-a")
 		n.SetRegion("region-1")
 	})
-	swapped := false
-	swapBeforeTheDoor := func() error {
-		if !swapped {
-			swapped = true
+	swapped := swapAtTheDoor(f)
+
+	out := f.sync("net")
+	if n := f.neutron.Networks(); len(n) != 0 {
+		t.Errorf("region 2 holds %+v, made for a Network whose status.place is region 1", n)
+	}
+	if !*swapped || !neutron.IsCredentialsError(out.Err) {
+		t.Errorf("outcome %+v (swapped: %t), want a CredentialsError", out, *swapped)
+	}
+}
+
+// TestADeleteGoesOnlyToTheRecordedPlace: the same swap, during the delete
+// of a Network whose network and subnet are in region 1. The door's read
+// of the network, in region 2, would answer 404, and the delete take it
+// for done: the finalizer would go, and region 1's network stay, marked,
+// where nothing lists it again. The delete's requests require the place
+// status records, as the ladder's do.
+func TestADeleteGoesOnlyToTheRecordedPlace(t *testing.T) {
+	network := deleting(inPlace("project-a", "region-1")(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)))
+	f := newFixture(t, network, func(n *neutronfake.Neutron) {
+		n.SetProject("project-a")
+		n.SetRegion("region-1")
+		inSync("192.168.0.0/16", "192.168.0.1")(n)
+	})
+	swapped := swapAtTheDoor(f)
+
+	out := f.sync("net")
+	if out.Finalized || !hasFinalizer(f.network("net")) {
+		t.Errorf("outcome %+v: the finalizer went while the network is in region 1", out)
+	}
+	f.neutron.SetRegion("region-1")
+	if n := f.neutron.Networks(); !*swapped || len(n) != 1 {
+		t.Errorf("region 1 holds %+v (swapped: %t), want the Network's network", n, *swapped)
+	}
+}
+
+// swapAtTheDoor rebuilds f's inventory so that the credentials move to
+// region 2, and a list of region 2 completes, at the door's first check
+// (its fence): after the pass's own check of the place, before any
+// request of the door. It returns whether the swap has happened.
+func swapAtTheDoor(f *fixture) *bool {
+	f.t.Helper()
+	swapped := new(bool)
+	swap := func() error {
+		if !*swapped {
+			*swapped = true
 			f.neutron.SetRegion("region-2")
 			f.list()
 		}
 		return nil
 	}
 	f.inv = inventory.New(f.neutron, ours, inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: f.clock,
-		Fence: swapBeforeTheDoor})
+		Fence: swap})
 	f.r = New(f.inv, ours, Options{Records: ApplyRecord{Client: f.client}})
 	f.list()
-
-	out := f.sync("net")
-	if n := f.neutron.Networks(); len(n) != 0 {
-		t.Errorf("region 2 holds %+v, made for a Network whose status.place is region 1", n)
-	}
-	if !swapped || !neutron.IsCredentialsError(out.Err) {
-		t.Errorf("outcome %+v (swapped: %t), want a CredentialsError", out, swapped)
-	}
+	return swapped
 }

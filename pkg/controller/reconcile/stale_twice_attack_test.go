@@ -12,11 +12,12 @@ import (
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
-// changedAfterRead is Neutron where someone changes a subnet on the
-// network (change) just after each of the first reads of it: a person
-// editing the DNS servers of a subnet on it, or anyone in the project
-// making, changing or deleting a subnet there. Each raises the network's
-// revision between the door's read and its write.
+// changedAfterRead is Neutron where something happens (change) just after
+// each of the first times reads of a network, before anything else
+// reaches Neutron: a person editing the DNS servers of a subnet on it, or
+// anyone in the project making, changing or deleting a subnet there (each
+// raises the network's revision between the door's read and its write),
+// or a Lease taken over.
 type changedAfterRead struct {
 	neutron.Interface
 	change func()

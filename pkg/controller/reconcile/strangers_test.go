@@ -202,7 +202,7 @@ func TestASubnetOnADuplicateNeitherFreezesTheNetworkNorBlamesNeutron(t *testing.
 func TestTheFenceIsAskedAtTheLastMomentBeforeANetworkDelete(t *testing.T) {
 	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 		inSync("192.168.0.0/16", "192.168.0.1"))
-	deposed := &subnetAfterRead{Interface: f.neutron, add: func() { f.fenced = errors.New("the Lease was taken over while the network was read") }}
+	deposed := &changedAfterRead{Interface: f.neutron, times: 1, change: func() { f.fenced = errors.New("the Lease was taken over while the network was read") }}
 	f.connect(deposed, defaultOptions(), nil)
 
 	out := f.sync("net")

@@ -90,9 +90,10 @@ type tenant struct {
 	// value is what was built from the credential; valid when built.
 	value *Project
 	built bool
-	// digest is the Secret's clouds.yaml the value was built from; kept
-	// says the Keeper holds that one.
+	// digest is the Secret's clouds.yaml the value was built from, place
+	// where Keystone said it reaches; kept says the Keeper holds that one.
 	digest [sha256.Size]byte
+	place  neutron.Place
 	kept   bool
 	// err is why the latest reading cannot be used; nil when it can.
 	err error
@@ -195,7 +196,7 @@ func (r *Registry) For(ctx context.Context, network *samplecrdv2.Network) (*Proj
 			}
 		}
 	}
-	value, err := r.update(key, rd.digest, rd.client, cmp.Or(err, rd.err), now, deleting)
+	value, err := r.update(key, rd, cmp.Or(err, rd.err), now, deleting)
 	if readErr != nil && err == nil {
 		r.refuseLive(key, readErr)
 	}
@@ -219,7 +220,7 @@ func (r *Registry) standIn(ctx context.Context, key Key, why error) (rd aReading
 		return aReading{err: why}, nil, nil
 	}
 	rd = aReading{digest: sha256.Sum256(data), place: place}
-	if r.builtFrom(key, rd.digest) {
+	if _, ok := r.builtAt(key, rd.digest); ok {
 		return rd, why, nil
 	}
 	cloud, err := neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
@@ -248,7 +249,9 @@ type aReading struct {
 // from is neither parsed nor connected again.
 func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading, error) {
 	rd := aReading{digest: sha256.Sum256(data)}
-	if r.builtFrom(key, rd.digest) {
+	if place, ok := r.builtAt(key, rd.digest); ok {
+		// Where it was bound: what a copy kept now records.
+		rd.place = place
 		return rd, nil
 	}
 	cloud, err := neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
@@ -261,7 +264,10 @@ func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading,
 	if rd.place, err = rd.client.Place(ctx); err != nil {
 		return rd, fmt.Errorf("learning where %s reaches: %w", key, err)
 	}
-	_, kept, ok, err := r.kept(ctx, key)
+	keptData, kept, ok, err := r.kept(ctx, key)
+	if err == nil && ok && kept.IsZero() {
+		kept, err = r.placeOfKept(ctx, key, keptData)
+	}
 	switch {
 	case err != nil:
 		return rd, err
@@ -272,13 +278,38 @@ func (r *Registry) reading(ctx context.Context, key Key, data []byte) (aReading,
 	return rd, nil
 }
 
-// builtFrom reports whether key's value was built from a clouds.yaml of
-// digest.
-func (r *Registry) builtFrom(key Key, digest [sha256.Size]byte) bool {
+// placeOfKept learns where data, key's copy kept before places were (no
+// place recorded), reaches, and records it with the copy: a zero place
+// asks nothing of the credentials compared with it (neutron.CheckPlace),
+// and the Keeper would let any place overwrite the only credential of the
+// Networks made with it. A copy that cannot say (unparsable, or refused
+// by Keystone: a password rotated since) stays of unknown place, as
+// before; one Keystone does not answer for is asked again later.
+func (r *Registry) placeOfKept(ctx context.Context, key Key, data []byte) (neutron.Place, error) {
+	cloud, err := neutron.ParseTenantCloud(r.opts.Own, data, key.Cloud)
+	if err != nil {
+		return neutron.Place{}, nil
+	}
+	place, err := r.opts.Connect(cloud).Place(ctx)
+	switch {
+	case neutron.IsAuthError(err) || neutron.IsCredentialsError(err):
+		return neutron.Place{}, nil
+	case err != nil:
+		return neutron.Place{}, fmt.Errorf("learning where the copy kept of %s reaches: %w", key, err)
+	}
+	return place, r.opts.Keeper.Keep(ctx, key, data, place)
+}
+
+// builtAt returns the place key's value was bound to, if it was built
+// from a clouds.yaml of digest.
+func (r *Registry) builtAt(key Key, digest [sha256.Size]byte) (neutron.Place, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
-	return ok && t.built && t.digest == digest
+	if !ok || !t.built || t.digest != digest {
+		return neutron.Place{}, false
+	}
+	return t.place, true
 }
 
 // refuseLive records err as key's reading, which Networks that are not
@@ -354,7 +385,8 @@ func (r *Registry) Release(ctx context.Context, key Key) error {
 }
 
 // cached answers from the latest reading while it holds (fresh). A
-// deleting Network takes a value built before over a newer refusal.
+// deleting Network takes a value built before over a newer refusal; a
+// live one is not answered from a value whose copy is not kept.
 func (r *Registry) cached(key Key, now time.Time, deleting bool) (_ *Project, _ error, fresh bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -368,6 +400,11 @@ func (r *Registry) cached(key Key, now time.Time, deleting bool) (_ *Project, _ 
 		return nil, nil, false
 	}
 	if now.Sub(t.readAt) >= r.opts.RereadAfter {
+		return nil, nil, false
+	}
+	if t.built && t.err == nil && !deleting && !t.kept && r.opts.Keeper != nil {
+		// Built, but its copy not kept yet (the keep failed): a live
+		// Network gets it only from a reading that keeps it first.
 		return nil, nil, false
 	}
 	t.usedAt = now
@@ -397,10 +434,12 @@ func (r *Registry) read(ctx context.Context, key Key) ([]byte, error) {
 }
 
 // update records a reading of key: the client on the cloud it gave (nil
-// when it is the one the value was built from), or why it cannot be used. A cloud that differs from the one the value was built from
+// when it is the one the value was built from) and the place it reaches,
+// or why it cannot be used. A cloud that differs from the one the value was built from
 // replaces it (its loop stopped, a new one started); the same one only
 // renews the reading.
-func (r *Registry) update(key Key, digest [sha256.Size]byte, client neutron.Interface, err error, now time.Time, deleting bool) (*Project, error) {
+func (r *Registry) update(key Key, rd aReading, err error, now time.Time, deleting bool) (*Project, error) {
+	digest, client := rd.digest, rd.client
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.tenants[key]
@@ -435,7 +474,7 @@ func (r *Registry) update(key Key, digest [sha256.Size]byte, client neutron.Inte
 	r.makeRoom(key)
 	ctx, stop := context.WithCancel(r.ctx)
 	old, wasBuilt := t.value, t.built
-	t.value, t.built, t.digest, t.kept, t.stop = r.opts.Build(key, client), true, digest, false, stop
+	t.value, t.built, t.digest, t.place, t.kept, t.stop = r.opts.Build(key, client), true, digest, rd.place, false, stop
 	if wasBuilt && r.opts.Inherit != nil {
 		r.opts.Inherit(old, t.value)
 	}
