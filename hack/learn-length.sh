@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Prints what a learner reads on the learning path (README's "Learn the
-# pattern" leads there): each chapter of docs/learn but the last (building
-# your own, which is typing, not reading), and the code the
-# chapters send the learner to, in lines and words, and the total. README
-# states the total; test/docs runs this script and fails when the two drift
-# apart.
+# pattern" leads there): each chapter of docs/learn up to 12 (13, building
+# your own, is typing, not reading), and the code the chapters send the
+# learner to, in lines and words, and the total. The chapters after 13
+# (14, API versions and conversion) are beyond the hour: they follow the
+# total with a figure of their own, their chapters and the code they name
+# that the path has not already counted. README states both figures;
+# test/docs runs this script and fails when they drift apart.
 #
 # What a chapter sends the learner to is each link to a .go file above the
 # chapter's "Beyond the path" heading (what is below it is further reading):
@@ -18,48 +20,21 @@ set -o pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-total_lines=0
-total_words=0
 row() {
-	printf '%-58s %6d %6d\n' "$1" "$2" "$3"
-	total_lines=$((total_lines + $2))
-	total_words=$((total_words + $3))
+	printf '%-72s %6d %6d\n' "$1" "$2" "$3"
+	lines_sum=$((lines_sum + $2))
+	words_sum=$((words_sum + $3))
 }
 
-printf '%-58s %6s %6s\n' "chapter, or code a chapter names" lines words
-declare -A seen=()
-units=()
-for chapter in docs/learn/[0-9][0-9]-*.md; do
-	# The last chapter is building time, not reading: its steps are typed.
-	[[ "${chapter}" == */13-build-your-own.md ]] && continue
-	read -r lines words _ < <(wc -lw "${chapter}")
-	row "${chapter}" "${lines}" "${words}"
-	# The links of the chapter's path: everything above "Beyond the path".
-	while IFS=$'\t' read -r text target; do
-		file=$(realpath --relative-to=. "docs/learn/${target%%#*}")
-		name=${text//\`/}
-		if [[ "${text}" == \`*\` && "${name}" =~ ^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$ ]]; then
-			unit="${file} ${name}"
-		else
-			unit="${file}"
-		fi
-		if [[ -z "${seen[${unit}]:-}" ]]; then
-			seen[${unit}]=1
-			units+=("${unit}")
-		fi
-	done < <(sed '/^## Beyond the path/,$d' "${chapter}" |
-		grep -oE '\[[^]]+\]\([^)]+\.go(#[^)]*)?\)' |
-		sed -E 's/^\[([^]]+)\]\(([^)]+)\)$/\1\t\2/')
-done
-
 # declaration prints the declaration of name in file, its doc comment
-# included: a func, a method (Type.Method) or a type, up to the closing
-# brace at the start of a line (gofmt's layout). go doc -src does it for a
-# package's code, not for a test file's fixture such as newFixture.
+# included: a func, a method (Type.Method, its receiver named or not, as
+# func (Webhook) ServeHTTP is) or a type, up to the closing brace at the
+# start of a line (gofmt's layout). go doc -src does it for a package's
+# code, not for a test file's fixture such as newFixture.
 declaration() {
 	local file=$1 name=$2 start
 	if [[ "${name}" == *.* ]]; then
-		start="^func \\([A-Za-z_]+ \\*?${name%%.*}\\) ${name#*.}\\("
+		start="^func \\(([A-Za-z_]+ )?\\*?${name%%.*}\\) ${name#*.}\\("
 	else
 		start="^(func ${name}\\(|type ${name} )"
 	fi
@@ -71,24 +46,72 @@ declaration() {
 	' "${file}"
 }
 
-code_lines=0
-for unit in "${units[@]}"; do
-	read -r file name <<<"${unit}"
-	if [[ -n "${name:-}" ]]; then
-		src=$(declaration "${file}" "${name}")
-		if [[ -z "${src}" ]]; then
-			echo "${file} declares no ${name}" >&2
-			exit 1
+# measure prints a row for each chapter given and each piece of code they
+# name that no chapter measured before has named (seen), and leaves their
+# sums in lines_sum, words_sum and code_sum.
+declare -A seen=()
+measure() {
+	local chapter text target file name unit lines words src label
+	local units=()
+	lines_sum=0 words_sum=0 code_sum=0
+	for chapter in "$@"; do
+		read -r lines words _ < <(wc -lw "${chapter}")
+		row "${chapter}" "${lines}" "${words}"
+		# The links of the chapter's path: everything above "Beyond the path".
+		while IFS=$'\t' read -r text target; do
+			file=$(realpath --relative-to=. "docs/learn/${target%%#*}")
+			name=${text//\`/}
+			if [[ "${text}" == \`*\` && "${name}" =~ ^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$ ]]; then
+				unit="${file} ${name}"
+			else
+				unit="${file}"
+			fi
+			if [[ -z "${seen[${unit}]:-}" ]]; then
+				seen[${unit}]=1
+				units+=("${unit}")
+			fi
+		done < <(sed '/^## Beyond the path/,$d' "${chapter}" |
+			grep -oE '\[[^]]+\]\([^)]+\.go(#[^)]*)?\)' |
+			sed -E 's/^\[([^]]+)\]\(([^)]+)\)$/\1\t\2/')
+	done
+	for unit in "${units[@]}"; do
+		read -r file name <<<"${unit}"
+		if [[ -n "${name:-}" ]]; then
+			src=$(declaration "${file}" "${name}")
+			if [[ -z "${src}" ]]; then
+				echo "${file} declares no ${name}" >&2
+				exit 1
+			fi
+			lines=$(printf '%s\n' "${src}" | wc -l)
+			words=$(printf '%s\n' "${src}" | wc -w)
+			label="${file} ${name}"
+		else
+			read -r lines words _ < <(wc -lw "${file}")
+			label="${file}"
 		fi
-		lines=$(printf '%s\n' "${src}" | wc -l)
-		words=$(printf '%s\n' "${src}" | wc -w)
-		label="${file} ${name}"
-	else
-		read -r lines words _ < <(wc -lw "${file}")
-		label="${file}"
+		row "${label}" "${lines}" "${words}"
+		code_sum=$((code_sum + lines))
+	done
+}
+
+# The path is the chapters before 13, which is building time, not reading:
+# its steps are typed. The chapters after 13 are beyond the hour.
+path=()
+beyond=()
+for chapter in docs/learn/[0-9][0-9]-*.md; do
+	number=${chapter#docs/learn/}
+	number=$((10#${number%%-*}))
+	if ((number < 13)); then
+		path+=("${chapter}")
+	elif ((number > 13)); then
+		beyond+=("${chapter}")
 	fi
-	row "${label}" "${lines}" "${words}"
-	code_lines=$((code_lines + lines))
 done
-printf '%-58s %6d\n' "of which code" "${code_lines}"
-printf '%-58s %6d %6d\n' total "${total_lines}" "${total_words}"
+
+printf '%-72s %6s %6s\n' "chapter, or code a chapter names" lines words
+measure "${path[@]}"
+printf '%-72s %6d\n' "of which code" "${code_sum}"
+printf '%-72s %6d %6d\n' total "${lines_sum}" "${words_sum}"
+measure "${beyond[@]}"
+printf '%-72s %6d\n' "beyond the hour, of which code" "${code_sum}"
+printf '%-72s %6d %6d\n' "beyond the hour" "${lines_sum}" "${words_sum}"
