@@ -87,6 +87,9 @@ type Listed struct {
 	// Changed are the UIDs whose resources changed other than by the
 	// controller's own recorded writes: drift, and late completions.
 	Changed []types.UID
+	// Recount are the UIDs whose subnets' address counts alone changed
+	// (Store.IPs, Store.Recount): their status reports the counts.
+	Recount []types.UID
 	// Recovered is true when this list closed the breaker: whatever waited
 	// on Neutron may go now.
 	Recovered bool
@@ -115,6 +118,12 @@ func New(client neutron.Interface, mark neutron.Mark, opts Options) *Inventory {
 // Get returns a copy of what Neutron holds for uid.
 func (inv *Inventory) Get(uid types.UID) Owned { return inv.store.Get(uid) }
 
+// IPs returns the address counts of network id's subnets as the latest
+// list read them, and whether it read any (Store.IPs).
+func (inv *Inventory) IPs(networkID string) ([]neutron.SubnetIPs, bool) {
+	return inv.store.IPs(networkID)
+}
+
 // UIDs returns every UID that owns something in Neutron.
 func (inv *Inventory) UIDs() []types.UID { return inv.store.UIDs() }
 
@@ -135,7 +144,7 @@ func (inv *Inventory) Refresh(ctx context.Context) (Listed, error) {
 	inv.breaker.succeed()
 	inv.settle(started)
 	recovered := inv.breaker.resetAfter(started)
-	return Listed{Started: started, Changed: changed, Recovered: inv.recovered.Swap(false) || recovered}, nil
+	return Listed{Started: started, Changed: changed, Recount: inv.store.Recount(), Recovered: inv.recovered.Swap(false) || recovered}, nil
 }
 
 // Probe asks Neutron its cheapest question (one network's ID), and closes

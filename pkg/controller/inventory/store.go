@@ -37,6 +37,11 @@ type Store struct {
 	// keeps the written state: the list may predate the write.
 	writes  uint64
 	written map[types.UID]uint64
+	// ips are the address counts of the held networks' subnets, as the
+	// latest list read them (ipavailability.go); recount are the UIDs
+	// whose counts that list changed, and nothing else of theirs.
+	ips     ipCounts
+	recount []types.UID
 }
 
 // Status is the health of the inventory, as readiness and syncs see it.
@@ -110,7 +115,9 @@ func (inv *Store) UIDs() []types.UID {
 // refresh (not counting the controller's own recorded writes), so the
 // controller re-checks exactly those: that is how drift made behind its
 // back (a subnet deleted by hand) and creates that completed after their
-// sender gave up are noticed.
+// sender gave up are noticed. It reads the address counts of the networks
+// listed with one more request (ipavailability.go); the UIDs whose counts
+// alone changed are Recount's.
 //
 // The lists are indexed page by page as they arrive (index.go); the
 // inventory in use stays in place, and answers Get, until both are done.
@@ -135,10 +142,19 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	if err == nil {
 		err = inv.client.ListRouters(ctx, inv.mark.Description(), x.addRouters)
 	}
+	var ips ipCounts
+	if err == nil {
+		// Once per list, and only for the networks just listed as ours.
+		ips, err = listIPs(ctx, inv.client, heldNetworks(x.fresh))
+	}
 	if err != nil {
 		return nil, inv.failed(err)
 	}
-	return inv.replace(x.fresh, len(x.unrecognised), startWrites, place), nil
+	inv.mu.RLock()
+	first, was := !inv.status.Synced || inv.status.Place != place, inv.ips.allowed
+	inv.mu.RUnlock()
+	noteAllowed(ctx, first, was, ips.allowed, place)
+	return inv.replace(x.fresh, ips, len(x.unrecognised), startWrites, place), nil
 }
 
 // failed records err as the latest refresh's, and returns it.
@@ -157,7 +173,7 @@ func (inv *Store) current(uid types.UID) *Owned {
 	return inv.byUID[uid]
 }
 
-func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWrites uint64, place neutron.Place) []types.UID {
+func (inv *Store) replace(fresh map[types.UID]*Owned, ips ipCounts, unrecognised int, startWrites uint64, place neutron.Place) []types.UID {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	// A write recorded during the lists is of the place the store was
@@ -176,9 +192,15 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWri
 		}
 	}
 	var changed []types.UID
+	inv.recount = nil
 	for uid, o := range fresh {
 		if old := inv.byUID[uid]; old.equal(o) {
 			fresh[uid] = old // and o is garbage at once
+			if !ips.equal(inv.ips, o) {
+				// Only its counts changed: no drift, but its status
+				// says them.
+				inv.recount = append(inv.recount, uid)
+			}
 		} else {
 			changed = append(changed, uid)
 		}
@@ -189,6 +211,7 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, unrecognised int, startWri
 		}
 	}
 	inv.byUID = fresh
+	inv.ips = ips
 	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised, Place: place}
 	return changed
 }

@@ -266,6 +266,12 @@ type Interface interface {
 	// keep the last it was handed.
 	ListNetworks(ctx context.Context, description string, visit func([]Network) error) error
 	ListSubnets(ctx context.Context, description string, visit func([]Subnet) error) error
+	// ListIPAvailabilities lists the address counts of every network of
+	// the client's project (ipavailability.go), a page at a time as
+	// ListNetworks does. It is an administrator's API by Neutron's default
+	// policy: a member's credentials are refused (IsForbidden), and a
+	// Neutron without the extension answers 404 (IsNotFound).
+	ListIPAvailabilities(ctx context.Context, visit func([]NetworkIPs) error) error
 	// FindSubnetPool finds a subnet pool by ID or, failing that, by name,
 	// among the client's project's own and the shared ones. None, or more
 	// than one of that name, is a *RejectedError.

@@ -164,6 +164,12 @@ func (d *DryRun) ListSubnets(ctx context.Context, description string, visit func
 	})
 }
 
+// ListIPAvailabilities reads: a plan shows no counts, but the inventory
+// it plans from lists them as the controller's does.
+func (d *DryRun) ListIPAvailabilities(ctx context.Context, visit func([]neutron.NetworkIPs) error) error {
+	return d.client.ListIPAvailabilities(ctx, visit)
+}
+
 // FindSubnetPool reads.
 func (d *DryRun) FindSubnetPool(ctx context.Context, nameOrID string) (neutron.SubnetPool, error) {
 	return d.client.FindSubnetPool(ctx, nameOrID)

@@ -334,9 +334,14 @@ func describeGateway(gw string) string { return cmp.Or(gw, "none") }
 func joinFields(fields []string) string { return strings.Join(fields, ", ") }
 
 // observed is observedOf net and subnets, with each subnet's router
-// interface as the pass last made or found it.
+// interface as the pass last made or found it, and its address counts as
+// the inventory's latest list read them (never a request of the pass's
+// own).
 func (p *pass) observed(net neutron.Network, subnets []neutron.Subnet) Observed {
 	o := observedOf(net, subnets...)
+	if counts, ok := p.inv.IPs(net.ID); ok {
+		o.withCounts(counts)
+	}
 	for i, s := range o.Subnets {
 		if iface, ok := p.interfaces[s.ID]; ok {
 			o.Subnets[i].RouterInterface = &iface

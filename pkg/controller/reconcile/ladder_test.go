@@ -50,10 +50,10 @@ func TestLostAnswersPauseWritesUntilAListShowsWhatHappened(t *testing.T) {
 		t.Fatal(out.Err)
 	}
 	if got := f.neutron.Requests(); !slices.Equal(got, []string{
-		neutronfake.CreateNetwork,                                                  // completed late
-		neutronfake.ListNetworks, neutronfake.ListSubnets, neutronfake.ListRouters, // the probe: the network is there
-		neutronfake.CreateSubnet,                                                   // completed late
-		neutronfake.ListNetworks, neutronfake.ListSubnets, neutronfake.ListRouters, // the probe: the subnet is there
+		neutronfake.CreateNetwork,                                                                                    // completed late
+		neutronfake.ListNetworks, neutronfake.ListSubnets, neutronfake.ListRouters, neutronfake.ListIPAvailabilities, // the probe: the network is there
+		neutronfake.CreateSubnet,                                                                                     // completed late
+		neutronfake.ListNetworks, neutronfake.ListSubnets, neutronfake.ListRouters, neutronfake.ListIPAvailabilities, // the probe: the subnet is there
 	}) {
 		t.Errorf("Neutron requests = %q", got)
 	}

@@ -1,9 +1,11 @@
 package reconcile
 
 import (
+	"math/big"
 	"net/netip"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
@@ -35,7 +37,8 @@ type Observed struct {
 	Adopted *samplecrdv2.AdoptedResources
 	// Subnets are every subnet of the network, in spec.subnets' order, as
 	// status.subnets reports them (StatusApply); the fields above repeat
-	// the first. Their usedIPs and freeIPs are not set yet.
+	// the first. Their usedIPs and freeIPs are the latest list's counts
+	// (withCounts), absent where Neutron refuses them.
 	Subnets []samplecrdv2.SubnetStatus
 }
 
@@ -56,6 +59,30 @@ func observedOf(net neutron.Network, subnets ...neutron.Subnet) Observed {
 		o.Subnets = append(o.Subnets, st)
 	}
 	return o
+}
+
+// withCounts sets each subnet's usedIPs and freeIPs from counts, matched
+// by subnet ID; a subnet counts does not name has neither.
+func (o *Observed) withCounts(counts []neutron.SubnetIPs) {
+	for i := range o.Subnets {
+		s := &o.Subnets[i]
+		s.UsedIPs, s.FreeIPs = nil, nil
+		for _, c := range counts {
+			if c.SubnetID == s.ID && s.ID != "" {
+				s.UsedIPs, s.FreeIPs = quantity(c.Used), quantity(c.Free())
+			}
+		}
+	}
+}
+
+// quantity is n as an exact quantity: an IPv6 /64's counts pass int64,
+// and a quantity parsed from their decimal digits keeps every one.
+func quantity(n *big.Int) *resource.Quantity {
+	q, err := resource.ParseQuantity(n.String())
+	if err != nil {
+		return nil // an integer's digits always parse
+	}
+	return &q
 }
 
 // Status is what o says as a status: what Apply applies, as a status to
@@ -84,10 +111,8 @@ func (o Observed) Status() samplecrdv2.NetworkStatus {
 // Equal reports whether st already says what o says.
 func (o Observed) Equal(st samplecrdv2.NetworkStatus) bool {
 	st.ObservedGeneration, st.Conditions = 0, nil
-	for i := range st.Subnets {
-		// Not the controller's to report yet: left as they are.
-		st.Subnets[i].UsedIPs, st.Subnets[i].FreeIPs = nil, nil
-	}
+	// The counts compare as numbers (equality.Semantic), not as the
+	// strings they were written as.
 	return equality.Semantic.DeepEqual(o.Status(), st)
 }
 
@@ -111,6 +136,9 @@ func (o Observed) Apply(status *applyv2.NetworkStatusApplyConfiguration) {
 				iface.WithAddress(r.Address)
 			}
 			sub.WithRouterInterface(iface)
+		}
+		if s.UsedIPs != nil && s.FreeIPs != nil {
+			sub.WithUsedIPs(*s.UsedIPs).WithFreeIPs(*s.FreeIPs)
 		}
 		status.WithSubnets(sub)
 	}
@@ -150,12 +178,12 @@ func (o Observed) Apply(status *applyv2.NetworkStatusApplyConfiguration) {
 }
 
 // LastObserved is what status says now: kept by a pass that fails before
-// it knows better, so that a failure does not blank the IDs. Its first
-// subnet is the one Observed's fields of one subnet name.
+// it knows better, so that a failure does not blank the IDs (nor the
+// counts). Its first subnet is the one Observed's fields of one subnet
+// name.
 func LastObserved(st samplecrdv2.NetworkStatus) Observed {
 	o := Observed{NetworkID: st.NetworkID, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Place: recordedPlace(st)}
 	for _, s := range st.Subnets {
-		s.UsedIPs, s.FreeIPs = nil, nil
 		if r := s.RouterInterface; r != nil && st.Router != nil {
 			o.Router = &samplecrdv1.RouterStatus{ID: st.Router.ID, ExternalNetworkID: st.Router.ExternalNetworkID, InterfacePortID: r.PortID, InterfaceAddress: r.Address}
 		}

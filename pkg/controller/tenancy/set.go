@@ -291,7 +291,8 @@ func (s *Set) start(ctx context.Context, key Key, p *Project) {
 
 // onNeutronListed is the event handler of a project's Neutron informer:
 // after each successful list it queues the Networks whose Neutron
-// resources changed behind our back, and hands the garbage collector the
+// resources changed behind our back, and those whose subnets' address
+// counts changed (their status reports them), and hands the garbage collector the
 // UIDs of resources that have no Network any more. It only queues: every
 // write is a worker's, so no two writers ever act on one Network.
 func (s *Set) onNeutronListed(ctx context.Context, p *Project, listed inventory.Listed) {
@@ -301,7 +302,7 @@ func (s *Set) onNeutronListed(ctx context.Context, p *Project, listed inventory.
 		klog.FromContext(ctx).Info("Neutron answers again; syncing every Network of the project", "project", p.Key)
 		s.enqueueProject(p.Key)
 	}
-	for _, uid := range listed.Changed {
+	for _, uid := range append(append([]types.UID(nil), listed.Changed...), listed.Recount...) {
 		if n, ok := s.networkByUID(uid); ok {
 			s.enqueue(n)
 		}

@@ -331,9 +331,9 @@ type SubnetStatus struct {
 
 	// UsedIPs and FreeIPs are how many of the subnet's addresses ports
 	// hold, and how many remain. They come from Neutron's
-	// network-ip-availabilities API (GET
-	// /v2.0/network-ip-availabilities/{network_id}), which Neutron's
-	// default policy grants to administrators only: under credentials of a
+	// network-ip-availabilities API (GET /v2.0/network-ip-availabilities,
+	// read with each periodic list of Neutron), which Neutron's default
+	// policy grants to administrators only: under credentials of a
 	// project member Neutron refuses it, and both fields are then absent.
 	// They are quantities, not int64: an IPv6 /64 has 2^64 addresses.
 	// +optional

@@ -92,9 +92,12 @@ type Neutron struct {
 	// overlapsRefused refuses a subnet that overlaps any other subnet,
 	// not only one of its own network.
 	overlapsRefused bool
-	nextID          int
-	pools           map[string]pool
-	clock           time.Time
+	// member makes the credentials a project member's, whom Neutron's
+	// policy refuses its administrators' APIs (AsMember).
+	member bool
+	nextID int
+	pools  map[string]pool
+	clock  time.Time
 }
 
 var (
