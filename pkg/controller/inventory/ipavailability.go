@@ -75,26 +75,6 @@ func heldNetworks(fresh map[types.UID]*Owned) map[string]struct{} {
 	return out
 }
 
-// IPs returns the address counts of the subnets of network id, as the
-// latest list read them, and whether it read any: false where Neutron
-// refuses them to the credentials, or for a network the list did not
-// hold (made since). The slice is the store's: do not change it.
-func (inv *Store) IPs(networkID string) ([]neutron.SubnetIPs, bool) {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	return inv.ips.counts(networkID)
-}
-
-// Recount returns the UIDs whose resources the latest successful list
-// found as they were, and whose address counts it found changed: their
-// status reports the counts, so they are synced again, though nothing of
-// theirs drifted.
-func (inv *Store) Recount() []types.UID {
-	inv.mu.RLock()
-	defer inv.mu.RUnlock()
-	return slices.Clone(inv.recount)
-}
-
 // noteAllowed logs when Neutron starts or stops refusing the counts to
 // the credentials of place, or on the first list of a place: once per
 // change, not once per list.

@@ -110,6 +110,26 @@ func (inv *Store) UIDs() []types.UID {
 	return out
 }
 
+// IPs returns the address counts of the subnets of network id, as the
+// latest list read them, and whether it read any: false where Neutron
+// refuses them to the credentials, or for a network the list did not
+// hold (made since). The slice is the store's: do not change it.
+func (inv *Store) IPs(networkID string) ([]neutron.SubnetIPs, bool) {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return inv.ips.counts(networkID)
+}
+
+// Recount returns the UIDs whose resources the latest successful list
+// found as they were, and whose address counts it found changed: their
+// status reports the counts, so they are synced again, though nothing of
+// theirs drifted.
+func (inv *Store) Recount() []types.UID {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return slices.Clone(inv.recount)
+}
+
 // Refresh lists the marked networks, subnets and routers and replaces the inventory
 // with them. It returns the UIDs whose resources changed since the last
 // refresh (not counting the controller's own recorded writes), so the

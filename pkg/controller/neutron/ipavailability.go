@@ -14,44 +14,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
-// NetworkIPs is how many addresses of one network's subnets are in use,
-// as Neutron's network-ip-availabilities API counts them
-// (GET /v2.0/network-ip-availabilities): Neutron's default policy grants it
-// to administrators only, so under a project member's credentials the
-// list is refused (403), and a Neutron without the extension answers 404.
-type NetworkIPs struct {
-	NetworkID string
-	Subnets   []SubnetIPs
-}
-
-// SubnetIPs is one subnet's count of addresses. The counts are big
-// integers: an IPv6 /64 has 2^64 addresses, past int64, and Neutron sends
-// them as JSON numbers of that size.
-type SubnetIPs struct {
-	SubnetID string
-	// Total is how many addresses Neutron may allocate: the sum of the
-	// subnet's allocation pools.
-	Total *big.Int
-	// Used is how many addresses ports hold, in the pools or not (a
-	// router interface on the gateway address).
-	Used *big.Int
-}
-
-// Free is Total less Used, never below zero: a port on an address
-// outside the pools (the gateway) counts in Used, not in Total.
-func (s SubnetIPs) Free() *big.Int {
-	free := new(big.Int).Sub(s.Total, s.Used)
-	if free.Sign() < 0 {
-		free.SetInt64(0)
-	}
-	return free
-}
-
-// Equal reports whether s and o count the same subnet the same way.
-func (s SubnetIPs) Equal(o SubnetIPs) bool {
-	return s.SubnetID == o.SubnetID && s.Total.Cmp(o.Total) == 0 && s.Used.Cmp(o.Used) == 0
-}
-
 // IsForbidden reports whether err is Neutron's 403: the policy refuses the
 // credentials what they asked (an administrator's API asked by a member).
 func IsForbidden(err error) bool {
