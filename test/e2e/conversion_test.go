@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,8 +21,10 @@ import (
 
 // TestConversionWebhookServesBothVersions runs the controller with its
 // conversion webhook on 127.0.0.1 and the Network CRD converting through
-// it, as `make run` does, on a cluster of its own (the CRD's conversion is
-// cluster-wide, and the webhook goes when this test's controller does).
+// it, as `make run` does, on a cluster of its own: the CRD's conversion is
+// cluster-wide, the webhook goes when this test's controller does, and on
+// a cluster that never converted through the stack's webhook only the
+// controller's can have answered.
 // A dual-stack v2 Network read through v1, and written back through v1
 // with a new label, loses nothing of its v2 spec; a v1 Network is a v2
 // Network with one subnet, and the controller's v1 informer, which reads
@@ -31,12 +32,11 @@ import (
 func TestConversionWebhookServesBothVersions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	other := startOtherCluster(ctx, t)
+	other := startOtherClusterWithoutConversion(ctx, t)
 	const ns = "conversion"
 	other.namespace(ctx, t, ns)
 
-	dir := filepath.Join(stack.Dir, "conversion-webhook")
-	cert, err := newServingCertificateIn(dir)
+	cert, err := newServingCertificateIn(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

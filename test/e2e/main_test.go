@@ -18,13 +18,18 @@ import (
 
 // stack is shared by every test of the package: starting Neutron costs
 // about ten seconds. Tests isolate themselves by namespace and by name.
+// Its Network CRD converts through the conversion webhook that the test
+// process serves for the whole run (framework.Options.ConversionWebhook):
+// the controllers read and write v2, the stored version, while the tests
+// make and read Networks through v1 too, and each test's controller
+// lives for that test only.
 var stack *framework.Stack
 
 // controllerBinary and injectorBinary are built from this tree.
 var controllerBinary, injectorBinary string
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, "e2e", framework.Options{Neutron: true, Keystone: true}, 3*time.Minute, buildBinaries))
+	os.Exit(framework.Main(m, "e2e", framework.Options{Neutron: true, Keystone: true, ConversionWebhook: true}, 3*time.Minute, buildBinaries))
 }
 
 // buildBinaries builds the programs under test from this tree: the

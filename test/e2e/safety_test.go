@@ -36,7 +36,21 @@ type otherCluster struct {
 	nc clientset.Interface
 }
 
+// startOtherCluster starts an other cluster whose Network CRD converts
+// through the stack's webhook, as the stack's own does.
 func startOtherCluster(ctx context.Context, t *testing.T) *otherCluster {
+	t.Helper()
+	o := startOtherClusterWithoutConversion(ctx, t)
+	if err := stack.Conversion.Use(ctx, o.cp); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// startOtherClusterWithoutConversion starts an other cluster whose
+// Network CRD keeps artifacts/crd's conversion None, for a test that
+// points it at a webhook of its own.
+func startOtherClusterWithoutConversion(ctx context.Context, t *testing.T) *otherCluster {
 	t.Helper()
 	cp, err := stack.StartOtherCluster(ctx, filepath.Join(stack.Dir, "cluster-"+strings.ToLower(t.Name())))
 	if err != nil {

@@ -37,6 +37,11 @@ type Options struct {
 	// Dir is where the stack keeps its data and logs; empty means a new
 	// temporary directory, removed by Stop.
 	Dir string
+	// ConversionWebhook serves the Network CRD's conversion webhook from
+	// this process for as long as the stack runs (Stack.Conversion), and
+	// points the control plane's CRD at it, so that v1 and v2 are both
+	// read and written whatever controller runs, or none.
+	ConversionWebhook bool
 }
 
 // Stack is a running set of real components.
@@ -48,6 +53,8 @@ type Stack struct {
 	Node *Node
 	// Keystone is nil unless Options.Keystone was set.
 	Keystone *Keystone
+	// Conversion is nil unless Options.ConversionWebhook was set.
+	Conversion *ConversionWebhook
 	// Dir holds every component's data and log.
 	Dir string
 	// RepoRoot is the root of this repository.
@@ -61,7 +68,9 @@ type Stack struct {
 // kube-apiserver on loopback, the CRDs installed) under dir: another
 // Kubernetes cluster, with a kube-system namespace of its own, sharing this
 // stack's Neutron as clusters share an OpenStack project. The caller stops
-// it.
+// it. Its CRD converts with strategy None, as artifacts/crd says, until
+// the caller points it at a webhook (Stack.Conversion's Use, or a
+// controller's own).
 func (s *Stack) StartOtherCluster(ctx context.Context, dir string) (*ControlPlane, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -137,6 +146,16 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			return nil, fmt.Errorf("setting Keystone up: %w", err)
 		}
 	}
+	if opts.ConversionWebhook {
+		if s.Conversion, err = ServeConversionWebhook(ctx, filepath.Join(s.Dir, "conversion-webhook")); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		if err := s.Conversion.Use(ctx, s.ControlPlane); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
 	if s.Node != nil {
 		if err := s.Node.start(ctx, s.ControlPlane, binDir, filepath.Join(binDir, "images")); err != nil {
 			err = fmt.Errorf("starting the node: %w\n%s", err, s.Logs())
@@ -166,6 +185,9 @@ func (s *Stack) Stop() {
 	}
 	if s.ControlPlane != nil {
 		s.ControlPlane.Stop()
+	}
+	if s.Conversion != nil {
+		s.Conversion.Stop()
 	}
 	if s.removeDir {
 		_ = os.RemoveAll(s.Dir)
