@@ -27,8 +27,8 @@ import (
 // controller's can have answered.
 // A dual-stack v2 Network read through v1, and written back through v1
 // with a new label, loses nothing of its v2 spec; a v1 Network is a v2
-// Network with one subnet, and the controller's v1 informer, which reads
-// through the webhook, makes it Ready.
+// Network with one subnet (its create is converted to v2 by the webhook),
+// which the controller, reading v2, makes Ready.
 func TestConversionWebhookServesBothVersions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -90,7 +90,7 @@ func TestConversionWebhookServesBothVersions(t *testing.T) {
 	}
 
 	// Write it back through v1, changing only a label (the controller
-	// writes it too, through v1: its finalizer, its status).
+	// writes it too, through v2: its finalizer, its status).
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := v1Networks.Get(ctx, "dual", metav1.GetOptions{})
 		if err != nil {
@@ -124,7 +124,7 @@ func TestConversionWebhookServesBothVersions(t *testing.T) {
 	}
 
 	// The dual-stack Network, after the label written through v1 and
-	// whatever the controller wrote through v1, has its whole v2 spec.
+	// what the controller wrote through v2, has its whole v2 spec.
 	dual, err := v2Networks.Get(ctx, "dual", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -139,8 +139,7 @@ func TestConversionWebhookServesBothVersions(t *testing.T) {
 		t.Errorf("annotations %v, want %v (the conversion's own annotation is not stored)", dual.Annotations, want)
 	}
 
-	// Both go, through the controller (which removes its finalizer through
-	// v1), while the webhook still serves.
+	// Both go, through the controller, while the webhook still serves.
 	for _, name := range []string{"dual", "single"} {
 		if err := v2Networks.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
