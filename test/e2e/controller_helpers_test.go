@@ -273,6 +273,31 @@ func waitForConditionIn(ctx context.Context, t *testing.T, nc clientset.Interfac
 	return got
 }
 
+// waitForAddressCounts waits until every subnet in the Network's
+// status.subnets (read as v2) has its address counts, which the first
+// list of Neutron after Ready brings when the controller's credentials
+// may read them, and returns the Network read through v1 then.
+func waitForAddressCounts(ctx context.Context, t *testing.T, ns, name string) *samplecrdv1.Network {
+	t.Helper()
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		n, err := networkClient(t).SamplecrdV2().Networks(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for _, s := range n.Status.Subnets {
+			if s.UsedIPs == nil || s.FreeIPs == nil {
+				return false, fmt.Sprintf("status.subnets %+v without address counts", n.Status.Subnets), nil
+			}
+		}
+		return len(n.Status.Subnets) > 0, fmt.Sprintf("status.subnets %+v", n.Status.Subnets), nil
+	})
+	n, err := networkClient(t).SamplecrdV1().Networks(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func waitForGone(ctx context.Context, t *testing.T, ns, name string, timeout time.Duration) {
 	t.Helper()
 	framework.Eventually(ctx, t, timeout, func(ctx context.Context) (bool, string, error) {

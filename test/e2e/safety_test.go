@@ -469,9 +469,16 @@ func TestARestartDuringAnOutageLeavesReadyNetworksAlone(t *testing.T) {
 	ctx := framework.TestContext(t, 2*time.Minute)
 	ns := newNamespace(ctx, t)
 	proxy := faultProxy(t)
-	first := startController(t, ns, "--neutron-endpoint="+proxy.URL)
+	// The first controller lists Neutron often, so that the list that
+	// brings the address counts comes soon after Ready.
+	first := startController(t, ns, "--neutron-endpoint="+proxy.URL, "--neutron-resync-period=2s")
 	createNetwork(ctx, t, ns, "net", "10.73.0.0/24", "10.73.0.1")
-	before := waitForReady(ctx, t, ns, "net", time.Minute)
+	waitForReady(ctx, t, ns, "net", time.Minute)
+	// Ready is not yet the steady state: the first list after it brings
+	// the subnet's address counts (status.subnets[].usedIPs and freeIPs),
+	// a status write. Were the first controller stopped before it, the
+	// second would write them after the outage, rightly.
+	before := waitForAddressCounts(ctx, t, ns, "net")
 	if err := first.Stop(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
