@@ -113,8 +113,8 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 	// The CRD's conversion webhook is served by every replica, before and
 	// whatever leader election decides: while the CRD converts with it,
-	// no one reads or writes a Network in the other version without it,
-	// the leader's own informer included.
+	// no client reads or writes a Network in v1 without it (the
+	// controller's own informer reads v2, the stored version).
 	if opts.ConversionBindAddress != "" {
 		tlsConfig, err := opts.ConversionTLS(ctx)
 		if err != nil {

@@ -10,7 +10,9 @@
 // Every replica of the controller serves it, leader or not (main.go's run
 // starts it before leader election): while the CRD's conversion is a
 // webhook, every read and write of a Network in a version other than the
-// stored one goes through it, the controller's own included.
+// stored one goes through it. The controller itself reads and writes v2,
+// the stored version, and needs no conversion; v1 clients (kubectl with
+// networks.v1…, older tools) do, whoever leads.
 package conversion
 
 import (

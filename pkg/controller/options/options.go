@@ -277,7 +277,7 @@ func NewCommand(run func(context.Context, *Options) error, subcommands ...*cobra
 	cmd := &cobra.Command{
 		Use:   "network-controller",
 		Short: "Keep OpenStack Neutron equal to the cluster's Networks",
-		Long:  "The network-controller keeps OpenStack Neutron equal to the Network objects (samplecrd.k8s.io/v1) of a Kubernetes cluster: a Neutron network and subnet for each, in the project its namespace may use (README.md).",
+		Long:  "The network-controller keeps OpenStack Neutron equal to the Network objects (samplecrd.k8s.io/v2, also served as v1) of a Kubernetes cluster: a Neutron network and its subnets for each, in the project its namespace may use (README.md).",
 		RunE: command.Serve("network-controller", func(ctx context.Context) error { return run(ctx, opts) },
 			opts.Complete, opts.Validate, opts.Logs.Apply),
 	}
