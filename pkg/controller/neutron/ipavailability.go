@@ -2,15 +2,14 @@ package neutron
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"math/big"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/networkipavailabilities"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
@@ -30,8 +29,12 @@ func IsForbidden(err error) bool {
 // their next links with the client's page size, as the other lists are;
 // neutron-server answers this collection in one page today, whatever the
 // limit. The counts are decoded from Neutron's JSON numbers without going
-// through float64 (gophercloud decodes pages with UseNumber, and
-// networkipavailabilities keeps them as decimal strings).
+// through float64 (gophercloud decodes pages with UseNumber).
+//
+// The list is one per place, shared by every namespace the place serves,
+// and counts only decorate status: an entry that is no entry, or a count
+// that is no count of addresses (countOf), loses its own counts and
+// nothing else, instead of failing the list for everyone.
 func (g *Gophercloud) ListIPAvailabilities(ctx context.Context, visit func([]NetworkIPs) error) error {
 	q := url.Values{"limit": {strconv.Itoa(g.pageSize)}}
 	if g.projectID != "" {
@@ -42,17 +45,15 @@ func (g *Gophercloud) ListIPAvailabilities(ctx context.Context, visit func([]Net
 			return ipAvailabilityPage{pagination.LinkedPageBase{PageResult: r}}
 		})
 	err := pager.EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
-		as, err := extractIPAvailabilities(page)
+		entries, err := extractIPAvailabilities(page)
 		if err != nil {
 			return false, err
 		}
-		out := make([]NetworkIPs, 0, len(as))
-		for _, a := range as {
-			n, err := networkIPsFrom(a)
-			if err != nil {
-				return false, err
+		out := make([]NetworkIPs, 0, len(entries))
+		for _, raw := range entries {
+			if n, ok := networkIPsFrom(raw); ok {
+				out = append(out, n)
 			}
-			out = append(out, n)
 		}
 		return true, visit(out)
 	})
@@ -89,31 +90,68 @@ func (p ipAvailabilityPage) IsEmpty() (bool, error) {
 	return len(as) == 0, err
 }
 
-func extractIPAvailabilities(page pagination.Page) ([]networkipavailabilities.NetworkIPAvailability, error) {
+// extractIPAvailabilities returns the page's entries undecoded: each is
+// decoded alone (networkIPsFrom), so that one odd entry is that entry's
+// loss. networkipavailabilities' types are not used: they fail the whole
+// page on one count that is no integer.
+func extractIPAvailabilities(page pagination.Page) ([]json.RawMessage, error) {
 	var s struct {
-		Availabilities []networkipavailabilities.NetworkIPAvailability `json:"network_ip_availabilities"`
+		Availabilities []json.RawMessage `json:"network_ip_availabilities"`
 	}
 	err := page.(ipAvailabilityPage).ExtractInto(&s)
 	return s.Availabilities, err
 }
 
-// networkIPsFrom reads a's counts, which networkipavailabilities decodes
-// into decimal strings.
-func networkIPsFrom(a networkipavailabilities.NetworkIPAvailability) (NetworkIPs, error) {
-	out := NetworkIPs{NetworkID: a.NetworkID}
-	for _, s := range a.SubnetIPAvailabilities {
-		total, ok1 := new(big.Int).SetString(s.TotalIPs, 10)
-		used, ok2 := new(big.Int).SetString(s.UsedIPs, 10)
-		if !ok1 || !ok2 {
-			return NetworkIPs{}, fmt.Errorf("subnet %s: total_ips %q, used_ips %q: %w", s.SubnetID, s.TotalIPs, s.UsedIPs, errNotACount)
-		}
-		out.Subnets = append(out.Subnets, SubnetIPs{SubnetID: s.SubnetID, Total: total, Used: used})
+// networkIPsFrom decodes one entry of the list; ok is false when it is no
+// entry. A subnet whose counts are no counts (countOf) is left out.
+func networkIPsFrom(raw json.RawMessage) (_ NetworkIPs, ok bool) {
+	var a struct {
+		NetworkID string `json:"network_id"`
+		Subnets   []struct {
+			SubnetID string          `json:"subnet_id"`
+			Total    json.RawMessage `json:"total_ips"`
+			Used     json.RawMessage `json:"used_ips"`
+		} `json:"subnet_ip_availability"`
 	}
-	return out, nil
+	if err := json.Unmarshal(raw, &a); err != nil || a.NetworkID == "" {
+		return NetworkIPs{}, false
+	}
+	out := NetworkIPs{NetworkID: a.NetworkID}
+	for _, s := range a.Subnets {
+		total, ok1 := countOf(s.Total)
+		used, ok2 := countOf(s.Used)
+		if ok1 && ok2 && s.SubnetID != "" {
+			out.Subnets = append(out.Subnets, SubnetIPs{SubnetID: s.SubnetID, Total: total, Used: used})
+		}
+	}
+	return out, true
 }
 
-// errNotACount is a count Neutron sent that is no integer.
-var errNotACount = errors.New("not an integer count of addresses")
+// maxAddresses is how many addresses IPv6 has, 2^128: no subnet counts
+// more, of either kind.
+var maxAddresses = new(big.Int).Lsh(big.NewInt(1), 128)
+
+// maxCountDigits is how many decimal digits maxAddresses has: a number
+// sent longer is refused before big.Int parses it.
+const maxCountDigits = 39
+
+// countOf reads a count of addresses: a JSON integer from 0 to 2^128,
+// written in decimal digits only (no sign, fraction, exponent or quotes).
+func countOf(raw json.RawMessage) (*big.Int, bool) {
+	if len(raw) == 0 || len(raw) > maxCountDigits {
+		return nil, false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	n, ok := new(big.Int).SetString(string(raw), 10)
+	if !ok || n.Cmp(maxAddresses) > 0 {
+		return nil, false
+	}
+	return n, true
+}
 
 // ListIPAvailabilities implements Interface.
 func (s *Session) ListIPAvailabilities(ctx context.Context, visit func([]NetworkIPs) error) error {
