@@ -48,13 +48,28 @@ func (c ipCounts) equal(d ipCounts, o *Owned) bool {
 // listIPs reads the counts of the networks held (those of fresh) with one
 // list request, in the place ctx is pinned to. A 403 or 404 is not an
 // error of the list: the counts are then not allowed, and absent.
-func listIPs(ctx context.Context, client neutron.Interface, fresh map[string]struct{}) (ipCounts, error) {
+//
+// What it keeps is bounded by what the store holds, whatever Neutron
+// sends: of a held network, the counts of the subnets held on that
+// network only (a subnet the answer invents, or another network's, is
+// dropped), and of each the first count sent (a network or subnet sent
+// twice counts once).
+func listIPs(ctx context.Context, client neutron.Interface, held map[string]map[string]struct{}) (ipCounts, error) {
 	c := ipCounts{allowed: true, byNetwork: map[string][]neutron.SubnetIPs{}}
 	err := client.ListIPAvailabilities(ctx, func(page []neutron.NetworkIPs) error {
 		for _, n := range page {
-			if _, held := fresh[n.NetworkID]; held {
-				c.byNetwork[n.NetworkID] = n.Subnets
+			subnets, isHeld := held[n.NetworkID]
+			if !isHeld {
+				continue
 			}
+			kept := c.byNetwork[n.NetworkID]
+			for _, s := range n.Subnets {
+				_, onIt := subnets[s.SubnetID]
+				if onIt && !slices.ContainsFunc(kept, func(k neutron.SubnetIPs) bool { return k.SubnetID == s.SubnetID }) {
+					kept = append(kept, s)
+				}
+			}
+			c.byNetwork[n.NetworkID] = kept
 		}
 		return nil
 	})
@@ -64,12 +79,22 @@ func listIPs(ctx context.Context, client neutron.Interface, fresh map[string]str
 	return c, err
 }
 
-// heldNetworks is the set of the IDs of the networks fresh holds.
-func heldNetworks(fresh map[types.UID]*Owned) map[string]struct{} {
-	out := map[string]struct{}{}
+// heldNetworks is, by the ID of each network fresh holds, the set of the
+// IDs of the subnets its owner holds on it.
+func heldNetworks(fresh map[types.UID]*Owned) map[string]map[string]struct{} {
+	out := map[string]map[string]struct{}{}
 	for _, o := range fresh {
 		for _, n := range o.Networks {
-			out[n.ID] = struct{}{}
+			if out[n.ID] == nil {
+				out[n.ID] = map[string]struct{}{}
+			}
+		}
+		for _, s := range o.Subnets {
+			// Only a subnet of the network's own owner: one marked as
+			// another Network's on it is not that network's to count.
+			if slices.ContainsFunc(o.Networks, func(n neutron.Network) bool { return n.ID == s.NetworkID }) {
+				out[s.NetworkID][s.ID] = struct{}{}
+			}
 		}
 	}
 	return out
