@@ -302,7 +302,11 @@ func (s *Set) onNeutronListed(ctx context.Context, p *Project, listed inventory.
 		s.enqueueProject(p.Key)
 	}
 	for _, uid := range listed.Changed {
-		if n, ok := s.networkByUID(uid); ok {
+		// Only a Network of this project: credentials of another
+		// namespace that reach the same OpenStack project list its
+		// marked resources too, and their lists must not set the pace
+		// of its syncs. Its own project's list queues it.
+		if n, ok := s.networkByUID(uid); ok && KeyOf(n) == p.Key {
 			s.enqueue(n)
 		}
 	}
