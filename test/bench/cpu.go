@@ -20,6 +20,15 @@ var (
 	kubernetesSide = []string{"kube-apiserver", "etcd", "network-control", "bench"}
 )
 
+// The Kubernetes side in its three parts, for kubernetesRow: what the API
+// server and etcd spend serving the writes and watches, what the
+// controller's own process spends, and the benchmark's creates and watch.
+var (
+	apiServerPart  = []string{"kube-apiserver", "etcd"}
+	controllerPart = []string{"network-control"}
+	benchmarkPart  = []string{"bench"}
+)
+
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
 // every Linux architecture Go supports.
 const clockTicks = 100
@@ -64,6 +73,15 @@ func (s cpuSample) since(before cpuSample, side []string) float64 {
 		total += s[name] - before[name]
 	}
 	return total
+}
+
+// kubernetesRow formats one phase's CPU on the Kubernetes side, per item
+// made, in its three parts: the API server and etcd / the controller / the
+// benchmark.
+func kubernetesRow(before, after cpuSample, items int) string {
+	n := float64(items)
+	return fmt.Sprintf("%.4f / %.4f / %.4f", after.since(before, apiServerPart)/n,
+		after.since(before, controllerPart)/n, after.since(before, benchmarkPart)/n)
 }
 
 // cpuRow formats one phase's CPU, per item made, on each side.

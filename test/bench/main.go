@@ -221,6 +221,8 @@ func run(ctx context.Context, c config) error {
 			"utime+stime from /proc: neutron-server, MariaDB, OVN's databases and northd / kube-apiserver, etcd, the controller (idle) and the benchmark's client")
 		add("CPU-seconds per Network, controller's creates: Neutron side / Kubernetes side", cpuRow(cpu0, cpu1, c.n),
 			fmt.Sprintf("the second side is kube-apiserver, etcd, the controller and the benchmark's watch, out of %d cores", runtime.NumCPU()))
+		add("CPU-seconds per Network, controller's creates, Kubernetes side: API server and etcd / controller / benchmark", kubernetesRow(cpu0, cpu1, c.n),
+			"the same CPU as the row above, by process: what serving the Network's writes, its Event and the watches costs, against the controller's own work")
 	}
 	add("Create→Ready latency p50 / p90 / p99", fmt.Sprintf("%s / %s / %s", pct(lat, 50), pct(lat, 90), pct(lat, 99)), "from the create call to the watch event")
 
