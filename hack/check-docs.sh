@@ -29,14 +29,27 @@ hack/local-up.sh >/dev/null
 # shellcheck source=/dev/null
 source .local/env
 go build -o bin/network-controller .
-bin/network-controller --kubeconfig="${KUBECONFIG}" --neutron-endpoint="${NEUTRON_ENDPOINT}" --leader-elect=false \
-	--metrics-bind-address=0 --health-probe-bind-address=0 >.local/check-docs-controller.log 2>&1 &
+# The controller as `make run` starts it (hack/local-run.sh): with the
+# Network CRD's conversion webhook, which the v1 reads and writes of the
+# docs need, and the example Network applied once the webhook answers.
+# local-run.sh stops the controller when it is sent TERM.
+hack/local-run.sh --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 \
+	>.local/check-docs-controller.log 2>&1 &
 controller=$!
 cleanup() {
 	kill "${controller}" 2>/dev/null || true
 	if [[ "${stop_stack}" == true ]]; then hack/local-down.sh >/dev/null; fi
 }
 trap cleanup EXIT
+deadline=$((SECONDS + 90))
+until kubectl get network/example-network >/dev/null 2>&1; do
+	if ! kill -0 "${controller}" 2>/dev/null || ((SECONDS > deadline)); then
+		cat .local/check-docs-controller.log >&2
+		echo "the example Network was not applied: hack/local-run.sh did not get that far" >&2
+		exit 1
+	fi
+	sleep 1
+done
 kubectl wait network/example-network --for=condition=Ready --timeout=60s >/dev/null
 
 # The order matters where blocks build on each other: the README's tour

@@ -10,8 +10,8 @@
 #                    network-controller-conversion.NAMESPACE.svc, stored as
 #                    the Secret network-controller-conversion-tls that the
 #                    Pods mount; the CA is the caBundle. Run it after
-#                    `kubectl apply -k artifacts/crd` (which sets the
-#                    conversion back to None) and before or after the
+#                    `kubectl apply -k artifacts/crd` (which names no
+#                    conversion, and leaves one set alone) and before or after the
 #                    controller's install; again to renew the certificate
 #                    under the kept CA.
 #   $0 --rotate-ca   a new CA: caBundle becomes the old CA and the new one,
@@ -40,13 +40,15 @@ case "${mode}" in
 esac
 
 # point_crd sets the CRD's spec.conversion to the Service, with the
-# caBundle $1 (base64) unless it is empty.
+# caBundle $1 (base64) unless it is empty. The url a local run may have
+# set (hack/local-run.sh) goes: a client config names a url or a Service,
+# never both.
 point_crd() {
 	local bundle=""
 	[[ -n $1 ]] && bundle=",\"caBundle\":\"$1\""
 	kubectl patch crd "${crd}" --type=merge -p "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",\"webhook\":{
 		\"conversionReviewVersions\":[\"v1\"],
-		\"clientConfig\":{\"service\":{\"namespace\":\"${ns}\",\"name\":\"${svc}\",\"path\":\"/convert\",\"port\":443}${bundle}}}}}}" >/dev/null
+		\"clientConfig\":{\"url\":null,\"service\":{\"namespace\":\"${ns}\",\"name\":\"${svc}\",\"path\":\"/convert\",\"port\":443}${bundle}}}}}}" >/dev/null
 }
 
 if [[ ${mode} == --cert-manager ]]; then

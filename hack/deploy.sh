@@ -5,8 +5,8 @@
 #      node's containerd (no registry is involved);
 #   2. applies the CRD and points it at the controller's conversion
 #      webhook, with the webhook's serving certificate
-#      (hack/conversion-certs.sh: applying the CRD sets its conversion back
-#      to None);
+#      (hack/conversion-certs.sh: the CRD file names no conversion, so
+#      applying it leaves the one set before alone, which this replaces);
 #   3. installs the chart charts/network-controller (helm upgrade
 #      --install) with the stack's generated
 #      clouds.yaml in the cloud Secret and its cloud's name, so the

@@ -7,7 +7,7 @@
 #      openssl, in .local/conversion;
 #   2. patches the installed CRD's spec.conversion to strategy Webhook at
 #      https://127.0.0.1:PORT/convert with that CA as its caBundle
-#      (artifacts/crd, the one source of the CRD, keeps None: only this
+#      (artifacts/crd, the one source of the CRD, names no conversion: only this
 #      stack's copy names a webhook on this machine);
 #   3. starts bin/network-controller with --conversion-bind-address and the
 #      certificate, waits until the webhook answers, and applies the example

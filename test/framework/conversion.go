@@ -25,7 +25,7 @@ import (
 const NetworkCRD = "networks.samplecrd.k8s.io"
 
 // UseConversionWebhook sets the Network CRD's spec.conversion, which
-// artifacts/crd leaves at strategy None, to the conversion webhook at url
+// artifacts/crd leaves unnamed (None), to the conversion webhook at url
 // (https://HOST:PORT/convert), trusted through the CA caPEM: what the
 // controller's --conversion-bind-address serves, and hack/local-run.sh
 // patches for `make run`. The one place the tests turn the webhook on.

@@ -68,7 +68,8 @@ type Stack struct {
 // kube-apiserver on loopback, the CRDs installed) under dir: another
 // Kubernetes cluster, with a kube-system namespace of its own, sharing this
 // stack's Neutron as clusters share an OpenStack project. The caller stops
-// it. Its CRD converts with strategy None, as artifacts/crd says, until
+// it. Its CRD converts with strategy None (artifacts/crd names none, and
+// the API server defaults to None) until
 // the caller points it at a webhook (Stack.Conversion's Use, or a
 // controller's own).
 func (s *Stack) StartOtherCluster(ctx context.Context, dir string) (*ControlPlane, error) {
