@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,7 +18,7 @@ import (
 // the second side spends is CPU that Neutron does not get.
 var (
 	neutronSide    = []string{"neutron-server:", "neutron-server", "mariadbd", "ovsdb-server", "ovn-northd"}
-	kubernetesSide = []string{"kube-apiserver", "etcd", "network-control", "bench"}
+	kubernetesSide = slices.Concat(apiServerPart, controllerPart, benchmarkPart)
 )
 
 // The Kubernetes side in its three parts, for kubernetesRow: what the API

@@ -13,7 +13,7 @@ import (
 )
 
 // changedAfterRead is Neutron where something happens (change) just after
-// each of the first times reads of a network, before anything else
+// each of its first `times` reads of a network, before anything else
 // reaches Neutron: a person editing the DNS servers of a subnet on it, or
 // anyone in the project making, changing or deleting a subnet there (each
 // raises the network's revision between the door's read and its write),
