@@ -118,10 +118,10 @@ func New(client neutron.Interface, mark neutron.Mark, opts Options) *Inventory {
 // Get returns a copy of what Neutron holds for uid.
 func (inv *Inventory) Get(uid types.UID) Owned { return inv.store.Get(uid) }
 
-// IPs returns the address counts of network id's subnets as the latest
-// list read them, and whether it read any (Store.IPs).
-func (inv *Inventory) IPs(networkID string) ([]neutron.SubnetIPs, bool) {
-	return inv.store.IPs(networkID)
+// IPs returns the address counts of the subnets of owner's network id as
+// the latest list read them, and whether it read any (Store.IPs).
+func (inv *Inventory) IPs(owner types.UID, networkID string) ([]neutron.SubnetIPs, bool) {
+	return inv.store.IPs(owner, networkID)
 }
 
 // UIDs returns every UID that owns something in Neutron.

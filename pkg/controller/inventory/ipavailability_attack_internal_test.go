@@ -63,13 +63,18 @@ func TestTheCountsHoldOnlyTheSubnetsHeld(t *testing.T) {
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	gotB, _ := inv.IPs(netB)
+	gotB, _ := inv.IPs(b.UID, netB)
 	if len(gotB) != 1 || gotB[0].SubnetID != subB || gotB[0].Used.Int64() != 1 {
 		t.Errorf("team-b's network holds counts %d long (first %+v), want only its own subnet, counted once as first sent (used 1)", len(gotB), first(gotB))
 	}
-	gotA, _ := inv.IPs(netA)
+	gotA, _ := inv.IPs(a.UID, netA)
 	if len(gotA) != 1 || gotA[0].SubnetID != subA || gotA[0].Used.Int64() != 3 {
 		t.Errorf("team-a's network holds counts %+v, want its subnet's own (used 3)", gotA)
+	}
+	// The counts are read by owner: team-b, naming team-a's network (in
+	// spec.adopt, or in a status it wrote), reads none of them.
+	if got, ok := inv.IPs(b.UID, netA); ok || len(got) != 0 {
+		t.Errorf("team-b read the counts of team-a's network: %+v", got)
 	}
 }
 

@@ -63,7 +63,7 @@ func TestAddressCountsAreReadOncePerListAndOnlyForOurNetworks(t *testing.T) {
 					t.Errorf("list %d asked for the counts %d times, want once: %q", list, n, f.Requests())
 				}
 			}
-			counts, ok := inv.IPs(ours)
+			counts, ok := inv.IPs(ownerA.UID, ours)
 			if ok != tt.wantCounts {
 				t.Fatalf("our network's counts: %+v, present %t, want present %t", counts, ok, tt.wantCounts)
 			}
@@ -74,7 +74,7 @@ func TestAddressCountsAreReadOncePerListAndOnlyForOurNetworks(t *testing.T) {
 					t.Errorf("our network's counts = %+v, want %+v", counts, want)
 				}
 			}
-			if counts, ok := inv.IPs(stranger); ok {
+			if counts, ok := inv.IPs(ownerA.UID, stranger); ok {
 				t.Errorf("a stranger's network's counts were kept: %+v", counts)
 			}
 		})

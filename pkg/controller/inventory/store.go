@@ -112,11 +112,18 @@ func (inv *Store) UIDs() []types.UID {
 
 // IPs returns the address counts of the subnets of network id, as the
 // latest list read them, and whether it read any: false where Neutron
-// refuses them to the credentials, or for a network the list did not
-// hold (made since). The slice is the store's: do not change it.
-func (inv *Store) IPs(networkID string) ([]neutron.SubnetIPs, bool) {
+// refuses them to the credentials, for a network the list did not hold
+// (made since), and for a network that is not owner's. The counts are
+// read by owner, as Get is: a Network's status shows only the counts of
+// a network the store holds as its own, whatever ID it asks for. The
+// slice is the store's: do not change it.
+func (inv *Store) IPs(owner types.UID, networkID string) ([]neutron.SubnetIPs, bool) {
 	inv.mu.RLock()
 	defer inv.mu.RUnlock()
+	o := inv.byUID[owner]
+	if o == nil || !slices.ContainsFunc(o.Networks, func(n neutron.Network) bool { return n.ID == networkID }) {
+		return nil, false
+	}
 	return inv.ips.counts(networkID)
 }
 

@@ -339,7 +339,7 @@ func joinFields(fields []string) string { return strings.Join(fields, ", ") }
 // own).
 func (p *pass) observed(net neutron.Network, subnets []neutron.Subnet) Observed {
 	o := observedOf(net, subnets...)
-	if counts, ok := p.inv.IPs(net.ID); ok {
+	if counts, ok := p.inv.IPs(p.owner.UID, net.ID); ok {
 		o.withCounts(counts)
 	}
 	for i, s := range o.Subnets {
