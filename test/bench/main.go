@@ -47,8 +47,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
-	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
+	applyv2 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v2"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	"github.com/samplecrd/network-controller/test/framework"
 )
@@ -103,7 +104,7 @@ type row struct{ figure, value, note string }
 
 func run(ctx context.Context, c config) error {
 	start := time.Now()
-	stack, err := framework.Start(ctx, framework.Options{Neutron: !c.fakeNeutron})
+	stack, err := framework.Start(ctx, framework.Options{Neutron: !c.fakeNeutron, ConversionWebhook: true})
 	if err != nil {
 		return err
 	}
@@ -492,16 +493,16 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 }
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
-	client := nc.SamplecrdV1().Networks("bench-raw")
+	client := nc.SamplecrdV2().Networks("bench-raw")
 	for i := range objects {
-		if _, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("raw-%d", i)},
-			Spec: samplecrdv1.NetworkSpec{CIDR: "10.0.0.0/24", Gateway: "10.0.0.1"}}, metav1.CreateOptions{}); err != nil {
+		if _, err := client.Create(ctx, &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("raw-%d", i)},
+			Spec: samplecrdv2.NetworkSpec{Subnets: []samplecrdv2.SubnetSpec{{CIDR: "10.0.0.0/24", Gateway: "10.0.0.1"}}}}, metav1.CreateOptions{}); err != nil {
 			return 0, err
 		}
 	}
 	elapsed, err := inParallel(writes, parallel, func(i int) error {
 		// A new observedGeneration each time: every apply is a real write.
-		ac := applyv1.Network(fmt.Sprintf("raw-%d", i%objects), "bench-raw").WithStatus(applyv1.NetworkStatus().WithObservedGeneration(int64(i + 1)))
+		ac := applyv2.Network(fmt.Sprintf("raw-%d", i%objects), "bench-raw").WithStatus(applyv2.NetworkStatus().WithObservedGeneration(int64(i + 1)))
 		_, err := client.ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: "bench", Force: true})
 		return err
 	})
@@ -539,31 +540,35 @@ func inParallel(count, workers int, do func(i int) error) (time.Duration, error)
 	return time.Since(start), firstErr
 }
 
-// benchSpec is the spec of the i-th Network: the seed's cidr and gateway,
-// and with rich every subnet option as well.
-func benchSpec(i int, rich bool) samplecrdv1.NetworkSpec {
+// benchSpec is the spec of the i-th Network, one subnet as a v1 Network
+// has: the seed's cidr and gateway, and with rich every subnet option as
+// well. The bench writes and watches v2, the storage version, so that no
+// conversion is on the path it times.
+func benchSpec(i int, rich bool) samplecrdv2.NetworkSpec {
 	prefix := fmt.Sprintf("10.%d.%d.", i/256, i%256)
-	spec := samplecrdv1.NetworkSpec{CIDR: prefix + "0/24", Gateway: prefix + "1"}
+	subnet := samplecrdv2.SubnetSpec{CIDR: prefix + "0/24", Gateway: prefix + "1"}
 	if i >= 1<<16 {
 		// 10/8 holds 65,536 /24s; the next 65,536 are /26s of 100.64/10.
 		j := i - 1<<16
 		base := fmt.Sprintf("100.%d.%d.", 64+j>>10, (j>>2)&255)
-		spec = samplecrdv1.NetworkSpec{CIDR: fmt.Sprintf("%s%d/26", base, (j&3)*64), Gateway: fmt.Sprintf("%s%d", base, (j&3)*64+1)}
-		return spec
+		subnet = samplecrdv2.SubnetSpec{CIDR: fmt.Sprintf("%s%d/26", base, (j&3)*64), Gateway: fmt.Sprintf("%s%d", base, (j&3)*64+1)}
+		return samplecrdv2.NetworkSpec{Subnets: []samplecrdv2.SubnetSpec{subnet}}
 	}
+	spec := samplecrdv2.NetworkSpec{}
 	if rich {
-		spec.DNSNameservers = []string{prefix + "53", prefix + "54"}
-		spec.HostRoutes = []samplecrdv1.HostRoute{{Destination: "172.16.0.0/16", NextHop: prefix + "254"}, {Destination: "172.17.0.0/16", NextHop: prefix + "254"}}
-		spec.AllocationPools = []samplecrdv1.AllocationPool{{Start: prefix + "100", End: prefix + "199"}}
+		subnet.DNSNameservers = []string{prefix + "53", prefix + "54"}
+		subnet.HostRoutes = []samplecrdv2.HostRoute{{Destination: "172.16.0.0/16", NextHop: prefix + "254"}, {Destination: "172.17.0.0/16", NextHop: prefix + "254"}}
+		subnet.AllocationPools = []samplecrdv2.AllocationPool{{Start: prefix + "100", End: prefix + "199"}}
 		spec.MTU = ptr.To[int32](1400)
 	}
+	spec.Subnets = []samplecrdv2.SubnetSpec{subnet}
 	return spec
 }
 
 // createAndWait creates n Networks at once in namespace bench and returns
 // when the watch has seen each Ready, with the times of both.
 func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool, waits *settled) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
-	client := nc.SamplecrdV1().Networks("bench")
+	client := nc.SamplecrdV2().Networks("bench")
 	if err := waits.wait(ctx); err != nil {
 		return nil, nil, 0, err
 	}
@@ -579,7 +584,7 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool
 		_, _ = inParallel(n, 16, func(i int) error {
 			name := fmt.Sprintf("net-%05d", i)
 			t := time.Now()
-			_, err := client.Create(ctx, &samplecrdv1.Network{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: benchSpec(i, rich)}, metav1.CreateOptions{})
+			_, err := client.Create(ctx, &samplecrdv2.Network{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: benchSpec(i, rich)}, metav1.CreateOptions{})
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: creating %s: %v\n", name, err)
 			}
@@ -600,7 +605,7 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool
 			if ev.Type != watch.Added && ev.Type != watch.Modified {
 				continue
 			}
-			net := ev.Object.(*samplecrdv1.Network)
+			net := ev.Object.(*samplecrdv2.Network)
 			if c := meta.FindStatusCondition(net.Status.Conditions, samplecrdv1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue {
 				if _, seen := readyAt[net.Name]; !seen {
 					readyAt[net.Name] = now
@@ -623,7 +628,7 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool
 // minutes), less than a run of 10,000 on the real stack takes: a
 // RetryWatcher watches again from the last resourceVersion it saw.
 func watchNetworks(ctx context.Context, nc clientset.Interface) (watch.Interface, error) {
-	client := nc.SamplecrdV1().Networks("bench")
+	client := nc.SamplecrdV2().Networks("bench")
 	list, err := client.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -638,7 +643,7 @@ func watchNetworks(ctx context.Context, nc clientset.Interface) (watch.Interface
 // until the watch has seen each gone: the controller deleted its Neutron
 // resources and released its finalizer.
 func deleteAndWait(ctx context.Context, nc clientset.Interface, n int, waits *settled) (time.Duration, error) {
-	client := nc.SamplecrdV1().Networks("bench")
+	client := nc.SamplecrdV2().Networks("bench")
 	if err := waits.wait(ctx); err != nil {
 		return 0, err
 	}
@@ -667,7 +672,7 @@ func deleteAndWait(ctx context.Context, nc clientset.Interface, n int, waits *se
 				return 0, fmt.Errorf("the watch of Networks ended for good (resourceVersion too old?)")
 			}
 			if ev.Type == watch.Deleted {
-				gone[ev.Object.(*samplecrdv1.Network).Name] = true
+				gone[ev.Object.(*samplecrdv2.Network).Name] = true
 			}
 		case <-deadline:
 			return 0, fmt.Errorf("only %d of %d Networks gone after an hour", len(gone), n)

@@ -81,7 +81,7 @@ func main() {
 }
 
 func run(ctx context.Context, dir string, seed uint64, duration, opEvery, faultEvery time.Duration) error {
-	stack, err := framework.Start(ctx, framework.Options{Dir: dir, Neutron: true, Keystone: true})
+	stack, err := framework.Start(ctx, framework.Options{Dir: dir, Neutron: true, Keystone: true, ConversionWebhook: true})
 	if err != nil {
 		return err
 	}
