@@ -3,7 +3,6 @@ package reconcile
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -67,7 +66,9 @@ type subnetRemovalBlockedError struct {
 	ports []string
 }
 
+// Error lists the ports as far as boundList does: they are anyone's who
+// may make ports on the network, and the text is logged on every pass.
 func (e *subnetRemovalBlockedError) Error() string {
 	return fmt.Sprintf("Neutron subnet %s (%s) is no longer in spec.subnets, but ports are on it: %s; it is deleted once they are gone",
-		e.subnet.ID, e.subnet.CIDR, strings.Join(e.ports, ", "))
+		e.subnet.ID, e.subnet.CIDR, boundList(e.ports))
 }
