@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
@@ -71,4 +72,14 @@ type subnetRemovalBlockedError struct {
 func (e *subnetRemovalBlockedError) Error() string {
 	return fmt.Sprintf("Neutron subnet %s (%s) is no longer in spec.subnets, but ports are on it: %s; it is deleted once they are gone",
 		e.subnet.ID, e.subnet.CIDR, boundList(e.ports))
+}
+
+// boundList joins at most maxListed items, then says how many more there
+// are.
+func boundList(items []string) string {
+	const maxListed = 10
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
 }
