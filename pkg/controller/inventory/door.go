@@ -233,6 +233,17 @@ func (e *SubnetsNotOursError) Error() string {
 // Restored is the name and description an adopted resource gets back.
 type Restored struct{ Name, Description string }
 
+// restorable reports whether r may be written back on release. Never an
+// ownership mark (any cluster's): adoption refuses every resource that
+// carries one, so a record naming one was not read from Neutron but
+// written by someone else (status.adopted.subnets after the first travels
+// in a v1 annotation that whoever may update the Network writes), and
+// writing it would hand the resource to the Network, or the cluster, the
+// mark names. Such a resource gets the release mark instead.
+func (r *Restored) restorable() bool {
+	return r != nil && !neutron.IsMark(r.Description)
+}
+
 // ReleaseSubnet gives up a subnet without deleting it (deletionPolicy:
 // Orphan): the description that carried the mark is replaced, so no
 // controller will ever recognise it again, and it leaves the store. An
@@ -242,7 +253,7 @@ type Restored struct{ Name, Description string }
 // counts as released.
 func (inv *Inventory) ReleaseSubnet(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
 	u := neutron.SubnetUpdate{Description: ptr.To(inv.mark.Released(owner))}
-	if orig != nil {
+	if orig.restorable() {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
 	_, in, err := inv.updateSubnet(ctx, owner, id, u)
@@ -256,7 +267,7 @@ func (inv *Inventory) ReleaseSubnet(ctx context.Context, owner neutron.Owner, id
 // ReleaseNetwork is ReleaseSubnet for a network.
 func (inv *Inventory) ReleaseNetwork(ctx context.Context, owner neutron.Owner, id string, orig *Restored) error {
 	u := neutron.NetworkUpdate{Description: ptr.To(inv.mark.Released(owner))}
-	if orig != nil {
+	if orig.restorable() {
 		u.Name, u.Description = &orig.Name, &orig.Description
 	}
 	_, in, err := inv.updateNetwork(ctx, owner, id, u)

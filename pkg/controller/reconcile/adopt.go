@@ -36,7 +36,8 @@ import (
 //     servers and routes for all of them, or delete it; no policy grants
 //     them;
 //   - no port on it is another project's (a port of no project is
-//     Neutron's own);
+//     Neutron's own), and no subnet on it is (one the network names that
+//     the project's list of its subnets does not show);
 //   - a network that a Network of another namespace, or another
 //     cluster's, released (deletionPolicy Orphan: its description is the
 //     release mark) may still be in that namespace's use: it is adopted
@@ -103,6 +104,9 @@ func (p *pass) adoptNetwork(ctx context.Context, wants []desired.Want) (neutron.
 	}
 	subs, err := p.inv.SubnetsOf(ctx, id)
 	if err != nil {
+		return neutron.Network{}, err
+	}
+	if err := noHiddenSubnets(net, subs); err != nil {
 		return neutron.Network{}, err
 	}
 	matched, err := p.compareSubnets(wants, specMTU(network), net, subs, seen)
@@ -216,6 +220,21 @@ func (p *pass) noForeignPorts(ctx context.Context, net neutron.Network) error {
 	}
 	if slices.ContainsFunc(ports, func(port neutron.Port) bool { return port.ProjectID != "" && port.ProjectID != net.ProjectID }) {
 		return adoptionRefused("Neutron network %s has ports of another project; it is not adopted", net.ID)
+	}
+	return nil
+}
+
+// noHiddenSubnets refuses a network that names a subnet (its "subnets")
+// the list of its subnets, which shows the credentials' project only, did
+// not return: another project's. compareSubnets would never see it, and
+// the adopted network would carry a subnet nobody here may prove is ours
+// (its MTU would be this Network's to change, its delete blocked by it).
+// It names no ID: the subnet is not the namespace's to learn of.
+func noHiddenSubnets(net neutron.Network, subs []neutron.Subnet) error {
+	for _, id := range net.SubnetIDs {
+		if !slices.ContainsFunc(subs, func(s neutron.Subnet) bool { return s.ID == id }) {
+			return adoptionRefused("Neutron network %s has a subnet of another project; it is not adopted", net.ID)
+		}
 	}
 	return nil
 }

@@ -67,7 +67,19 @@ type subnetRemovalBlockedError struct {
 	ports []string
 }
 
+// Error lists the ports as far as boundList does: they are anyone's who
+// may make ports on the network, and the text is logged on every pass.
 func (e *subnetRemovalBlockedError) Error() string {
 	return fmt.Sprintf("Neutron subnet %s (%s) is no longer in spec.subnets, but ports are on it: %s; it is deleted once they are gone",
-		e.subnet.ID, e.subnet.CIDR, strings.Join(e.ports, ", "))
+		e.subnet.ID, e.subnet.CIDR, boundList(e.ports))
+}
+
+// boundList joins at most maxListed items, then says how many more there
+// are.
+func boundList(items []string) string {
+	const maxListed = 10
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
 }

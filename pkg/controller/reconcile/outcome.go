@@ -397,13 +397,3 @@ func printableErr(err error) error {
 	}
 	return printableError{err}
 }
-
-// boundList joins at most maxListed items, then says how many more there
-// are.
-func boundList(items []string) string {
-	const maxListed = 10
-	if len(items) <= maxListed {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
-}

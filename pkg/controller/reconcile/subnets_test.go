@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
@@ -191,15 +192,27 @@ func renameSubnet(cidr, name, description string) func(*neutronfake.Neutron) {
 }
 
 // TestTwoSubnetsOfAFamilyAreRefusedBeforeNeutron: a spec that bypassed the
-// schema's one-per-family rule asks Neutron nothing.
+// schema's one-per-family rule (an older CRD, a write to etcd; the v1
+// conversion refuses one since TestV1ToV2RefusesWhatV2sSchemaRefuses)
+// asks Neutron nothing.
 func TestTwoSubnetsOfAFamilyAreRefusedBeforeNeutron(t *testing.T) {
-	runPasses(t, []passCase{{
-		name:       "two IPv4 subnets",
-		network:    withSubnets(newNetwork(v4CIDR, v4GW), samplecrdv2.SubnetSpec{CIDR: "10.1.0.0/24"}),
-		wantErr:    "invalid",
-		wantReady:  "False/" + samplecrdv1.ReasonInvalidSpec,
-		wantEvents: []string{"Warning " + samplecrdv1.ReasonInvalidSpec},
-	}})
+	f := newFixture(t, newNetwork(v4CIDR, v4GW), nil)
+	n := f.stored("net")
+	n.Spec.Subnets = append(n.Spec.Subnets, samplecrdv2.SubnetSpec{CIDR: "10.1.0.0/24"})
+	f.updateV2(n)
+	if out := f.sync("net"); out.Requeue != ForgetUntilSpecChanges {
+		t.Fatalf("requeue = %v (%v), want ForgetUntilSpecChanges", out.Requeue, out.Err)
+	}
+	if got := f.neutron.Requests(); len(got) != 0 {
+		t.Errorf("Neutron requests = %q, want none", got)
+	}
+	cond := meta.FindStatusCondition(f.stored("net").Status.Conditions, samplecrdv1.ConditionReady)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != samplecrdv1.ReasonInvalidSpec {
+		t.Errorf("Ready = %+v, want False/%s", cond, samplecrdv1.ReasonInvalidSpec)
+	}
+	if got := f.takeEvents(); !slices.Equal(got, []string{"Warning " + samplecrdv1.ReasonInvalidSpec}) {
+		t.Errorf("events = %q", got)
+	}
 }
 
 // handmadeDualStack seeds an unmarked network (seededNet) with an IPv4

@@ -2,7 +2,10 @@ package v1
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,7 +131,7 @@ func Convert_v1_Network_To_v2_Network(in *Network, out *v2.Network, _ conversion
 	out.TypeMeta = typeMeta(in.TypeMeta, v2.SchemeGroupVersion.String())
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	if raw, ok := in.Annotations[SubnetsAnnotation]; ok {
-		if err := json.Unmarshal([]byte(raw), &rest); err != nil {
+		if err := decodeRest(raw, &rest); err != nil {
 			return fmt.Errorf("Network %s/%s: annotation %s, which only the v1 conversion writes, does not parse: %w", in.Namespace, in.Name, SubnetsAnnotation, err)
 		}
 		delete(out.Annotations, SubnetsAnnotation)
@@ -155,6 +158,9 @@ func Convert_v1_Network_To_v2_Network(in *Network, out *v2.Network, _ conversion
 		if r.CIDR == first.CIDR {
 			return fmt.Errorf("Network %s/%s: annotation %s names subnet %q, which is spec.cidr already", in.Namespace, in.Name, SubnetsAnnotation, r.CIDR)
 		}
+	}
+	if err := checkRestSubnets(first, rest.Subnets); err != nil {
+		return fmt.Errorf("Network %s/%s: annotation %s: %w", in.Namespace, in.Name, SubnetsAnnotation, err)
 	}
 	out.Spec = v2.NetworkSpec{
 		Subnets:             append([]v2.SubnetSpec{first}, rest.Subnets...),
@@ -206,6 +212,53 @@ func Convert_v1_Network_To_v2_Network(in *Network, out *v2.Network, _ conversion
 			NetworkDescription: a.NetworkDescription,
 			Subnets: append([]v2.AdoptedSubnet{{ID: a.SubnetID, Name: a.SubnetName, Description: a.SubnetDescription}},
 				rest.AdoptedSubnets...),
+		}
+	}
+	return nil
+}
+
+// maxSubnets is spec.subnets' maxItems in the v2 schema (one subnet per
+// IP family).
+const maxSubnets = 2
+
+// decodeRest reads raw, SubnetsAnnotation's value, into rest, strictly: a
+// field it does not know (a misspelt one, written by hand) is an error,
+// not a subnet or a setting quietly lost; so is anything after the value.
+func decodeRest(raw string, rest *v2Rest) error {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(rest); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// checkRestSubnets refuses, in the subnets the annotation adds to first,
+// what v2's schema refuses in spec.subnets and v1's schema cannot see: a
+// v1 write is validated against v1's schema only, where the annotation is
+// a string, and is then stored as v2 as it converts. So a v1 writer gets
+// no spec that a v2 writer could not make: at most maxSubnets subnets,
+// none overlapping another, one per IP family. As CEL's rules do, a rule
+// speaks only where both ranges parse (a pool subnet has none).
+func checkRestSubnets(first v2.SubnetSpec, rest []v2.SubnetSpec) error {
+	if n := 1 + len(rest); n > maxSubnets {
+		return fmt.Errorf("it names %d subnets besides spec.cidr: a v2 Network has at most %d subnets", len(rest), maxSubnets)
+	}
+	all := append([]v2.SubnetSpec{first}, rest...)
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			pa, errA := netip.ParsePrefix(a.CIDR)
+			pb, errB := netip.ParsePrefix(b.CIDR)
+			switch {
+			case errA != nil || errB != nil:
+			case pa.Overlaps(pb):
+				return fmt.Errorf("subnets %q and %q overlap (Neutron refuses overlapping subnets on one network)", a.CIDR, b.CIDR)
+			case pa.Addr().Is4() == pb.Addr().Is4():
+				return fmt.Errorf("subnets %q and %q are of one IP family: a v2 Network has at most one subnet per IP family", a.CIDR, b.CIDR)
+			}
 		}
 	}
 	return nil

@@ -289,3 +289,32 @@ func TestV1ClientThatDropsTheAnnotation(t *testing.T) {
 		t.Errorf("spec.subnets %v, want only 10.0.0.0/24", back.Spec.Subnets)
 	}
 }
+
+// TestV1ToV2RefusesWhatV2sSchemaRefuses: a v1 write is validated against
+// v1's schema, which sees the annotation only as a string; what it says
+// is stored as v2 without v2's rules ever running. A tenant who writes v1
+// must not get, through the annotation, a spec that v2 refuses: more
+// subnets than spec.subnets' maxItems, a second subnet of one family, or
+// one that overlaps spec.cidr. Nor is a misspelt field silently dropped:
+// the annotation is the conversion's, and what it does not know is an
+// error, not a subnet quietly lost.
+func TestV1ToV2RefusesWhatV2sSchemaRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, value, want string }{
+		{"three subnets", `{"subnets": [{"cidr": "fd00::/64"}, {"cidr": "fd01::/64"}]}`, "at most 2"},
+		{"a second IPv4 subnet", `{"subnets": [{"cidr": "10.1.0.0/24"}]}`, "at most one subnet per IP family"},
+		{"a range that overlaps spec.cidr", `{"subnets": [{"cidr": "10.0.0.0/16"}]}`, "overlap"},
+		{"a misspelt field", `{"subnet": [{"cidr": "fd00::/64"}]}`, "does not parse"},
+		{"a misspelt field of a subnet", `{"subnets": [{"cidr": "fd00::/64", "gatway": "fd00::1"}]}`, "does not parse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &v1.Network{
+				ObjectMeta: metav1.ObjectMeta{Name: "n", Namespace: "ns", Annotations: map[string]string{v1.SubnetsAnnotation: tc.value}},
+				Spec:       v1.NetworkSpec{CIDR: "10.0.0.0/24"},
+			}
+			err := newScheme(t).Convert(in, &v2.Network{}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), v1.SubnetsAnnotation) {
+				t.Fatalf("error %v, want one naming %s and saying %q", err, v1.SubnetsAnnotation, tc.want)
+			}
+		})
+	}
+}
