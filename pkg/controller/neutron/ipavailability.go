@@ -26,7 +26,7 @@ func IsForbidden(err error) bool {
 // ListIPAvailabilities lists the address counts of the networks of the
 // client's project (of every project the credential sees for the zero
 // Place), a page at a time as ListNetworks does. The pages are followed by
-// their next links with the client's page size, as the other lists are;
+// their next links (eachPage) with the client's page size, as the other lists are;
 // neutron-server answers this collection in one page today, whatever the
 // limit. The counts are decoded from Neutron's JSON numbers without going
 // through float64 (gophercloud decodes pages with UseNumber).
@@ -44,10 +44,10 @@ func (g *Gophercloud) ListIPAvailabilities(ctx context.Context, visit func([]Net
 		func(r pagination.PageResult) pagination.Page {
 			return ipAvailabilityPage{pagination.LinkedPageBase{PageResult: r}}
 		})
-	err := pager.EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+	err := g.eachPage(ctx, pager, func(page pagination.Page) error {
 		entries, err := extractIPAvailabilities(page)
 		if err != nil {
-			return false, err
+			return err
 		}
 		out := make([]NetworkIPs, 0, len(entries))
 		for _, raw := range entries {
@@ -55,7 +55,7 @@ func (g *Gophercloud) ListIPAvailabilities(ctx context.Context, visit func([]Net
 				out = append(out, n)
 			}
 		}
-		return true, visit(out)
+		return visit(out)
 	})
 	if err != nil {
 		return classify("listing network IP availabilities", err)

@@ -387,17 +387,17 @@ func NewGophercloud(client *gophercloud.ServiceClient, place Place) *Gophercloud
 
 // ListNetworks lists the networks whose description is exactly description.
 func (g *Gophercloud) ListNetworks(ctx context.Context, description string, visit func([]Network) error) error {
-	err := networks.List(g.client, networks.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}).
-		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+	err := g.eachPage(ctx, networks.List(g.client, networks.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}),
+		func(page pagination.Page) error {
 			var ns []networkWithMTU
 			if err := networks.ExtractNetworksInto(page, &ns); err != nil {
-				return false, err
+				return err
 			}
 			out := make([]Network, 0, len(ns))
 			for _, n := range ns {
 				out = append(out, networkFrom(n))
 			}
-			return true, visit(out)
+			return visit(out)
 		})
 	if err != nil {
 		return classify("listing networks", err)
@@ -430,16 +430,16 @@ func (g *Gophercloud) SubnetsOf(ctx context.Context, networkID string) ([]Subnet
 }
 
 func (g *Gophercloud) eachSubnetPage(ctx context.Context, op string, opts subnets.ListOpts, visit func([]Subnet) error) error {
-	err := subnets.List(g.client, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+	err := g.eachPage(ctx, subnets.List(g.client, opts), func(page pagination.Page) error {
 		ss, err := subnets.ExtractSubnets(page)
 		if err != nil {
-			return false, err
+			return err
 		}
 		out := make([]Subnet, 0, len(ss))
 		for _, s := range ss {
 			out = append(out, subnetFrom(s))
 		}
-		return true, visit(out)
+		return visit(out)
 	})
 	if err != nil {
 		return classify(op, err)
@@ -459,15 +459,15 @@ func (g *Gophercloud) FindSubnetPool(ctx context.Context, nameOrID string) (Subn
 				opts = subnetpools.ListOpts{ID: nameOrID}
 			}
 			if g.projectID == "" {
-				return listPools(ctx, g.client, opts)
+				return g.listPools(ctx, opts)
 			}
 			own, shared := opts, opts
 			own.ProjectID, shared.Shared = g.projectID, ptr.To(true)
-			found, err := listPools(ctx, g.client, own)
+			found, err := g.listPools(ctx, own)
 			if err != nil {
 				return nil, err
 			}
-			others, err := listPools(ctx, g.client, shared)
+			others, err := g.listPools(ctx, shared)
 			for _, p := range others {
 				if p.ProjectID != g.projectID {
 					found = append(found, p)
@@ -478,12 +478,14 @@ func (g *Gophercloud) FindSubnetPool(ctx context.Context, nameOrID string) (Subn
 	return SubnetPool{ID: p.ID, Name: p.Name, IPVersion: p.IPversion}, err
 }
 
-func listPools(ctx context.Context, client *gophercloud.ServiceClient, opts subnetpools.ListOpts) ([]subnetpools.SubnetPool, error) {
-	page, err := subnetpools.List(client, opts).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return subnetpools.ExtractSubnetPools(page)
+func (g *Gophercloud) listPools(ctx context.Context, opts subnetpools.ListOpts) ([]subnetpools.SubnetPool, error) {
+	var out []subnetpools.SubnetPool
+	err := g.eachPage(ctx, subnetpools.List(g.client, opts), func(page pagination.Page) error {
+		ps, err := subnetpools.ExtractSubnetPools(page)
+		out = append(out, ps...)
+		return err
+	})
+	return out, err
 }
 
 // findOne finds the one resource that has the ID nameOrID or, failing
@@ -520,12 +522,14 @@ func findOne[T any](ctx context.Context, op, kind, notFound, nameOrID string, li
 // answers a missing one, a 404 that says nothing of what exists elsewhere.
 func (g *Gophercloud) GetNetwork(ctx context.Context, id string) (Network, error) {
 	op := "reading network " + id
-	page, err := networks.List(g.client, networks.ListOpts{ID: id, ProjectID: g.projectID}).AllPages(ctx)
-	if err != nil {
-		return Network{}, classify(op, err)
-	}
 	var ns []networkWithMTU
-	if err := networks.ExtractNetworksInto(page, &ns); err != nil {
+	err := g.eachPage(ctx, networks.List(g.client, networks.ListOpts{ID: id, ProjectID: g.projectID}), func(page pagination.Page) error {
+		var more []networkWithMTU
+		err := networks.ExtractNetworksInto(page, &more)
+		ns = append(ns, more...)
+		return err
+	})
+	if err != nil {
 		return Network{}, classify(op, err)
 	}
 	if len(ns) != 1 || ns[0].ID != id {
@@ -670,16 +674,13 @@ func (g *Gophercloud) Probe(ctx context.Context) error {
 // whose description is exactly that.
 func (g *Gophercloud) PortsOf(ctx context.Context, networkID, description string) ([]Port, error) {
 	var out []Port
-	err := ports.List(g.client, ports.ListOpts{NetworkID: networkID, Description: description, Limit: g.pageSize}).
-		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+	err := g.eachPage(ctx, ports.List(g.client, ports.ListOpts{NetworkID: networkID, Description: description, Limit: g.pageSize}),
+		func(page pagination.Page) error {
 			ps, err := ports.ExtractPorts(page)
-			if err != nil {
-				return false, err
-			}
 			for _, p := range ps {
 				out = append(out, portFrom(p))
 			}
-			return true, nil
+			return err
 		})
 	if err != nil {
 		return nil, classify("listing the ports of network "+networkID, err)

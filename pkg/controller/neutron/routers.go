@@ -28,11 +28,13 @@ func (g *Gophercloud) FindRouter(ctx context.Context, nameOrID string) (Router, 
 			if byID {
 				opts = routers.ListOpts{ID: nameOrID, ProjectID: g.projectID}
 			}
-			page, err := routers.List(g.client, opts).AllPages(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return routers.ExtractRouters(page)
+			var out []routers.Router
+			err := g.eachPage(ctx, routers.List(g.client, opts), func(page pagination.Page) error {
+				rs, err := routers.ExtractRouters(page)
+				out = append(out, rs...)
+				return err
+			})
+			return out, err
 		})
 	return routerFrom(r), err
 }
@@ -133,17 +135,17 @@ func (s *Session) RemoveRouterInterface(ctx context.Context, routerID, portID st
 // in the client's project. A 404 is a Neutron without the L3 API: it has
 // no routers, and the controller's other resources are listed as ever.
 func (g *Gophercloud) ListRouters(ctx context.Context, description string, visit func([]Router) error) error {
-	err := routers.List(g.client, routers.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}).
-		EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+	err := g.eachPage(ctx, routers.List(g.client, routers.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}),
+		func(page pagination.Page) error {
 			rs, err := routers.ExtractRouters(page)
 			if err != nil {
-				return false, err
+				return err
 			}
 			out := make([]Router, 0, len(rs))
 			for _, r := range rs {
 				out = append(out, routerFrom(r))
 			}
-			return true, visit(out)
+			return visit(out)
 		})
 	if IsNotFound(err) {
 		return nil
@@ -168,12 +170,14 @@ func (g *Gophercloud) FindExternalNetwork(ctx context.Context, nameOrID string) 
 			if byID {
 				opts = networks.ListOpts{ID: nameOrID}
 			}
-			page, err := networks.List(g.client, externalListOpts(opts)).AllPages(ctx)
-			if err != nil {
-				return nil, err
-			}
 			var found []externalNetwork
-			return found, networks.ExtractNetworksInto(page, &found)
+			err := g.eachPage(ctx, networks.List(g.client, externalListOpts(opts)), func(page pagination.Page) error {
+				var more []externalNetwork
+				err := networks.ExtractNetworksInto(page, &more)
+				found = append(found, more...)
+				return err
+			})
+			return found, err
 		})
 	return Network{ID: n.ID, Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt, Status: n.Status, ProjectID: n.ProjectID}, err
 }

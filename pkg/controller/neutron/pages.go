@@ -1,0 +1,80 @@
+package neutron
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/gophercloud/gophercloud/v2/pagination"
+)
+
+// maxPages bounds the pages of one list: 10,000 pages of pageSize (1,000)
+// are ten million resources, more than any Neutron holds for a project.
+// It is a guard against a server whose next links never end, not a
+// limit any real list meets.
+const maxPages = 10_000
+
+// eachPage visits the pages of pager, as pager.EachPage does, and is the
+// one way this package follows Neutron's next links. A link is Neutron's
+// text, and the client's token goes with every request it is followed
+// to, so a link is followed only
+//   - to the scheme and host of the endpoint the catalog (or the
+//     configuration) gave: a Neutron behind a TLS proxy that writes its
+//     links as http:// is refused, not sent the token in clear;
+//   - to a page not read already in this list: a link that loops would
+//     list forever, and hold the store's list (and the namespaces it
+//     serves) with it;
+//   - for at most maxPages pages.
+//
+// A link refused fails the list, which the next list asks again; what
+// was visited before it is discarded by the caller, as for any error.
+func (g *Gophercloud) eachPage(ctx context.Context, pager pagination.Pager, visit func(pagination.Page) error) error {
+	endpoint, err := url.Parse(g.client.ResourceBaseURL())
+	if err != nil {
+		return fmt.Errorf("parsing the Neutron endpoint: %w", err)
+	}
+	seen := map[string]struct{}{}
+	return pager.EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		if err := visit(page); err != nil {
+			return false, err
+		}
+		next, err := page.NextPageURL()
+		if err != nil || next == "" {
+			// EachPage reads the link again, and stops at "" or fails
+			// with the error.
+			return true, nil
+		}
+		return true, followable(endpoint, next, seen)
+	})
+}
+
+// followable reports why next may not be followed, nil if it may; it
+// records next in seen.
+func followable(endpoint *url.URL, next string, seen map[string]struct{}) error {
+	u, err := url.Parse(next)
+	if err != nil {
+		return fmt.Errorf("Neutron's next-page link is no URL: %w", err)
+	}
+	if u.Scheme != endpoint.Scheme || u.Host != endpoint.Host {
+		return fmt.Errorf("Neutron's next-page link leads to %s://%s, not to its endpoint's %s://%s: not followed, for the token goes with it (behind a TLS proxy, Neutron needs [oslo_middleware] enable_proxy_headers_parsing)",
+			printableLink(u.Scheme), printableLink(u.Host), endpoint.Scheme, endpoint.Host)
+	}
+	if _, again := seen[next]; again {
+		return fmt.Errorf("Neutron's next-page link leads back to a page this list read already: not followed, for it would list forever")
+	}
+	if len(seen) >= maxPages {
+		return fmt.Errorf("Neutron's list goes on past %d pages: not followed further", maxPages)
+	}
+	seen[next] = struct{}{}
+	return nil
+}
+
+// printableLink is a part of a link as an error may show it: quoted (any
+// byte that is not printable escaped), and cut at 100 bytes.
+func printableLink(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	q := fmt.Sprintf("%q", s)
+	return q[1 : len(q)-1]
+}
