@@ -44,7 +44,7 @@ func (g *Gophercloud) ListIPAvailabilities(ctx context.Context, visit func([]Net
 		func(r pagination.PageResult) pagination.Page {
 			return ipAvailabilityPage{pagination.LinkedPageBase{PageResult: r}}
 		})
-	err := g.eachPage(ctx, pager, func(page pagination.Page) error {
+	err := eachPage(ctx, g.client, pager, func(page pagination.Page) error {
 		entries, err := extractIPAvailabilities(page)
 		if err != nil {
 			return err

@@ -387,7 +387,7 @@ func NewGophercloud(client *gophercloud.ServiceClient, place Place) *Gophercloud
 
 // ListNetworks lists the networks whose description is exactly description.
 func (g *Gophercloud) ListNetworks(ctx context.Context, description string, visit func([]Network) error) error {
-	err := g.eachPage(ctx, networks.List(g.client, networks.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}),
+	err := eachPage(ctx, g.client, networks.List(g.client, networks.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}),
 		func(page pagination.Page) error {
 			var ns []networkWithMTU
 			if err := networks.ExtractNetworksInto(page, &ns); err != nil {
@@ -430,7 +430,7 @@ func (g *Gophercloud) SubnetsOf(ctx context.Context, networkID string) ([]Subnet
 }
 
 func (g *Gophercloud) eachSubnetPage(ctx context.Context, op string, opts subnets.ListOpts, visit func([]Subnet) error) error {
-	err := g.eachPage(ctx, subnets.List(g.client, opts), func(page pagination.Page) error {
+	err := eachPage(ctx, g.client, subnets.List(g.client, opts), func(page pagination.Page) error {
 		ss, err := subnets.ExtractSubnets(page)
 		if err != nil {
 			return err
@@ -480,7 +480,7 @@ func (g *Gophercloud) FindSubnetPool(ctx context.Context, nameOrID string) (Subn
 
 func (g *Gophercloud) listPools(ctx context.Context, opts subnetpools.ListOpts) ([]subnetpools.SubnetPool, error) {
 	var out []subnetpools.SubnetPool
-	err := g.eachPage(ctx, subnetpools.List(g.client, opts), func(page pagination.Page) error {
+	err := eachPage(ctx, g.client, subnetpools.List(g.client, opts), func(page pagination.Page) error {
 		ps, err := subnetpools.ExtractSubnetPools(page)
 		out = append(out, ps...)
 		return err
@@ -523,7 +523,7 @@ func findOne[T any](ctx context.Context, op, kind, notFound, nameOrID string, li
 func (g *Gophercloud) GetNetwork(ctx context.Context, id string) (Network, error) {
 	op := "reading network " + id
 	var ns []networkWithMTU
-	err := g.eachPage(ctx, networks.List(g.client, networks.ListOpts{ID: id, ProjectID: g.projectID}), func(page pagination.Page) error {
+	err := eachPage(ctx, g.client, networks.List(g.client, networks.ListOpts{ID: id, ProjectID: g.projectID}), func(page pagination.Page) error {
 		var more []networkWithMTU
 		err := networks.ExtractNetworksInto(page, &more)
 		ns = append(ns, more...)
@@ -674,7 +674,7 @@ func (g *Gophercloud) Probe(ctx context.Context) error {
 // whose description is exactly that.
 func (g *Gophercloud) PortsOf(ctx context.Context, networkID, description string) ([]Port, error) {
 	var out []Port
-	err := g.eachPage(ctx, ports.List(g.client, ports.ListOpts{NetworkID: networkID, Description: description, Limit: g.pageSize}),
+	err := eachPage(ctx, g.client, ports.List(g.client, ports.ListOpts{NetworkID: networkID, Description: description, Limit: g.pageSize}),
 		func(page pagination.Page) error {
 			ps, err := ports.ExtractPorts(page)
 			for _, p := range ps {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
@@ -14,7 +15,7 @@ import (
 // limit any real list meets.
 const maxPages = 10_000
 
-// eachPage visits the pages of pager, as pager.EachPage does, and is the
+// eachPage visits the pages of pager, a list of client, as pager.EachPage does, and is the
 // one way this package follows Neutron's next links. A link is Neutron's
 // text, and the client's token goes with every request it is followed
 // to, so a link is followed only
@@ -28,8 +29,8 @@ const maxPages = 10_000
 //
 // A link refused fails the list, which the next list asks again; what
 // was visited before it is discarded by the caller, as for any error.
-func (g *Gophercloud) eachPage(ctx context.Context, pager pagination.Pager, visit func(pagination.Page) error) error {
-	endpoint, err := url.Parse(g.client.ResourceBaseURL())
+func eachPage(ctx context.Context, client *gophercloud.ServiceClient, pager pagination.Pager, visit func(pagination.Page) error) error {
+	endpoint, err := url.Parse(client.ResourceBaseURL())
 	if err != nil {
 		return fmt.Errorf("parsing the Neutron endpoint: %w", err)
 	}

@@ -29,7 +29,7 @@ func (g *Gophercloud) FindRouter(ctx context.Context, nameOrID string) (Router, 
 				opts = routers.ListOpts{ID: nameOrID, ProjectID: g.projectID}
 			}
 			var out []routers.Router
-			err := g.eachPage(ctx, routers.List(g.client, opts), func(page pagination.Page) error {
+			err := eachPage(ctx, g.client, routers.List(g.client, opts), func(page pagination.Page) error {
 				rs, err := routers.ExtractRouters(page)
 				out = append(out, rs...)
 				return err
@@ -135,7 +135,7 @@ func (s *Session) RemoveRouterInterface(ctx context.Context, routerID, portID st
 // in the client's project. A 404 is a Neutron without the L3 API: it has
 // no routers, and the controller's other resources are listed as ever.
 func (g *Gophercloud) ListRouters(ctx context.Context, description string, visit func([]Router) error) error {
-	err := g.eachPage(ctx, routers.List(g.client, routers.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}),
+	err := eachPage(ctx, g.client, routers.List(g.client, routers.ListOpts{Description: description, ProjectID: g.projectID, Limit: g.pageSize}),
 		func(page pagination.Page) error {
 			rs, err := routers.ExtractRouters(page)
 			if err != nil {
@@ -171,7 +171,7 @@ func (g *Gophercloud) FindExternalNetwork(ctx context.Context, nameOrID string) 
 				opts = networks.ListOpts{ID: nameOrID}
 			}
 			var found []externalNetwork
-			err := g.eachPage(ctx, networks.List(g.client, externalListOpts(opts)), func(page pagination.Page) error {
+			err := eachPage(ctx, g.client, networks.List(g.client, externalListOpts(opts)), func(page pagination.Page) error {
 				var more []externalNetwork
 				err := networks.ExtractNetworksInto(page, &more)
 				found = append(found, more...)
