@@ -15,10 +15,10 @@ import (
 // limit any real list meets.
 const maxPages = 10_000
 
-// eachPage visits the pages of pager, a list of client, as pager.EachPage does, and is the
-// one way this package follows Neutron's next links. A link is Neutron's
-// text, and the client's token goes with every request it is followed
-// to, so a link is followed only
+// eachPage visits the pages of pager, a list of client, as
+// pager.EachPage does, and is the one way this package follows Neutron's
+// next links. A link is Neutron's text, and the client's token goes with
+// every request it is followed to, so a link is followed only
 //   - to the scheme and host of the endpoint the catalog (or the
 //     configuration) gave: a Neutron behind a TLS proxy that writes its
 //     links as http:// is refused, not sent the token in clear;
