@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -248,14 +249,19 @@ func stripForCache(obj any) (any, error) {
 }
 
 // needsSync filters update notifications. Resyncs (the same
-// resourceVersion), spec changes (a new generation) and the start of a
-// deletion are synced. Everything else — above all the controller's own
-// status and finalizer writes coming back — changes nothing a sync acts on,
-// and syncing it would only cost a pass through the queue.
+// resourceVersion), spec changes, the start of a deletion and our
+// finalizer taken away (a `kubectl replace` of a manifest without it) are
+// synced. Everything else — above all the controller's own status and
+// finalizer writes coming back — changes nothing a sync acts on, and
+// syncing it would only cost a pass through the queue. A spec change is
+// compared, not only its generation: the API server bumps the generation
+// on a change of the spec in the version written, and a v1 write that
+// drops the annotation of v2's other subnets changes v2's spec alone.
 func needsSync(old, new *samplecrdv2.Network) bool {
 	return old.ResourceVersion == new.ResourceVersion ||
-		old.Generation != new.Generation ||
-		!old.DeletionTimestamp.Equal(new.DeletionTimestamp)
+		old.Generation != new.Generation || !equality.Semantic.DeepEqual(old.Spec, new.Spec) ||
+		!old.DeletionTimestamp.Equal(new.DeletionTimestamp) ||
+		hasFinalizer(old) && !hasFinalizer(new)
 }
 
 // runWorker processes the queue until it shuts down.

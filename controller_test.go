@@ -554,6 +554,10 @@ func TestNeedsSync(t *testing.T) {
 	}{
 		{"a resync (same resourceVersion)", base.DeepCopy(), true},
 		{"a spec change (new generation)", change(func(n *samplecrdv2.Network) { n.Generation++ }), true},
+		// A v1 write that drops the annotation of the other subnets: the
+		// API server compared v1's specs, equal, and kept the generation.
+		{"a spec change with the same generation", change(func(n *samplecrdv2.Network) { n.Spec.Subnets = n.Spec.Subnets[:0] }), true},
+		{"our finalizer taken away", change(func(n *samplecrdv2.Network) { n.Finalizers = nil }), true},
 		{"the start of a deletion", change(func(n *samplecrdv2.Network) { deleting(n) }), true},
 		{"our own status write", change(func(n *samplecrdv2.Network) { n.Status.NetworkID = "x" }), false},
 		{"a label change", change(func(n *samplecrdv2.Network) { n.Labels = map[string]string{"a": "b"} }), false},
