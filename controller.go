@@ -248,15 +248,12 @@ func stripForCache(obj any) (any, error) {
 	return obj, nil
 }
 
-// needsSync filters update notifications. Resyncs (the same
+// needsSync filters update notifications: it passes resyncs (the same
 // resourceVersion), spec changes, the start of a deletion and our
-// finalizer taken away (a `kubectl replace` of a manifest without it) are
-// synced. Everything else — above all the controller's own status and
-// finalizer writes coming back — changes nothing a sync acts on, and
-// syncing it would only cost a pass through the queue. A spec change is
-// compared, not only its generation: the API server bumps the generation
-// on a change of the spec in the version written, and a v1 write that
-// drops the annotation of v2's other subnets changes v2's spec alone.
+// finalizer taken away, and drops the rest — above all the controller's
+// own status and finalizer writes coming back, which a sync would only
+// pass over. The spec is compared, not only the generation: a v1 write
+// can change v2's spec and keep the generation (chapter 14).
 func needsSync(old, new *samplecrdv2.Network) bool {
 	return old.ResourceVersion == new.ResourceVersion ||
 		old.Generation != new.Generation || !equality.Semantic.DeepEqual(old.Spec, new.Spec) ||

@@ -43,7 +43,6 @@ import (
 	"github.com/samplecrd/network-controller/pkg/component/tracing"
 	"github.com/samplecrd/network-controller/pkg/controller/cloud"
 	"github.com/samplecrd/network-controller/pkg/controller/configmap"
-	"github.com/samplecrd/network-controller/pkg/controller/conversion"
 	"github.com/samplecrd/network-controller/pkg/controller/importer"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	"github.com/samplecrd/network-controller/pkg/controller/options"
@@ -111,18 +110,10 @@ func run(ctx context.Context, opts *options.Options) error {
 	if err := endpoints.Serve(ctx); err != nil {
 		return err
 	}
-	// The CRD's conversion webhook is served by every replica, before and
-	// whatever leader election decides: while the CRD converts with it,
-	// no client reads or writes a Network in v1 without it (the
-	// controller's own informer reads v2, the stored version).
-	if opts.ConversionBindAddress != "" {
-		tlsConfig, err := opts.ConversionTLS(ctx)
-		if err != nil {
-			return err
-		}
-		if _, err := conversion.Serve(ctx, opts.ConversionBindAddress, tlsConfig); err != nil {
-			return err
-		}
+	// Every replica serves the CRD's conversion webhook from its start,
+	// leader or not: no client reads a Network in v1 without it (ch. 14).
+	if _, err := opts.ServeConversion(ctx); err != nil {
+		return err
 	}
 
 	// Every write asks the fence first: a leader frozen past its lease

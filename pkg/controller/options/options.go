@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/component/serving"
 	"github.com/samplecrd/network-controller/pkg/controller/cloud"
+	"github.com/samplecrd/network-controller/pkg/controller/conversion"
 	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
 )
 
@@ -261,11 +263,21 @@ func (o *Options) MetricsTLS(ctx context.Context, host string) (*tls.Config, err
 	})
 }
 
-// ConversionTLS is the TLS configuration of the conversion webhook: the
-// certificate of --conversion-tls-cert-file, followed as its Secret is
-// renewed (cert-manager, the chart's own), as the injector's is.
-func (o *Options) ConversionTLS(ctx context.Context) (*tls.Config, error) {
-	return serving.FileTLS(ctx, o.ConversionCertFile, o.ConversionKeyFile, nil)
+// ServeConversion serves the CRD's conversion webhook
+// (pkg/controller/conversion) at --conversion-bind-address until ctx
+// ends, and nothing when that is empty. Its certificate is
+// --conversion-tls-cert-file's, followed as its Secret is renewed
+// (cert-manager, the chart's own), as the injector's is.
+// It returns the address it listens on, nil when it serves none.
+func (o *Options) ServeConversion(ctx context.Context) (net.Addr, error) {
+	if o.ConversionBindAddress == "" {
+		return nil, nil
+	}
+	tlsConfig, err := serving.FileTLS(ctx, o.ConversionCertFile, o.ConversionKeyFile, nil)
+	if err != nil {
+		return nil, err
+	}
+	return conversion.Serve(ctx, o.ConversionBindAddress, tlsConfig)
 }
 
 // NewCommand is `network-controller`: with no subcommand, the controller,

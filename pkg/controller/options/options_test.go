@@ -183,7 +183,7 @@ func TestConversionWebhookFlags(t *testing.T) {
 		wantErr string
 	}{
 		{name: "off by default", args: nil},
-		{name: "on, with its certificate", args: []string{"--conversion-bind-address=127.0.0.1:9443",
+		{name: "on, with its certificate", args: []string{"--conversion-bind-address=127.0.0.1:0",
 			"--conversion-tls-cert-file=" + certFile, "--conversion-tls-key-file=" + keyFile}},
 		{name: "on without a certificate", args: []string{"--conversion-bind-address=127.0.0.1:9443"},
 			wantErr: "needs --conversion-tls-cert-file and --conversion-tls-key-file"},
@@ -208,16 +208,12 @@ func TestConversionWebhookFlags(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			cfg, err := o.ConversionTLS(ctx)
+			addr, err := o.ServeConversion(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-			srv.TLS = cfg
-			srv.StartTLS()
-			defer srv.Close()
 			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca, ServerName: host}}}
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr.String()+"/", nil)
 			resp, err := client.Do(req)
 			if err != nil {
 				t.Fatalf("a client that trusts the files' CA: %v", err)
