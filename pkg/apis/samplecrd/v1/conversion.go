@@ -21,7 +21,7 @@ import (
 // The functions are registered on the scheme (addConversionFuncs, part of
 // SchemeBuilder), rather than being ConvertTo/ConvertFrom methods, so that
 // one path serves every caller: scheme.Convert in the tests, and the
-// conversion webhook that will call scheme.Convert (issue 42).
+// conversion webhook (pkg/controller/conversion), which calls it.
 //
 // A v1 Network is a v2 Network with one subnet: v1's top-level subnet
 // fields are spec.subnets[0]. What v1 cannot say of a v2 Network (its
