@@ -2,7 +2,9 @@ package inventory_test
 
 import (
 	"context"
+	"fmt"
 	"math/big"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -18,7 +20,8 @@ import (
 // list, whatever the answer; the counts of the networks it holds as an
 // owner's, never a stranger's; and, where Neutron refuses the request (a
 // member's credentials, 403; no extension, 404), a list that succeeds all
-// the same, with the counts absent. Any other failure is the list's.
+// the same, with the counts absent; where it fails them (a 5xx), the list
+// succeeds too, with the last counts (TestAFailureOfTheCountsKeepsTheLast).
 func TestAddressCountsAreReadOncePerListAndOnlyForOurNetworks(t *testing.T) {
 	tests := []struct {
 		name string
@@ -35,9 +38,11 @@ func TestAddressCountsAreReadOncePerListAndOnlyForOurNetworks(t *testing.T) {
 		{name: "a Neutron without the extension (404)", refuse: func(f *fake.Neutron) {
 			f.FailOn(fake.ListIPAvailabilities, neutron.ErrorForResponse(fake.ListIPAvailabilities, 404, "", "The resource could not be found."))
 		}},
+		// The counts only decorate status: Neutron failing them keeps
+		// the last ones (none here) and fails no list.
 		{name: "a Neutron that fails (500)", refuse: func(f *fake.Neutron) {
 			f.FailOn(fake.ListIPAvailabilities, neutron.ErrorForResponse(fake.ListIPAvailabilities, 500, "", "Internal server error"))
-		}, wantErr: true},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +81,49 @@ func TestAddressCountsAreReadOncePerListAndOnlyForOurNetworks(t *testing.T) {
 			}
 			if counts, ok := inv.IPs(ownerA.UID, stranger); ok {
 				t.Errorf("a stranger's network's counts were kept: %+v", counts)
+			}
+		})
+	}
+}
+
+// TestAFailureOfTheCountsKeepsTheLast: Neutron answers the counts with a
+// server error, or past the bound on an answer, after a list that read
+// them. The list succeeds (every namespace of the place waits on it for
+// drift and orphans), its owner keeps the counts it had, and nothing is
+// recounted: a flapping counts request writes no status.
+func TestAFailureOfTheCountsKeepsTheLast(t *testing.T) {
+	failures := []struct {
+		name string
+		err  error
+	}{
+		{"a server error (500)", neutron.ErrorForResponse(fake.ListIPAvailabilities, 500, "", "Internal server error")},
+		{"an answer past the bound", fmt.Errorf("listing network IP availabilities: %w", &http.MaxBytesError{Limit: neutron.MaxResponseBytes})},
+	}
+	for _, failure := range failures {
+		t.Run(failure.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := fake.New()
+			m := mark(t, "prod")
+			ours, _ := seed(f, m, ownerA, "10.0.0.0/24")
+			inv := inventory.NewStore(f, m)
+			if _, err := inv.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			before, ok := inv.IPs(ownerA.UID, ours)
+			if !ok {
+				t.Fatal("the first list read no counts")
+			}
+
+			f.FailOn(fake.ListIPAvailabilities, failure.err)
+			if _, err := inv.Refresh(ctx); err != nil {
+				t.Fatalf("the list failed with its counts: %v", err)
+			}
+			after, ok := inv.IPs(ownerA.UID, ours)
+			if !ok || !slices.EqualFunc(before, after, neutron.SubnetIPs.Equal) {
+				t.Errorf("counts after the failure: %+v (present %t), want the last ones %+v", after, ok, before)
+			}
+			if got := inv.Recount(); len(got) != 0 {
+				t.Errorf("recounted %v, want nothing: the counts did not change", got)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
@@ -173,6 +174,13 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	if err == nil {
 		// Once per list, and only for the networks just listed as ours.
 		ips, err = listIPs(ctx, inv.client, heldNetworks(x.fresh))
+		if neutron.AnsweredBadly(err) {
+			// The counts only decorate status, and every namespace of
+			// the place waits on this list for its drift and orphans:
+			// Neutron failing to answer them keeps the last ones.
+			klog.FromContext(ctx).Error(err, "Neutron failed to answer the address counts; status keeps the last ones", "project", place.ProjectID)
+			ips, err = inv.lastIPs(place), nil
+		}
 	}
 	if err != nil {
 		return nil, inv.failed(err)
@@ -182,6 +190,17 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	inv.mu.RUnlock()
 	noteAllowed(ctx, first, was, ips.allowed, place)
 	return inv.replace(x.fresh, ips, len(x.unrecognised), startWrites, place), nil
+}
+
+// lastIPs is the counts the latest list of place read, none if the
+// latest list was of another place.
+func (inv *Store) lastIPs(place neutron.Place) ipCounts {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	if inv.status.Place != place {
+		return ipCounts{}
+	}
+	return inv.ips
 }
 
 // failed records err as the latest refresh's, and returns it.

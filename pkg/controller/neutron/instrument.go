@@ -10,11 +10,21 @@ import (
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 )
 
+// MaxResponseBytes bounds one answer of Neutron, which gophercloud reads
+// whole into memory: a page of 1,000 resources is about a megabyte, and
+// network-ip-availabilities, which neutron-server answers in one page
+// whatever the limit, some 300 bytes a network. An answer past it fails
+// its request (an *http.MaxBytesError), instead of holding the memory of
+// every namespace the process serves.
+const MaxResponseBytes = 64 << 20
+
 // instrumentedTransport counts and times the requests a Neutron client
-// makes, and tells reach whether Neutron answered.
+// makes, tells reach whether Neutron answered, and bounds each answer's
+// body at maxBody bytes (MaxResponseBytes).
 type instrumentedTransport struct {
-	next  http.RoundTripper
-	reach *Reachability
+	next    http.RoundTripper
+	reach   *Reachability
+	maxBody int64
 }
 
 func (t instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -23,6 +33,9 @@ func (t instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, err
 	code := "<error>"
 	if err == nil {
 		code = strconv.Itoa(resp.StatusCode)
+		// MaxBytesReader needs no ResponseWriter to refuse what is past
+		// the limit; it returns an *http.MaxBytesError from then on.
+		resp.Body = http.MaxBytesReader(nil, resp.Body, t.maxBody)
 	}
 	t.reach.observe(req, resp, err)
 	metrics.ObserveNeutronRequest(req.Method, code, time.Since(start))
@@ -30,15 +43,16 @@ func (t instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, err
 }
 
 // Instrument returns an HTTP client whose requests are counted
-// (network_controller_neutron_requests_total and _duration_seconds) and
-// whose answers reach observes.
+// (network_controller_neutron_requests_total and _duration_seconds),
+// whose answers reach observes, and whose answers are bounded
+// (MaxResponseBytes).
 func Instrument(c *http.Client, reach *Reachability) *http.Client {
 	next := c.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	out := *c
-	out.Transport = instrumentedTransport{next: next, reach: reach}
+	out.Transport = instrumentedTransport{next: next, reach: reach, maxBody: MaxResponseBytes}
 	return &out
 }
 

@@ -23,6 +23,15 @@ func IsForbidden(err error) bool {
 	return gophercloud.ResponseCodeIs(err, http.StatusForbidden)
 }
 
+// AnsweredBadly reports whether err is Neutron's own failure to answer:
+// it answered a server error (5xx), or an answer past MaxResponseBytes.
+// Not a request refused before it was sent, nor an expired context.
+func AnsweredBadly(err error) bool {
+	var code gophercloud.ErrUnexpectedResponseCode
+	var tooLarge *http.MaxBytesError
+	return errors.As(err, &code) && code.Actual >= 500 || errors.As(err, &tooLarge)
+}
+
 // ListIPAvailabilities lists the address counts of the networks of the
 // client's project (of every project the credential sees for the zero
 // Place), a page at a time as ListNetworks does. The pages are followed by
