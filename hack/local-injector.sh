@@ -5,7 +5,7 @@
 #   kubectl apply -f artifacts/examples/injector/pod-with-envoy.yaml
 #   kubectl get pod web -o yaml     # an envoy container and volume appeared
 # It makes a throw-away CA and a serving certificate for 127.0.0.1 with
-# openssl, applies the design documents' ConfigMap to the default namespace,
+# openssl (hack/local-certs.sh), applies the design documents' ConfigMap to the default namespace,
 # labels that namespace envoy-injection=enabled (the selector of
 # artifacts/injector/webhook.yaml, used here too),
 # and stops with the stack (hack/local-down.sh).
@@ -24,14 +24,7 @@ fi
 # shellcheck source=/dev/null
 source "${state}/env"
 certs="${state}/injector"
-mkdir -p "${certs}"
-
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-	-subj "/CN=local injector CA" -keyout "${certs}/ca.key" -out "${certs}/ca.crt" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=envoy-injector" \
-	-keyout "${certs}/tls.key" -out "${certs}/tls.csr" 2>/dev/null
-openssl x509 -req -in "${certs}/tls.csr" -CA "${certs}/ca.crt" -CAkey "${certs}/ca.key" -CAcreateserial -days 1 \
-	-extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') -out "${certs}/tls.crt" 2>/dev/null
+hack/local-certs.sh "${certs}" "injector"
 
 go build -o bin/envoy-injector ./cmd/envoy-injector
 port=18443

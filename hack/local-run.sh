@@ -4,7 +4,7 @@
 # the API server needs it to serve Networks stored as samplecrd.k8s.io/v2
 # as v1 (and the other way round):
 #   1. makes a throw-away CA and a serving certificate for 127.0.0.1 with
-#      openssl, in .local/conversion;
+#      openssl (hack/local-certs.sh), in .local/conversion;
 #   2. patches the installed CRD's spec.conversion to strategy Webhook at
 #      https://127.0.0.1:PORT/convert with that CA as its caBundle
 #      (artifacts/crd, the one source of the CRD, names no conversion: only this
@@ -29,14 +29,7 @@ fi
 source "${state}/env"
 port="${CONVERSION_PORT:-19443}"
 certs="${state}/conversion"
-mkdir -p "${certs}"
-
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-	-subj "/CN=local conversion webhook CA" -keyout "${certs}/ca.key" -out "${certs}/ca.crt" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=network-controller" \
-	-keyout "${certs}/tls.key" -out "${certs}/tls.csr" 2>/dev/null
-openssl x509 -req -in "${certs}/tls.csr" -CA "${certs}/ca.crt" -CAkey "${certs}/ca.key" -CAcreateserial -days 1 \
-	-extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') -out "${certs}/tls.crt" 2>/dev/null
+hack/local-certs.sh "${certs}" "conversion webhook"
 
 # The same change as test/framework's UseConversionWebhook.
 kubectl patch crd networks.samplecrd.k8s.io --type=merge -p "$(
