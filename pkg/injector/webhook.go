@@ -2,9 +2,7 @@ package injector
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -13,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/samplecrd/network-controller/pkg/component/serving"
 )
 
 // TemplateSource returns the current template, or why there is none.
@@ -72,17 +72,8 @@ func ReviewCost(n int64) int64 { return 32*n + 256<<10 }
 // ServeHTTP answers one AdmissionReview.
 func (wh *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	logger := klog.FromContext(r.Context())
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
-	if err != nil {
-		code := http.StatusBadRequest
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			code = http.StatusRequestEntityTooLarge
-		}
-		http.Error(w, err.Error(), code)
+	body, ok := serving.ReadPost(w, r, MaxRequestBytes, "an AdmissionReview")
+	if !ok {
 		return
 	}
 	review := &admissionv1.AdmissionReview{}

@@ -17,9 +17,7 @@ package conversion
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -30,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/apis/samplecrd"
+	"github.com/samplecrd/network-controller/pkg/component/serving"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 )
 
@@ -78,18 +77,8 @@ type gvkOnly struct {
 // with a request, and otherwise 200 with a review whose result says
 // Success, with every object converted, or Failure and why.
 func (Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST a ConversionReview", http.StatusMethodNotAllowed)
-		return
-	}
-	// Also bounded here, for a handler not behind serving.LimitConcurrency.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
-	if err != nil {
-		code := http.StatusBadRequest
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			code = http.StatusRequestEntityTooLarge
-		}
-		http.Error(w, err.Error(), code)
+	body, ok := serving.ReadPost(w, r, MaxRequestBytes, "a ConversionReview")
+	if !ok {
 		return
 	}
 	review := &apiextensionsv1.ConversionReview{}
