@@ -459,7 +459,7 @@ func (c *Controller) applyStatus(ctx context.Context, network *samplecrdv2.Netwo
 		metav1.ApplyOptions{FieldManager: controllerAgentName, Force: true}); err != nil {
 		return condChanged, fmt.Errorf("applying status: %w", err)
 	}
-	klog.FromContext(ctx).V(2).Info("Updated status", "ready", cond.Status, "reason", cond.Reason, "networkID", obs.NetworkID, "subnetID", obs.SubnetID)
+	klog.FromContext(ctx).V(2).Info("Updated status", "ready", cond.Status, "reason", cond.Reason, "networkID", obs.NetworkID, "subnets", len(obs.Subnets))
 	return condChanged, nil
 }
 

@@ -232,7 +232,7 @@ func newNetwork() *samplecrdv2.Network {
 }
 
 // observed is what the fake reconciler reports Neutron holds.
-var observed = reconcile.Observed{NetworkID: "net-1", SubnetID: "subnet-2", CIDR: "192.168.0.0/16", Gateway: "192.168.0.1", MTU: 1442, NeutronStatus: "ACTIVE",
+var observed = reconcile.Observed{NetworkID: "net-1", MTU: 1442, NeutronStatus: "ACTIVE",
 	Subnets: []samplecrdv2.SubnetStatus{{CIDR: "192.168.0.0/16", ID: "subnet-2", Gateway: "192.168.0.1"}}}
 
 // provisioned is a Network whose status already says what observed says.

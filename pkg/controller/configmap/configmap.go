@@ -63,16 +63,16 @@ func marked(obj metav1.Object) bool {
 // server's garbage collector deletes it with network, and
 // blockOwnerDeletion keeps a foreground deletion of network waiting for it.
 func For(network *samplecrdv2.Network, obs reconcile.Observed) *corev1.ConfigMap {
-	ref := network.Spec.WriteConfigMapToRef
-	if ref == nil || obs.NetworkID == "" || obs.SubnetID == "" {
+	ref, first := network.Spec.WriteConfigMapToRef, obs.FirstSubnet()
+	if ref == nil || obs.NetworkID == "" || first.ID == "" {
 		return nil
 	}
 	data := map[string]string{
 		samplecrdv1.ConfigMapKeyNetworkID: obs.NetworkID,
-		samplecrdv1.ConfigMapKeySubnetID:  obs.SubnetID,
+		samplecrdv1.ConfigMapKeySubnetID:  first.ID,
 		samplecrdv1.ConfigMapKeyProjectID: obs.ProjectID,
-		samplecrdv1.ConfigMapKeyCIDR:      obs.CIDR,
-		samplecrdv1.ConfigMapKeyGateway:   obs.Gateway,
+		samplecrdv1.ConfigMapKeyCIDR:      first.CIDR,
+		samplecrdv1.ConfigMapKeyGateway:   first.Gateway,
 		samplecrdv1.ConfigMapKeyMTU:       strconv.Itoa(int(obs.MTU)),
 	}
 	if obs.Router != nil {

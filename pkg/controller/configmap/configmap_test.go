@@ -73,7 +73,8 @@ func TestTheCacheKeepsTheDataOfTheNetworksConfigMapsOnly(t *testing.T) {
 // TestWhatIsPublished: the keys named as environment variables, ROUTER_ID
 // only with a router, and nothing before the Network has a subnet.
 func TestWhatIsPublished(t *testing.T) {
-	obs := reconcile.Observed{NetworkID: "n", SubnetID: "s", ProjectID: "p", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1", MTU: 1442}
+	obs := reconcile.Observed{NetworkID: "n", ProjectID: "p", MTU: 1442,
+		Subnets: []samplecrdv2.SubnetStatus{{ID: "s", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1"}}}
 	cm := For(network, obs)
 	if cm == nil || cm.Name != "net-info" || cm.Namespace != "ns" || len(cm.Data) != 6 || cm.Data["MTU"] != "1442" {
 		t.Fatalf("For = %+v", cm)
@@ -98,7 +99,7 @@ func TestWhatIsPublished(t *testing.T) {
 // by the cache's transform, so that the ConfigMap is up to date once
 // written.
 func TestADualStackNetworkPublishesEachFamily(t *testing.T) {
-	obs := reconcile.Observed{NetworkID: "n", SubnetID: "s4", ProjectID: "p", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1", MTU: 1442,
+	obs := reconcile.Observed{NetworkID: "n", ProjectID: "p", MTU: 1442,
 		Subnets: []samplecrdv2.SubnetStatus{{CIDR: "10.0.0.0/24", ID: "s4", Gateway: "10.0.0.1"}, {CIDR: "fd00:10::/64", ID: "s6", Gateway: "fd00:10::1"}}}
 	cm := For(network, obs)
 	want := map[string]string{
@@ -122,7 +123,7 @@ func TestADualStackNetworkPublishesEachFamily(t *testing.T) {
 // TestANetworkOfOneSubnetPublishesV1sKeysAlone: what consumers of v1's
 // ConfigMap compare stays the same.
 func TestANetworkOfOneSubnetPublishesV1sKeysAlone(t *testing.T) {
-	obs := reconcile.Observed{NetworkID: "n", SubnetID: "s4", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1", MTU: 1442,
+	obs := reconcile.Observed{NetworkID: "n", MTU: 1442,
 		Subnets: []samplecrdv2.SubnetStatus{{CIDR: "10.0.0.0/24", ID: "s4", Gateway: "10.0.0.1"}}}
 	if data := For(network, obs).Data; len(data) != 6 || data[KeyIPv4CIDR] != "" {
 		t.Errorf("data = %v, want v1's six keys", data)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 )
 
@@ -68,7 +69,8 @@ func TestAForgedMarkDoesNotGrowTheCache(t *testing.T) {
 			if held > 4096 {
 				t.Errorf("the cache holds %d bytes of a tenant's ConfigMap that forged the controller's mark; want no more than the controller publishes", held)
 			}
-			want := For(network, reconcile.Observed{NetworkID: "n", SubnetID: "s", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1", MTU: 1500})
+			want := For(network, reconcile.Observed{NetworkID: "n", MTU: 1500,
+				Subnets: []samplecrdv2.SubnetStatus{{ID: "s", CIDR: "10.0.0.0/24", Gateway: "10.0.0.1"}}})
 			if UpToDate(cm, want) {
 				t.Error("a ConfigMap holding more than the controller publishes is up to date: the sync would not repair it")
 			}

@@ -15,16 +15,12 @@ import (
 
 // Observed is what Neutron holds for a Network, as its status reports it:
 // status.subnets and the network-wide fields (Status, Apply), and what a
-// status said before a pass (LastObserved). SubnetID, CIDR, Gateway and
-// AllocationPools are the first subnet's, for the published ConfigMap's
-// keys of one subnet (pkg/controller/configmap); status is written from
-// Subnets.
+// status said before a pass (LastObserved). Status is written from
+// Subnets; FirstSubnet is the one subnet a v1 reader sees.
 type Observed struct {
-	NetworkID, SubnetID string
-	CIDR, Gateway       string
-	AllocationPools     []samplecrdv1.AllocationPool
-	MTU                 int32
-	NeutronStatus       string
+	NetworkID     string
+	MTU           int32
+	NeutronStatus string
 	// ProjectID is the project that holds the network.
 	ProjectID string
 	// Place is the Network's recorded place (neutron.Place); zero until
@@ -36,21 +32,26 @@ type Observed struct {
 	// they were marked; kept for as long as the Network lives.
 	Adopted *samplecrdv2.AdoptedResources
 	// Subnets are every subnet of the network, in spec.subnets' order, as
-	// status.subnets reports them (StatusApply); the fields above repeat
-	// the first. Their usedIPs and freeIPs are the latest list's counts
-	// (withCounts), absent where Neutron refuses them.
+	// status.subnets reports them (StatusApply). Their usedIPs and freeIPs
+	// are the latest list's counts (withCounts), absent where Neutron
+	// refuses them.
 	Subnets []samplecrdv2.SubnetStatus
 }
 
-// observedOf is the status of a Network whose network and subnets are
-// known, the first being the one Observed's fields of one subnet name.
-func observedOf(net neutron.Network, subnets ...neutron.Subnet) Observed {
-	subnet := subnets[0]
-	o := Observed{NetworkID: net.ID, SubnetID: subnet.ID, CIDR: subnet.CIDR, Gateway: subnet.GatewayIP,
-		MTU: int32(net.MTU), NeutronStatus: net.Status, ProjectID: net.ProjectID}
-	for _, p := range subnet.AllocationPools {
-		o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool{Start: p.Start, End: p.End})
+// FirstSubnet is the first of Subnets (spec.subnets[0]'s), or none while
+// the network has no subnet: the one subnet a v1 reader and the published
+// ConfigMap's keys of one subnet (pkg/controller/configmap) see.
+func (o Observed) FirstSubnet() samplecrdv2.SubnetStatus {
+	if len(o.Subnets) == 0 {
+		return samplecrdv2.SubnetStatus{}
 	}
+	return o.Subnets[0]
+}
+
+// observedOf is the status of a Network whose network and subnets are
+// known, in spec.subnets' order.
+func observedOf(net neutron.Network, subnets ...neutron.Subnet) Observed {
+	o := Observed{NetworkID: net.ID, MTU: int32(net.MTU), NeutronStatus: net.Status, ProjectID: net.ProjectID}
 	for _, s := range subnets {
 		st := samplecrdv2.SubnetStatus{CIDR: s.CIDR, ID: s.ID, Gateway: s.GatewayIP}
 		for _, p := range s.AllocationPools {
@@ -179,8 +180,7 @@ func (o Observed) Apply(status *applyv2.NetworkStatusApplyConfiguration) {
 
 // LastObserved is what status says now: kept by a pass that fails before
 // it knows better, so that a failure does not blank the IDs (nor the
-// counts). Its first subnet is the one Observed's fields of one subnet
-// name.
+// counts).
 func LastObserved(st samplecrdv2.NetworkStatus) Observed {
 	o := Observed{NetworkID: st.NetworkID, MTU: st.MTU, NeutronStatus: st.NeutronStatus, ProjectID: st.ProjectID, Place: recordedPlace(st)}
 	for _, s := range st.Subnets {
@@ -188,13 +188,6 @@ func LastObserved(st samplecrdv2.NetworkStatus) Observed {
 			o.Router = &samplecrdv1.RouterStatus{ID: st.Router.ID, ExternalNetworkID: st.Router.ExternalNetworkID, InterfacePortID: r.PortID, InterfaceAddress: r.Address}
 		}
 		o.Subnets = append(o.Subnets, s)
-	}
-	if len(st.Subnets) > 0 {
-		first := st.Subnets[0]
-		o.SubnetID, o.CIDR, o.Gateway = first.ID, first.CIDR, first.Gateway
-		for _, p := range first.AllocationPools {
-			o.AllocationPools = append(o.AllocationPools, samplecrdv1.AllocationPool(p))
-		}
 	}
 	o.Adopted = st.Adopted
 	return o
