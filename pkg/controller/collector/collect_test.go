@@ -55,12 +55,12 @@ func TestOrphanCollectionDeletesOnlyWhatIsProvablyThisClustersAndGone(t *testing
 	}{
 		{
 			name:        "this cluster's, seen orphaned, and the API server confirms the Network is gone: deleted",
-			seed:        func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") },
+			seed:        func(f *neutronfake.Neutron) { f.SeedOwned(ours, gone, "10.1.0.0/24", "10.1.0.1") },
 			wantDeleted: true,
 		},
 		{
 			name:     "another cluster given the same --cluster-name made it: held back",
-			seed:     func(f *neutronfake.Neutron) { seedOwned(f, sameName, gone, "10.1.0.0/24", "10.1.0.1") },
+			seed:     func(f *neutronfake.Neutron) { f.SeedOwned(sameName, gone, "10.1.0.0/24", "10.1.0.1") },
 			wantHeld: metrics.HeldNotThisCluster,
 		},
 		{
@@ -72,13 +72,13 @@ func TestOrphanCollectionDeletesOnlyWhatIsProvablyThisClustersAndGone(t *testing
 		},
 		{
 			name:     "the cache lacks the Network but the API server has it: held back",
-			seed:     func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") },
+			seed:     func(f *neutronfake.Neutron) { f.SeedOwned(ours, gone, "10.1.0.0/24", "10.1.0.1") },
 			alive:    true,
 			wantHeld: metrics.HeldOwnerAlive,
 		},
 		{
 			name:     "collection turned off: held back",
-			seed:     func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") },
+			seed:     func(f *neutronfake.Neutron) { f.SeedOwned(ours, gone, "10.1.0.0/24", "10.1.0.1") },
 			cfg:      func(c *Config) { c.Enabled = false },
 			wantHeld: metrics.HeldDisabled,
 		},
@@ -129,7 +129,7 @@ func TestAnOrphanWaitsForASecondSightingAGracePeriodLater(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
 	cfg := defaultConfig()
 	cfg.GracePeriod = time.Minute
-	f := newFixtureWith(t, cfg, clk, nil, func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") })
+	f := newFixtureWith(t, cfg, clk, nil, func(f *neutronfake.Neutron) { f.SeedOwned(ours, gone, "10.1.0.0/24", "10.1.0.1") })
 
 	sync := func() {
 		t.Helper()
@@ -163,7 +163,7 @@ func TestTheCapHoldsBackTheRestAndWarnsOnce(t *testing.T) {
 		for i := range 3 {
 			uid := types.UID(fmt.Sprintf("9e9e9e9e-0000-4000-8000-00000000000%d", i))
 			uids = append(uids, uid)
-			seedOwned(f, ours, neutron.Owner{Namespace: "default", Name: fmt.Sprintf("gone-%d", i), UID: uid}, fmt.Sprintf("10.%d.0.0/24", i), "")
+			f.SeedOwned(ours, neutron.Owner{Namespace: "default", Name: fmt.Sprintf("gone-%d", i), UID: uid}, fmt.Sprintf("10.%d.0.0/24", i), "")
 		}
 	})
 	for _, uid := range uids {
@@ -187,7 +187,7 @@ func TestAnOrphanWithinItsGracePeriodCostsNoList(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
 	cfg := defaultConfig()
 	cfg.GracePeriod = time.Minute
-	f := newFixtureWith(t, cfg, clk, nil, func(f *neutronfake.Neutron) { seedOwned(f, ours, gone, "10.1.0.0/24", "10.1.0.1") })
+	f := newFixtureWith(t, cfg, clk, nil, func(f *neutronfake.Neutron) { f.SeedOwned(ours, gone, "10.1.0.0/24", "10.1.0.1") })
 	// The fixture's list sighted the orphan and asked for the second list,
 	// due a grace period later, not now.
 	if f.inv.ListDue() {
@@ -218,8 +218,8 @@ func TestOrphansOfOtherNamespacesAreNotSighted(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Namespace = "default"
 	f := newFixtureWith(t, cfg, nil, nil, func(n *neutronfake.Neutron) {
-		seedOwned(n, ours, gone, "10.1.0.0/24", "10.1.0.1")
-		seedOwned(n, ours, elsewhere, "10.2.0.0/24", "10.2.0.1")
+		n.SeedOwned(ours, gone, "10.1.0.0/24", "10.1.0.1")
+		n.SeedOwned(ours, elsewhere, "10.2.0.0/24", "10.2.0.1")
 		seedForeign(n)
 	})
 	got := f.o.Sight(time.Now(), f.inv.UIDs())

@@ -221,7 +221,7 @@ func TestATenantsOrphansSpendItsOwnTurn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixtureWith(t, defaultConfig(), nil, nil, func(n *neutronfake.Neutron) {
-				seedOwned(n, ours, gone, "10.1.0.0/24", "10.1.0.1")
+				n.SeedOwned(ours, gone, "10.1.0.0/24", "10.1.0.1")
 			})
 			c := New(Options[credential]{MaxRetryDelay: time.Minute})
 			defer c.queue.ShutDown()

@@ -33,9 +33,9 @@ const (
 // its own, unmarked, so that its delete is refused for as long as B likes;
 // then namespace default's orphan (owner), which nothing blocks.
 func blockedOrphanBeside(f *neutronfake.Neutron) {
-	seedOwned(f, ours, tenantB, "10.1.0.0/24", "10.1.0.1")
+	f.SeedOwned(ours, tenantB, "10.1.0.0/24", "10.1.0.1")
 	f.AddSubnet(blockedNet, "b-lab", "namespace b's own", "10.2.0.0/24", "10.2.0.1")
-	seedOwned(f, ours, owner, "10.3.0.0/24", "10.3.0.1")
+	f.SeedOwned(ours, owner, "10.3.0.0/24", "10.3.0.1")
 }
 
 // TestARefusedCollectionSpendsNothingAndWaitsForTheNextList: namespace B's

@@ -261,7 +261,7 @@ func TestAdoption(t *testing.T) {
 		{
 			name:        "adopt: another cluster's network is AdoptionRefused, and nothing is changed",
 			network:     adopting(newNetwork("172.16.0.0/24", "172.16.0.1"), seededNet),
-			seed:        func(f *neutronfake.Neutron) { seedOwned(f, otherCluster, owner, "172.16.0.0/24", "172.16.0.1") },
+			seed:        func(f *neutronfake.Neutron) { f.SeedOwned(otherCluster, owner, "172.16.0.0/24", "172.16.0.1") },
 			wantErr:     "retry-after",
 			wantNeutron: []string{neutronfake.GetNetwork},
 			wantReady:   "False/AdoptionRefused",
@@ -271,7 +271,7 @@ func TestAdoption(t *testing.T) {
 			name:    "adopt: a network of another Network of this cluster is AdoptionRefused without naming that Network",
 			network: adopting(newNetwork("172.16.0.0/24", "172.16.0.1"), seededNet),
 			seed: func(f *neutronfake.Neutron) {
-				seedOwned(f, ours, neutron.Owner{Namespace: "team-b", Name: "secret-project", UID: otherUID}, "172.16.0.0/24", "172.16.0.1")
+				f.SeedOwned(ours, neutron.Owner{Namespace: "team-b", Name: "secret-project", UID: otherUID}, "172.16.0.0/24", "172.16.0.1")
 			},
 			wantErr:     "retry-after",
 			wantNeutron: []string{neutronfake.GetNetwork},

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -406,24 +405,14 @@ const (
 // inSync seeds Neutron with the network and subnet of owner, as this
 // cluster's controller made them.
 func inSync(cidr, gateway string) func(*neutronfake.Neutron) {
-	return func(f *neutronfake.Neutron) { seedOwned(f, ours, owner, cidr, gateway) }
-}
-
-// seedOwned stores a network and subnet of o carrying mark m.
-func seedOwned(f *neutronfake.Neutron, m neutron.Mark, o neutron.Owner, cidr, gateway string) (networkID, subnetID string) {
-	networkID = f.AddNetwork(m.ResourceName(o), m.Description())
-	return networkID, f.AddSubnet(networkID, m.ResourceName(o), m.Description(), cidr, gateway)
+	return func(f *neutronfake.Neutron) { f.SeedOwned(ours, owner, cidr, gateway) }
 }
 
 // seedForeign stores what other tools, people and clusters leave in a
-// shared project, each with a name that once fooled the controller: none
-// of it may ever be touched.
+// shared project (neutronfake.SeedStrangers): none of it may ever be
+// touched.
 func seedForeign(f *neutronfake.Neutron) {
-	f.AddNetwork("k8s-clusterapi-cluster-default-foo", "")
-	f.AddNetwork("k8s-"+string(testUID), "")
-	seedOwned(f, otherCluster, owner, "172.16.0.0/24", "172.16.0.1")
-	seedOwned(f, otherCluster, neutron.Owner{Namespace: "default", Name: "gone", UID: otherUID}, "172.16.1.0/24", "172.16.1.1")
-	f.AddNetwork("default/net/not-a-uid", ours.Description())
+	f.SeedStrangers(ours, otherCluster, owner, otherUID)
 }
 
 // otherUID is the UID of no Network in the fixture.
@@ -432,14 +421,8 @@ const otherUID = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
 // untouched fails t unless Neutron still holds every foreign resource.
 func untouched(t *testing.T, f *fixture) {
 	t.Helper()
-	foreign := 0
-	for _, n := range f.neutron.Networks() {
-		if n.Description != ours.Description() || strings.Contains(n.Name, "not-a-uid") {
-			foreign++
-		}
-	}
-	if foreign != 5 {
-		t.Errorf("%d foreign networks left of 5: %+v", foreign, f.neutron.Networks())
+	if left := f.neutron.StrangersLeft(ours); left != neutronfake.StrangersSeeded {
+		t.Errorf("%d foreign networks left of %d: %+v", left, neutronfake.StrangersSeeded, f.neutron.Networks())
 	}
 }
 

@@ -368,7 +368,7 @@ func TestLadder(t *testing.T) {
 			name:    "resources of an earlier Network of the same name are not the new one's: it makes its own",
 			network: newNetwork("10.1.0.0/16", "10.1.0.1"),
 			seed: func(f *neutronfake.Neutron) {
-				seedOwned(f, ours, neutron.Owner{Namespace: "default", Name: "net", UID: otherUID}, "192.168.0.0/16", "192.168.0.1")
+				f.SeedOwned(ours, neutron.Owner{Namespace: "default", Name: "net", UID: otherUID}, "192.168.0.0/16", "192.168.0.1")
 			},
 			wantNeutron: []string{neutronfake.CreateNetwork, neutronfake.CreateSubnet},
 			wantReady:   "True/Provisioned",

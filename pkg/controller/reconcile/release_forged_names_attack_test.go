@@ -39,7 +39,7 @@ func TestAReleaseNeverWritesAnOwnershipMarkFromTheRecord(t *testing.T) {
 	n.Status.Adopted = &samplecrdv1.AdoptedResources{NetworkID: seededNet, NetworkName: "handmade", NetworkDescription: "by hand",
 		SubnetID: seededSubnet, SubnetName: "handmade-4", SubnetDescription: "v4"}
 	f := newFixture(t, n, func(f *neutronfake.Neutron) {
-		id, _ := seedOwned(f, ours, owner, "192.168.0.0/16", "192.168.0.1")
+		id, _ := f.SeedOwned(ours, owner, "192.168.0.0/16", "192.168.0.1")
 		f.AddSubnet(id, ours.ResourceName(owner), ours.Description(), "fd00:10::/64", "fd00:10::1")
 	})
 	if got := f.stored("net").Status.Adopted; got == nil || len(got.Subnets) != 2 || got.Subnets[1] != forged {

@@ -30,7 +30,7 @@ func TestSubnetPools(t *testing.T) {
 				s.CIDR, s.SubnetPool = "", "tenant-pool"
 			}),
 			seed: func(f *neutronfake.Neutron) {
-				netID, _ := seedOwned(f, ours, owner, "10.100.0.0/26", "10.100.0.1")
+				netID, _ := f.SeedOwned(ours, owner, "10.100.0.0/26", "10.100.0.1")
 				f.AddSubnet(netID, ours.ResourceName(owner), ours.Description(), "10.100.0.64/26", "10.100.0.65")
 			},
 			wantNeutron: []string{neutronfake.DeleteSubnet},
