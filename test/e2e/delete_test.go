@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -21,36 +22,60 @@ import (
 	"github.com/samplecrd/network-controller/test/framework"
 )
 
-// TestADeleteIsOneNeutronDelete deletes a Ready Network: the controller
-// sends Neutron one DELETE, of the network (neutron-server deletes its
-// subnet and its DHCP port with it), after one read of it, and Neutron
-// holds neither afterwards.
+// TestADeleteIsOneNeutronDelete deletes a Ready Network, of one subnet
+// (written in v1, as before v2) or dual-stack: the controller sends Neutron
+// one DELETE, of the network (neutron-server deletes its subnets and DHCP
+// ports with it), and Neutron and OVN hold nothing of it afterwards.
 func TestADeleteIsOneNeutronDelete(t *testing.T) {
-	ctx := framework.TestContext(t, 3*time.Minute)
-	ns := newNamespace(ctx, t)
-	c := startController(t, ns)
-	cleanupNetworks(t, ns)
+	for _, tc := range []struct {
+		name   string
+		create func(ctx context.Context, t *testing.T, ns string)
+	}{
+		{"one subnet", func(ctx context.Context, t *testing.T, ns string) {
+			createNetwork(ctx, t, ns, "short-lived", "10.72.0.0/24", "10.72.0.1")
+		}},
+		{"dual-stack", func(ctx context.Context, t *testing.T, ns string) {
+			createDualStack(ctx, t, ns, "short-lived", "10.86.1.0/24", "fd00:86:1::/64")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := framework.TestContext(t, 3*time.Minute)
+			ns := newNamespace(ctx, t)
+			c := startController(t, ns)
+			cleanupNetworks(t, ns)
 
-	createNetwork(ctx, t, ns, "short-lived", "10.72.0.0/24", "10.72.0.1")
-	n := waitForReady(ctx, t, ns, "short-lived", time.Minute)
-	deletes := func() float64 {
-		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "DELETE"})
-	}
-	before := deletes()
-	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "short-lived", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitForGone(ctx, t, ns, "short-lived", time.Minute)
-	if got := deletes() - before; got != 1 {
-		t.Errorf("%.0f Neutron DELETE requests for the Network's delete, want 1 (the network's)", got)
-	}
+			tc.create(ctx, t, ns)
+			n := waitForReadyV2(ctx, t, ns, "short-lived", time.Minute)
+			ids := subnetIDs(t, n)
+			deletes := func() float64 {
+				return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "DELETE"})
+			}
+			before := deletes()
+			if err := networkClient(t).SamplecrdV2().Networks(ns).Delete(ctx, "short-lived", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitForGone(ctx, t, ns, "short-lived", time.Minute)
+			if got := deletes() - before; got != 1 {
+				t.Errorf("%.0f Neutron DELETE requests for the Network's delete, want 1 (the network's)", got)
+			}
 
-	// A network's delete takes its subnets: both answer 404 now.
-	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
-		t.Errorf("network %s: %v, want Neutron's 404", n.Status.NetworkID, err)
-	}
-	if _, err := subnets.Get(ctx, stack.Neutron.Client, n.Status.SubnetID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
-		t.Errorf("subnet %s: %v, want Neutron's 404", n.Status.SubnetID, err)
+			// A network's delete takes its subnets: all answer 404 now.
+			if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+				t.Errorf("network %s: %v, want Neutron's 404", n.Status.NetworkID, err)
+			}
+			for _, id := range ids {
+				if _, err := subnets.Get(ctx, stack.Neutron.Client, id).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+					t.Errorf("subnet %s: %v, want Neutron's 404", id, err)
+				}
+			}
+			if nets, subs := c.neutronNetworks(ctx, t); len(nets) != 0 || len(subs) != 0 {
+				t.Errorf("Neutron holds networks %v and subnets %v of the cluster", nets, subs)
+			}
+			framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+				switches, err := ovnSwitches(ctx, n.Status.NetworkID)
+				return len(switches) == 0, fmt.Sprintf("OVN still has %v", switches), err
+			})
+		})
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -218,45 +217,4 @@ func TestAnIPv6SubnetAddedThroughV2CreatesOnlyIt(t *testing.T) {
 	if asV1.Status.SubnetID != before.Status.SubnetID || asV1.Spec.CIDR != cidr4 || !strings.Contains(asV1.Annotations[samplecrdv1.SubnetsAnnotation], cidr6) {
 		t.Errorf("read through v1: subnet %s, cidr %s, annotations %v", asV1.Status.SubnetID, asV1.Spec.CIDR, asV1.Annotations)
 	}
-}
-
-// TestADualStackDeleteIsOneNeutronDelete: deleting a Ready dual-stack
-// Network sends Neutron one DELETE, the network's (neutron-server deletes
-// both subnets with it), and Neutron and OVN hold nothing of it after.
-func TestADualStackDeleteIsOneNeutronDelete(t *testing.T) {
-	ctx := framework.TestContext(t, 3*time.Minute)
-	ns := newNamespace(ctx, t)
-	c := startController(t, ns)
-	cleanupNetworks(t, ns)
-
-	createDualStack(ctx, t, ns, "dual", "10.86.1.0/24", "fd00:86:1::/64")
-	n := waitForReadyV2(ctx, t, ns, "dual", time.Minute)
-	ids := subnetIDs(t, n)
-	deletes := func() float64 {
-		return c.metric(ctx, t, "network_controller_neutron_requests_total", map[string]string{"method": "DELETE"})
-	}
-	before := deletes()
-	if err := networkClient(t).SamplecrdV2().Networks(ns).Delete(ctx, "dual", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitForGone(ctx, t, ns, "dual", time.Minute)
-	if got := deletes() - before; got != 1 {
-		t.Errorf("%.0f Neutron DELETE requests for the dual-stack Network's delete, want 1 (the network's)", got)
-	}
-
-	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
-		t.Errorf("network %s: %v, want Neutron's 404", n.Status.NetworkID, err)
-	}
-	for _, id := range ids {
-		if _, err := subnets.Get(ctx, stack.Neutron.Client, id).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
-			t.Errorf("subnet %s: %v, want Neutron's 404", id, err)
-		}
-	}
-	if nets, subs := c.neutronNetworks(ctx, t); len(nets) != 0 || len(subs) != 0 {
-		t.Errorf("Neutron holds networks %v and subnets %v of the cluster", nets, subs)
-	}
-	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
-		switches, err := ovnSwitches(ctx, n.Status.NetworkID)
-		return len(switches) == 0, fmt.Sprintf("OVN still has %v", switches), err
-	})
 }
