@@ -1,10 +1,12 @@
 package reconcile
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
@@ -41,22 +43,40 @@ func TestACreateGoesOnlyToTheRecordedPlace(t *testing.T) {
 // for done: the finalizer would go, and region 1's network stay, marked,
 // where nothing lists it again. The delete's requests require the place
 // status records, as the ladder's do.
+//
+// For a dual-stack Network, region 1 keeps the network and both subnets.
 func TestADeleteGoesOnlyToTheRecordedPlace(t *testing.T) {
-	network := deleting(inPlace("project-a", "region-1")(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)))
-	f := newFixture(t, network, func(n *neutronfake.Neutron) {
-		n.SetProject("project-a")
-		n.SetRegion("region-1")
-		inSync("192.168.0.0/16", "192.168.0.1")(n)
-	})
-	swapped := swapAtTheDoor(f)
+	for _, tc := range []struct {
+		name    string
+		network *samplecrdv1.Network
+		seed    func(*neutronfake.Neutron)
+		ranges  []string
+	}{
+		{"one subnet", provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet),
+			inSync("192.168.0.0/16", "192.168.0.1"), []string{"192.168.0.0/16"}},
+		{"two subnets", withSubnets(provisioned(newNetwork(v4CIDR, v4GW), seededNet, seededSubnet), samplecrdv2.SubnetSpec{CIDR: v6CIDR}),
+			withV6Subnet, []string{v4CIDR, v6CIDR}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, deleting(inPlace("project-a", "region-1")(tc.network)), func(n *neutronfake.Neutron) {
+				n.SetProject("project-a")
+				n.SetRegion("region-1")
+				tc.seed(n)
+			})
+			swapped := swapAtTheDoor(f)
 
-	out := f.sync("net")
-	if out.Finalized || !hasFinalizer(f.network("net")) {
-		t.Errorf("outcome %+v: the finalizer went while the network is in region 1", out)
-	}
-	f.neutron.SetRegion("region-1")
-	if n := f.neutron.Networks(); !*swapped || len(n) != 1 {
-		t.Errorf("region 1 holds %+v (swapped: %t), want the Network's network", n, *swapped)
+			out := f.sync("net")
+			if out.Finalized || !hasFinalizer(f.network("net")) {
+				t.Errorf("outcome %+v: the finalizer went while the network is in region 1", out)
+			}
+			f.neutron.SetRegion("region-1")
+			if n := f.neutron.Networks(); !*swapped || len(n) != 1 {
+				t.Errorf("region 1 holds %+v (swapped: %t), want the Network's network", n, *swapped)
+			}
+			if got := ourRanges(f); !slices.Equal(got, tc.ranges) {
+				t.Errorf("region 1 holds our subnets %q, want %q", got, tc.ranges)
+			}
+		})
 	}
 }
 
