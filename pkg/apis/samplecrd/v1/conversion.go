@@ -242,7 +242,10 @@ func decodeRest(raw string, rest *v2Rest) error {
 // a string, and is then stored as v2 as it converts. So a v1 writer gets
 // no spec that a v2 writer could not make: at most maxSubnets subnets,
 // none overlapping another, one per IP family. As CEL's rules do, a rule
-// speaks only where both ranges parse (a pool subnet has none).
+// speaks only where both ranges parse (a pool subnet has none). It is a
+// second copy of the CRD's rules, which a v1 write never meets:
+// TestV1ConversionRefusesExactlyWhatV2sSchemaRefuses runs both on the same
+// inputs, so that one cannot change without the other.
 func checkRestSubnets(first v2.SubnetSpec, rest []v2.SubnetSpec) error {
 	if n := 1 + len(rest); n > maxSubnets {
 		return fmt.Errorf("it names %d subnets besides spec.cidr: a v2 Network has at most %d subnets", len(rest), maxSubnets)
