@@ -9,9 +9,9 @@
 # right only through the conversion webhook, which the controller serves
 # (make run applies the example once it does: hack/local-run.sh).
 #
-# First run on a fresh machine: ~22 min to build kube-apiserver and the
-# node's components and ~4 min to install the packages (root needed for
-# apt). Afterwards: ~30 s.
+# First run on a fresh machine: about 6 min to build kube-apiserver and
+# the node's components from Go modules, the package install (root needed
+# for apt) beside it; afterwards ~30 s. docs/operations.md has the figures.
 # Stop it with hack/local-down.sh (make down).
 set -euo pipefail
 # Go 1.27.3 for every go command below, fetched from the module proxy when
