@@ -301,38 +301,15 @@ func TestRunListsAtStartOnRequestAndOnThePeriod(t *testing.T) {
 	if _, err := inv.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lists := make(chan inventory.Listed, 10)
-	go inv.Run(ctx, func(_ context.Context, l inventory.Listed) { lists <- l })
-
-	// next moves the clock by unit at a time, up to limit, until a list
-	// comes: the loop's timers are set on its own goroutine.
-	next := func(what string, unit, limit time.Duration) {
-		t.Helper()
-		start := clk.Now()
-		for {
-			select {
-			case <-lists:
-				return
-			case <-time.After(time.Millisecond):
-			}
-			if clk.Since(start) >= limit {
-				t.Fatalf("no list %s", what)
-			}
-			clk.Step(unit)
-		}
-	}
-	next("a grace after start", time.Second, 2*time.Minute)
+	l := runLoop(ctx, t, inv, clk)
+	l.next("a grace after start", time.Second, 2*time.Minute)
 	if since := clk.Since(time.Unix(1e9, 0)); since < time.Minute {
 		t.Errorf("listed %v after start, before the grace", since)
 	}
 	inv.RequestRefresh(0)
-	next("on request", 0, time.Second)
-	next("a period later", time.Minute, 2*time.Hour)
-	select {
-	case l := <-lists:
-		t.Errorf("an extra list %+v", l)
-	default:
-	}
+	l.next("on request (once the pace allows)", 100*time.Millisecond, 2*inventory.MinListGap)
+	l.next("a period later", time.Minute, 2*time.Hour)
+	l.none("extra")
 }
 
 // TestAFencedReplicaSendsNoWrite: while the fence refuses (this replica

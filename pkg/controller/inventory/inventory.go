@@ -78,6 +78,9 @@ type Inventory struct {
 	// recovered is set when a probe closed the breaker, until a list
 	// reports it (Listed.Recovered).
 	recovered atomic.Bool
+
+	// pace spaces Run's lists (pace.go); only Run's goroutine uses it.
+	pace pace
 }
 
 // Listed is what one successful list of Neutron found.
@@ -172,7 +175,7 @@ func (inv *Inventory) Probe(ctx context.Context) error {
 
 // Run lists Neutron every ResyncPeriod, every few seconds while the latest
 // list failed or the breaker is open, and when RequestRefresh asks, until
-// ctx ends. It hands every successful list to handle. One list comes a
+// ctx ends, never sooner than the pace allows (pace.go). It hands every successful list to handle. One list comes a
 // LateCompletionGrace after start: a predecessor that died may have left a
 // create in flight.
 func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, Listed)) {
@@ -188,6 +191,12 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		if shutdown {
 			return
 		}
+		if wait := inv.pace.wait(inv.clock.Now()); wait > 0 {
+			// Asked for sooner than the pace allows: the same list, later.
+			inv.refresh.Done(key)
+			inv.RequestRefresh(wait)
+			continue
+		}
 		if inv.breaker.isOpen() {
 			if err := inv.Probe(ctx); err != nil {
 				inv.refresh.Done(key)
@@ -195,7 +204,9 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 				continue
 			}
 		}
+		started := inv.clock.Now()
 		listed, err := inv.Refresh(ctx)
+		inv.pace.listed(started, inv.clock.Now())
 		inv.refresh.Done(key)
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
@@ -256,7 +267,7 @@ func (inv *Inventory) nextInterval() time.Duration {
 }
 
 // RequestRefresh asks for one extra list of Neutron after d. Requests
-// coalesce: the earliest pending one wins.
+// coalesce: the earliest pending one wins, once the pace allows (pace.go).
 func (inv *Inventory) RequestRefresh(d time.Duration) {
 	inv.refresh.AddAfter(refreshKey, d)
 }

@@ -1,0 +1,108 @@
+package inventory_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron"
+	"github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
+)
+
+// loop is an Inventory's Run loop on a fake clock, and the lists it hands
+// to its handler.
+type loop struct {
+	t     *testing.T
+	clk   *clocktesting.FakeClock
+	lists chan inventory.Listed
+}
+
+// runLoop starts inv's Run loop on clk until ctx ends.
+func runLoop(ctx context.Context, t *testing.T, inv *inventory.Inventory, clk *clocktesting.FakeClock) *loop {
+	l := &loop{t: t, clk: clk, lists: make(chan inventory.Listed, 10)}
+	go inv.Run(ctx, func(_ context.Context, listed inventory.Listed) { l.lists <- listed })
+	return l
+}
+
+// next moves the clock by unit at a time, up to limit, until a list
+// comes, and returns it: the loop's timers are set on its own goroutine.
+func (l *loop) next(what string, unit, limit time.Duration) inventory.Listed {
+	l.t.Helper()
+	start := l.clk.Now()
+	for {
+		select {
+		case listed := <-l.lists:
+			return listed
+		case <-time.After(time.Millisecond):
+		}
+		if l.clk.Since(start) >= limit {
+			l.t.Fatalf("no list %s", what)
+		}
+		l.clk.Step(unit)
+	}
+}
+
+// none fails the test if a list has come.
+func (l *loop) none(what string) {
+	l.t.Helper()
+	select {
+	case listed := <-l.lists:
+		l.t.Errorf("a list %s: %+v", what, listed)
+	default:
+	}
+}
+
+// slowNeutron is a fake Neutron whose network list takes took of clk's
+// time: a large project.
+type slowNeutron struct {
+	*fake.Neutron
+	clk  *clocktesting.FakeClock
+	took time.Duration
+}
+
+func (s *slowNeutron) ListNetworks(ctx context.Context, description string, visit func([]neutron.Network) error) error {
+	s.clk.Step(s.took)
+	return s.Neutron.ListNetworks(ctx, description, visit)
+}
+
+// TestListsAreSpacedHoweverOftenTheyAreAskedFor: requests for a list, as
+// every namespace of a place makes them, coalesce into one list, which
+// starts no sooner than MinListGap after the last list ended, nor sooner
+// than the last list took: a namespace that keeps asking keeps Neutron
+// busy listing at most half of the time.
+func TestListsAreSpacedHoweverOftenTheyAreAskedFor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		took time.Duration
+		want time.Duration
+	}{
+		{"a quick list: the gap", 0, inventory.MinListGap},
+		{"a list of 10 s: as long again", 10 * time.Second, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+			slow := &slowNeutron{Neutron: fake.New(), clk: clk}
+			inv := inventory.New(slow, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Minute, Clock: clk})
+			l := runLoop(ctx, t, inv, clk)
+			l.next("a grace after start", time.Second, 2*time.Minute)
+
+			slow.took = tc.took
+			inv.RequestRefresh(0)
+			first := l.next("on request", 100*time.Millisecond, time.Second)
+			ended := first.Started.Add(tc.took)
+			for range 10 {
+				inv.RequestRefresh(0)
+			}
+			second := l.next("on ten more requests", 100*time.Millisecond, 2*tc.want+time.Second)
+			if gap := second.Started.Sub(ended); gap < tc.want {
+				t.Errorf("the next list started %v after the last ended, want at least %v", gap, tc.want)
+			}
+			l.none("more for the ten requests")
+		})
+	}
+}
