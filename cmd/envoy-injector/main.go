@@ -113,7 +113,7 @@ func newCommand(run func(context.Context, options) error) *cobra.Command {
 	return cmd
 }
 
-// defaultMemoryBudget leaves room for the largest review (about 99 MiB,
+// defaultMemoryBudget leaves room for the largest review (100 MiB,
 // injector.ReviewCost) and, beside it, the small reviews the API server
 // sends for common Pods; with the program's own 96 MiB, the chart's
 // memory limit is 224Mi.

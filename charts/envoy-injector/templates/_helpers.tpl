@@ -23,7 +23,7 @@ upgrade does not take away what hack/injector-certs.sh or cert-manager set. */}}
 requests (--memory-budget) and the program's own baseline, in Mi. */}}
 {{- define "envoy-injector.memoryLimit" -}}
 {{- if lt (int .Values.memory.budgetMi) 100 -}}
-{{- fail "memory.budgetMi must be at least 100: the largest review (3 MiB) costs about 99 MiB" -}}
+{{- fail "memory.budgetMi must be at least 100: the largest review (3 MiB) costs 100 MiB" -}}
 {{- end -}}
 {{ add .Values.memory.budgetMi .Values.memory.baselineMi }}Mi
 {{- end }}
