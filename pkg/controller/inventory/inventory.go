@@ -175,9 +175,9 @@ func (inv *Inventory) Probe(ctx context.Context) error {
 
 // Run lists Neutron every ResyncPeriod, every few seconds while the latest
 // list failed or the breaker is open, and when RequestRefresh asks, until
-// ctx ends, never sooner than the pace allows (pace.go). It hands every successful list to handle. One list comes a
-// LateCompletionGrace after start: a predecessor that died may have left a
-// create in flight.
+// ctx ends, never sooner than the pace allows (pace.go). It hands every
+// successful list to handle. One list comes a LateCompletionGrace after
+// start: a predecessor that died may have left a create in flight.
 func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, Listed)) {
 	go func() {
 		<-ctx.Done()
