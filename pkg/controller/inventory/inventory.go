@@ -52,6 +52,10 @@ type Options struct {
 	// Reachability, when set, is whether the latest Neutron request of
 	// any kind was answered: part of Health.
 	Reachability *neutron.Reachability
+	// Share, when set, says this inventory's part of its project's list
+	// rate is 1/Share(), asked before each list: the project is listed
+	// with other credentials too (pace.go). nil is 1.
+	Share func() int
 	// Clock is the real clock when nil.
 	Clock clock.WithTicker
 }
@@ -191,7 +195,7 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		if shutdown {
 			return
 		}
-		if wait := inv.pace.wait(inv.clock.Now()); wait > 0 {
+		if wait := inv.pace.wait(inv.clock.Now(), inv.share()); wait > 0 {
 			// Asked for sooner than the pace allows: the same list, later.
 			inv.refresh.Done(key)
 			inv.RequestRefresh(wait)
@@ -214,6 +218,14 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		}
 		handle(ctx, listed)
 	}
+}
+
+// share is Options.Share's answer, 1 without one.
+func (inv *Inventory) share() int {
+	if inv.opts.Share == nil {
+		return 1
+	}
+	return inv.opts.Share()
 }
 
 // Inherit takes on the writes of old, an inventory of the same

@@ -82,29 +82,37 @@ func (s *slowNeutron) ListNetworks(ctx context.Context, description string, visi
 // TestListsAreSpacedHoweverOftenTheyAreAskedFor: requests for a list, as
 // every namespace of a place makes them, coalesce into one list, which
 // starts no sooner than MinListGap after the last list ended, nor sooner
-// than the last list took: a namespace that keeps asking keeps Neutron
-// busy listing at most half of the time.
+// than the last list took, times the credential's share of its place: a
+// namespace that keeps asking keeps Neutron busy listing at most half of
+// the time, and credentials that share a place share that half.
 func TestListsAreSpacedHoweverOftenTheyAreAskedFor(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		took time.Duration
-		want time.Duration
+		name  string
+		took  time.Duration
+		share int
+		want  time.Duration
 	}{
-		{"a quick list: the gap", 0, inventory.MinListGap},
-		{"a list of 10 s: as long again", 10 * time.Second, 10 * time.Second},
+		{"a quick list: the gap", 0, 1, inventory.MinListGap},
+		{"a list of 10 s: as long again", 10 * time.Second, 1, 10 * time.Second},
+		{"a quick list, one of 3 credentials of the place: 3 gaps", 0, 3, 3 * inventory.MinListGap},
+		{"a list of 10 s, one of 2 credentials of the place: twice as long again", 10 * time.Second, 2, 20 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
 			slow := &slowNeutron{Neutron: fake.New(), clk: clk}
-			inv := inventory.New(slow, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Minute, Clock: clk})
+			inv := inventory.New(slow, mark(t, "prod"), inventory.Options{
+				ResyncPeriod: time.Hour, LateCompletionGrace: time.Minute, Clock: clk,
+				Share: func() int { return tc.share },
+			})
 			l := runLoop(ctx, t, inv, clk)
 			l.next("a grace after start", time.Second, 2*time.Minute)
 
 			slow.took = tc.took
 			inv.RequestRefresh(0)
-			first := l.next("on request", 100*time.Millisecond, inventory.MinListGap+time.Second)
+			gap := time.Duration(tc.share) * inventory.MinListGap // the grace's list was quick
+			first := l.next("on request", 100*time.Millisecond, gap+time.Second)
 			ended := first.Started.Add(tc.took)
 			for range 10 {
 				inv.RequestRefresh(0)
