@@ -90,6 +90,9 @@ type Parts struct {
 // every project's list loop.
 func Build(parts Parts, cfg Config) (*Set, error) {
 	policy := NewPolicy(parts.TenantPolicies, parts.Namespaces, parts.Networks, cfg.Defaults)
+	// registry is set below, before any list loop starts and so before
+	// any inventory asks it for its share.
+	var registry *Registry
 	newProject := func(key Key, client neutron.Interface) *Project {
 		if parts.Wrap != nil {
 			client = parts.Wrap(key, client)
@@ -108,6 +111,8 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 			LateCompletionGrace: 2 * cfg.NeutronTimeout,
 			Reachability:        reach,
 			Fence:               parts.Fence,
+			// Credentials that reach one project share its list rate.
+			Share: func() int { return registry.Share(key) },
 		})
 		records := parts.Records
 		if records == nil {
@@ -124,7 +129,7 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 				MaxPerList:  cfg.MaxOrphansPerList,
 			})}
 	}
-	registry := NewRegistry(newProject(Key{}, parts.Own), RegistryOptions{
+	registry = NewRegistry(newProject(Key{}, parts.Own), RegistryOptions{
 		Secrets: parts.Secrets,
 		Own:     parts.OwnCloud,
 		Connect: parts.Connect,
