@@ -137,10 +137,13 @@ func (inv *Inventory) UIDs() []types.UID { return inv.store.UIDs() }
 // Synced reports whether a list of Neutron has ever succeeded.
 func (inv *Inventory) Synced() bool { return inv.store.Status().Synced }
 
-// Refresh lists Neutron once, now.
+// Refresh lists Neutron once, now, and paces Run's next list by it
+// (pace.go): a project's first list is made with Refresh before Run
+// starts, and must not be followed by another at once.
 func (inv *Inventory) Refresh(ctx context.Context) (Listed, error) {
 	started := inv.clock.Now()
 	changed, err := inv.store.Refresh(ctx)
+	inv.pace.listed(started, inv.clock.Now())
 	metrics.ObserveRefresh(err, inv.store.Status().Unrecognised)
 	if err != nil {
 		if neutron.Unreachable(err) {
@@ -208,9 +211,7 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 				continue
 			}
 		}
-		started := inv.clock.Now()
 		listed, err := inv.Refresh(ctx)
-		inv.pace.listed(started, inv.clock.Now())
 		inv.refresh.Done(key)
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")

@@ -1,6 +1,9 @@
 package inventory
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // MinListGap is the least time between the end of one list of an
 // Inventory and the start of the next, however often a list is asked for,
@@ -24,6 +27,9 @@ const MinListGap = time.Second
 // only when hundreds of credentials share a project; it then comes as
 // often as the project's list rate allows each of them.
 type pace struct {
+	// mu guards the rest: Refresh records a list from whichever
+	// goroutine makes it (Run's, or the worker's first list).
+	mu sync.Mutex
 	// ended is when the last list ended, took how long it ran; zero
 	// before the first.
 	ended time.Time
@@ -32,12 +38,16 @@ type pace struct {
 
 // listed records a list that ran from started to ended.
 func (p *pace) listed(started, ended time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.ended, p.took = ended, ended.Sub(started)
 }
 
 // wait is how long a list asked for at now must wait, this inventory's
 // share of its project's list rate being 1/share: zero when it may start.
 func (p *pace) wait(now time.Time, share int) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.ended.IsZero() {
 		return 0
 	}
