@@ -52,9 +52,13 @@ type Options struct {
 	// Reachability, when set, is whether the latest Neutron request of
 	// any kind was answered: part of Health.
 	Reachability *neutron.Reachability
-	// Share, when set, says this inventory's part of its project's list
-	// rate is 1/Share(), asked before each list: the project is listed
-	// with other credentials too (pace.go). nil is 1.
+	// Pace spaces this inventory's lists (pace.go): pkg/controller/tenancy
+	// shares one between the inventories of one namespace's credentials
+	// at one project, built or built again. nil is one of its own.
+	Pace *Pace
+	// Share, when set, is how many namespaces list this inventory's
+	// project, asked before each list: each has 1/Share() of the
+	// project's list rate (pace.go). nil is 1.
 	Share func() int
 	// Clock is the real clock when nil.
 	Clock clock.WithTicker
@@ -83,8 +87,8 @@ type Inventory struct {
 	// reports it (Listed.Recovered).
 	recovered atomic.Bool
 
-	// pace spaces Run's lists (pace.go); only Run's goroutine uses it.
-	pace pace
+	// pace spaces the lists of Run and ListWhenDue (pace.go).
+	pace *Pace
 }
 
 // Listed is what one successful list of Neutron found.
@@ -116,6 +120,10 @@ func New(client neutron.Interface, mark neutron.Mark, opts Options) *Inventory {
 		clock:  clk,
 		opts:   opts,
 		unsure: map[types.UID]time.Time{},
+		pace:   opts.Pace,
+	}
+	if inv.pace == nil {
+		inv.pace = &Pace{}
 	}
 	inv.breaker.clock = clk
 	inv.breaker.threshold = breakerThreshold
@@ -137,9 +145,26 @@ func (inv *Inventory) UIDs() []types.UID { return inv.store.UIDs() }
 // Synced reports whether a list of Neutron has ever succeeded.
 func (inv *Inventory) Synced() bool { return inv.store.Status().Synced }
 
-// Refresh lists Neutron once, now, and paces Run's next list by it
-// (pace.go): a project's first list is made with Refresh before Run
-// starts, and must not be followed by another at once.
+// ListWhenDue lists Neutron once, as soon as the pace allows (pace.go), or
+// returns ctx's error: a project's first list, which must wait for its
+// namespace's part of the project like any other, when its credential was
+// built again.
+func (inv *Inventory) ListWhenDue(ctx context.Context) (Listed, error) {
+	for {
+		wait := inv.pace.claim(inv.clock.Now(), inv.share())
+		if wait == 0 {
+			return inv.Refresh(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return Listed{}, ctx.Err()
+		case <-inv.clock.After(wait):
+		}
+	}
+}
+
+// Refresh lists Neutron once, now, and paces the next list by it
+// (pace.go): whoever lists, the pace's next waits for it.
 func (inv *Inventory) Refresh(ctx context.Context) (Listed, error) {
 	started := inv.clock.Now()
 	changed, err := inv.store.Refresh(ctx)
@@ -198,7 +223,7 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		if shutdown {
 			return
 		}
-		if wait := inv.pace.wait(inv.clock.Now(), inv.share()); wait > 0 {
+		if wait := inv.pace.claim(inv.clock.Now(), inv.share()); wait > 0 {
 			// Asked for sooner than the pace allows: the same list, later.
 			inv.refresh.Done(key)
 			inv.RequestRefresh(wait)
@@ -206,6 +231,7 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		}
 		if inv.breaker.isOpen() {
 			if err := inv.Probe(ctx); err != nil {
+				inv.pace.unclaim() // a probe is no list
 				inv.refresh.Done(key)
 				utilruntime.HandleErrorWithContext(ctx, err, "Neutron does not answer its probe; will probe again")
 				continue

@@ -125,3 +125,64 @@ func TestListsAreSpacedHoweverOftenTheyAreAskedFor(t *testing.T) {
 		})
 	}
 }
+
+// heldNeutron is a fake Neutron whose network list, once entered, waits
+// for release: a list under way.
+type heldNeutron struct {
+	*fake.Neutron
+	entered, release chan struct{}
+}
+
+func (h *heldNeutron) ListNetworks(ctx context.Context, description string, visit func([]neutron.Network) error) error {
+	h.entered <- struct{}{}
+	<-h.release
+	return h.Neutron.ListNetworks(ctx, description, visit)
+}
+
+// TestInventoriesOnOnePaceListOneAtATime: the inventories of one
+// namespace's credentials at one project keep one Pace. While one lists,
+// the other does not, however long the list takes; it lists a gap after
+// that list ended. Else a namespace's credentials, woken by one deadline,
+// would each list, and split nothing.
+func TestInventoriesOnOnePaceListOneAtATime(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	pace := &inventory.Pace{}
+	opts := inventory.Options{ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: clk, Pace: pace}
+	held := &heldNeutron{Neutron: fake.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	first, second := inventory.New(held, mark(t, "prod"), opts), inventory.New(fake.New(), mark(t, "prod"), opts)
+
+	firstDone := make(chan struct{})
+	go func() {
+		defer close(firstDone)
+		if _, err := first.ListWhenDue(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-held.entered
+	secondListed := make(chan inventory.Listed, 1)
+	go func() {
+		if listed, err := second.ListWhenDue(ctx); err == nil {
+			secondListed <- listed
+		}
+	}()
+	for range 10 {
+		clk.Step(time.Second)
+		select {
+		case <-secondListed:
+			t.Fatalf("the second inventory listed %v into the first's list", clk.Since(time.Unix(1e9, 0)))
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	close(held.release)
+	<-firstDone
+	ended := clk.Now()
+	// The first list took 10 s of the clock: the gap is as long again.
+	const want = 10 * time.Second
+	l := &loop{t: t, clk: clk, lists: secondListed}
+	listed := l.next("after the first's list", 100*time.Millisecond, 2*want+time.Second)
+	if gap := listed.Started.Sub(ended); gap < want {
+		t.Errorf("the second inventory listed %v after the first's list ended, want at least %v", gap, want)
+	}
+}

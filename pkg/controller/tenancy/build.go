@@ -93,7 +93,7 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 	// registry is set below, before any list loop starts and so before
 	// any inventory asks it for its share.
 	var registry *Registry
-	newProject := func(key Key, client neutron.Interface) *Project {
+	newProject := func(key Key, client neutron.Interface, pace *inventory.Pace) *Project {
 		if parts.Wrap != nil {
 			client = parts.Wrap(key, client)
 		}
@@ -111,7 +111,8 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 			LateCompletionGrace: 2 * cfg.NeutronTimeout,
 			Reachability:        reach,
 			Fence:               parts.Fence,
-			// Credentials that reach one project share its list rate.
+			// Namespaces that reach one project share its list rate.
+			Pace:  pace,
 			Share: func() int { return registry.Share(key) },
 		})
 		records := parts.Records
@@ -129,7 +130,7 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 				MaxPerList:  cfg.MaxOrphansPerList,
 			})}
 	}
-	registry = NewRegistry(newProject(Key{}, parts.Own), RegistryOptions{
+	registry = NewRegistry(newProject(Key{}, parts.Own, nil), RegistryOptions{
 		Secrets: parts.Secrets,
 		Own:     parts.OwnCloud,
 		Connect: parts.Connect,

@@ -29,6 +29,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
@@ -43,8 +44,9 @@ type RegistryOptions struct {
 	// Connect returns a Neutron client for cloud that authenticates
 	// lazily (a neutron.Session).
 	Connect func(cloud *neutron.Cloud) neutron.Interface
-	// Build makes what the controller keeps for a project, on client.
-	Build func(key Key, client neutron.Interface) *Project
+	// Build makes what the controller keeps for a project, on client,
+	// whose lists keep pace, its namespace's at that project (paces.go).
+	Build func(key Key, client neutron.Interface, pace *inventory.Pace) *Project
 	// Inherit, if set, hands what new needs of old, the value it replaces
 	// when a credential's Secret changed.
 	Inherit func(old, new *Project)
@@ -83,6 +85,8 @@ type Registry struct {
 	// refused are the credentials that cannot be used, remembered
 	// apart from tenants: they hold no place (refusals.go).
 	refused refusals
+	// paces are each namespace's list paces at each project (paces.go).
+	paces paces
 }
 
 // tenant is one credential as last read.
@@ -112,7 +116,7 @@ func NewRegistry(own *Project, opts RegistryOptions) *Registry {
 	if opts.MaxPerNamespace <= 0 || opts.MaxPerNamespace > opts.Max {
 		opts.MaxPerNamespace = opts.Max
 	}
-	return &Registry{opts: opts, own: own, tenants: map[Key]*tenant{}, refused: refusals{}}
+	return &Registry{opts: opts, own: own, tenants: map[Key]*tenant{}, refused: refusals{}, paces: paces{}}
 }
 
 // StartFunc starts what a project needs running (its list loop) until ctx
@@ -312,6 +316,49 @@ func (r *Registry) builtAt(key Key, digest [sha256.Size]byte) (neutron.Place, bo
 	return t.place, true
 }
 
+// Share is how many namespaces list the project key's credential reaches
+// (inventory.Options.Share): those with a credential built at that
+// project ID. Each namespace's lists of the project keep one pace
+// (paces.go), spaced that many times wider: together they list it no
+// more often than one namespace would, each gets an equal part, and a
+// namespace's many credentials split its own. The own project, a
+// credential not built, and one of no known project, have 1.
+func (r *Registry) Share(key Key) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tenants[key]
+	if !ok || !t.built {
+		return 1
+	}
+	return r.namespacesAt(t.place.ProjectID)
+}
+
+// namespacesAt counts the namespaces with a credential built at
+// projectID; 1 for no known project. r.mu is held.
+func (r *Registry) namespacesAt(projectID string) int {
+	if projectID == "" {
+		return 1
+	}
+	namespaces := map[string]bool{}
+	for k, t := range r.tenants {
+		if t.built && t.place.ProjectID == projectID {
+			namespaces[k.Namespace] = true
+		}
+	}
+	return max(len(namespaces), 1)
+}
+
+// keepsPace reports whether a credential built keeps key's pace. r.mu is
+// held.
+func (r *Registry) keepsPace(key paceKey) bool {
+	for k, t := range r.tenants {
+		if t.built && k.Namespace == key.namespace && t.place.ProjectID == key.projectID {
+			return true
+		}
+	}
+	return false
+}
+
 // refuseLive records err as key's reading, which Networks that are not
 // being deleted get until the Secret is read again.
 func (r *Registry) refuseLive(key Key, err error) {
@@ -474,7 +521,9 @@ func (r *Registry) update(key Key, rd aReading, err error, now time.Time, deleti
 	r.makeRoom(key)
 	ctx, stop := context.WithCancel(r.ctx)
 	old, wasBuilt := t.value, t.built
-	t.value, t.built, t.digest, t.place, t.kept, t.stop = r.opts.Build(key, client), true, digest, rd.place, false, stop
+	r.paces.prune(now, r.keepsPace, r.namespacesAt)
+	pace := r.paces.of(key.Namespace, rd.place.ProjectID)
+	t.value, t.built, t.digest, t.place, t.kept, t.stop = r.opts.Build(key, client, pace), true, digest, rd.place, false, stop
 	if wasBuilt && r.opts.Inherit != nil {
 		r.opts.Inherit(old, t.value)
 	}

@@ -21,6 +21,7 @@ import (
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
+	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 )
 
@@ -40,6 +41,8 @@ type fixture struct {
 	// the project each one replaced, if any.
 	loop          map[*Project]context.Context
 	inheritedFrom map[*Project]*Project
+	// paces are the list pace each project was built with.
+	paces map[*Project]*inventory.Pace
 	// place is where every credential connected from now on reaches (a
 	// Keystone answers with the project of the credentials it is given).
 	place neutron.Place
@@ -70,14 +73,15 @@ func newBoundedFixture(t *testing.T, max, perNamespace int, secrets ...*corev1.S
 		objs[i] = s
 	}
 	f := &fixture{kube: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Now()), place: projectA,
-		loop: map[*Project]context.Context{}, inheritedFrom: map[*Project]*Project{}}
+		loop: map[*Project]context.Context{}, inheritedFrom: map[*Project]*Project{}, paces: map[*Project]*inventory.Pace{}}
 	own := &Project{}
 	f.Registry = NewRegistry(own, RegistryOptions{
 		Secrets: f.kube.CoreV1(),
 		Own:     ownCloud(t),
 		Connect: func(*neutron.Cloud) neutron.Interface { return placed{place: f.place} },
-		Build: func(key Key, _ neutron.Interface) *Project {
+		Build: func(key Key, _ neutron.Interface, pace *inventory.Pace) *Project {
 			p := &Project{Key: key}
+			f.paces[p] = pace
 			f.built = append(f.built, p)
 			return p
 		},

@@ -266,14 +266,20 @@ func (s *Set) release(gone *samplecrdv2.Network) {
 // handed to onNeutronListed, until ctx ends. The own project is listed
 // once before Start returns, so that a normal start finds its inventory
 // ready. Any other project is started by the worker that first needs it,
-// which must not wait for Neutron: its first list runs beside, and queues
-// the project's Networks when it is done.
+// which must not wait for Neutron: its first list runs beside, once its
+// namespace's pace at the project allows (a credential built again lists
+// on the pace of the one it replaces), and queues the project's Networks
+// when it is done.
 func (s *Set) start(ctx context.Context, key Key, p *Project) {
 	onListed := func(ctx context.Context, listed inventory.Listed) { s.onNeutronListed(ctx, p, listed) }
 	first := func() {
-		if listed, err := p.Inventory.Refresh(ctx); err != nil {
+		listed, err := p.Inventory.ListWhenDue(ctx)
+		switch {
+		case ctx.Err() != nil:
+			// Let go, perhaps while it waited for its pace.
+		case err != nil:
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry", "project", key)
-		} else {
+		default:
 			onListed(ctx, listed)
 		}
 	}

@@ -9,12 +9,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/samplecrd/network-controller/pkg/controller/collector"
 	"github.com/samplecrd/network-controller/pkg/controller/inventory"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	neutronfake "github.com/samplecrd/network-controller/pkg/controller/neutron/fake"
+	versionedfake "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
+	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 )
 
 // listedProject is one OpenStack project of a fake Neutron, reached by
@@ -37,15 +42,13 @@ func (p listedProject) ListNetworks(ctx context.Context, description string, vis
 // built again and again without waiting: by deleting its last Network and
 // making one again (Release, then For), or by naming two Secrets of the
 // project with a per-namespace bound of one, so that each pushes the
-// other out. Each build is a new Inventory whose pace has seen no list,
-// and Set.start lists its project at once; so team-a lists the shared
-// project as often as it can make its Networks sync, not its part. Within
-// one gap of fake time the project may be listed by team-a at most once
-// more than before the churn began (the first build's list).
+// other out. Each build is a new Inventory, but on its namespace's pace
+// at the project (paces.go), so its first list waits for team-a's part
+// like any other: none within the gap, then one.
 //
 // The Registry is built as Build builds it (an Inventory per credential,
-// Options.Share its share), and each project started as Set.start starts
-// it: a list, then the Run loop.
+// on the registry's pace, Options.Share its share), and each project is
+// started by Set.start: a list when due, then the Run loop.
 func TestACredentialBuiltAgainKeepsItsNamespacesPartOfTheProject(t *testing.T) {
 	const rounds = 10
 	for _, tc := range []struct {
@@ -84,11 +87,12 @@ func TestACredentialBuiltAgainKeepsItsNamespacesPartOfTheProject(t *testing.T) {
 				Secrets: kube.CoreV1(),
 				Own:     ownCloud(t),
 				Connect: func(*neutron.Cloud) neutron.Interface { return project },
-				Build: func(key Key, client neutron.Interface) *Project {
-					return &Project{Key: key, Inventory: inventory.New(client, ours, inventory.Options{
+				Build: func(key Key, client neutron.Interface, pace *inventory.Pace) *Project {
+					inv := inventory.New(client, ours, inventory.Options{
 						ResyncPeriod: time.Hour, LateCompletionGrace: time.Hour, Clock: clk,
-						Share: func() int { return r.Share(key) },
-					})}
+						Pace: pace, Share: func() int { return r.Share(key) },
+					})
+					return &Project{Key: key, Inventory: inv, Orphans: collector.NewOrphans(inv, collector.Config{Mark: ours, MaxPerList: 1})}
 				},
 				Keeper:          SecretKeeper{Secrets: kube.CoreV1(), Namespace: controllerNamespace},
 				Max:             10,
@@ -96,30 +100,46 @@ func TestACredentialBuiltAgainKeepsItsNamespacesPartOfTheProject(t *testing.T) {
 				RereadAfter:     time.Hour,
 				Clock:           clk,
 			})
+			// Each project is started by the Set's own start, as Set.Start
+			// does, but for the own project, which has no inventory here.
+			set, err := newSet(informers.NewSharedInformerFactory(versionedfake.NewClientset(), 0).Samplecrd().V2().Networks(),
+				r, nil, setOptions{Recorder: record.NewFakeRecorder(10), MaxRetryDelay: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set.enqueue = func(any) {}
 			r.Start(ctx, func(ctx context.Context, key Key, p *Project) {
-				if key == (Key{}) {
-					return
+				if key != (Key{}) {
+					set.start(ctx, key, p)
 				}
-				// Set.start, with its first list made before For returns,
-				// so that the count below needs no wait.
-				_, _ = p.Inventory.Refresh(ctx)
-				go p.Inventory.Run(ctx, func(context.Context, inventory.Listed) {})
 			})
 			for _, ns := range []string{"team-b", "team-a"} {
 				if _, err := r.For(ctx, naming(ns, "s1")); err != nil {
 					t.Fatal(err)
 				}
 			}
-			before := project.lists.Load()
+			lists := func(want int64) func(context.Context) (bool, error) {
+				return func(context.Context) (bool, error) { return project.lists.Load() >= want, nil }
+			}
+			if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, lists(2)); err != nil {
+				t.Fatalf("the first lists of team-a and team-b: %d, want 2", project.lists.Load())
+			}
 			for i := range rounds {
 				tc.again(t, r, i)
 			}
-			// Team-a listed the project when its credential was first
-			// built, just before the count, at this very instant: its part
-			// allows no other list within the gap. One is tolerated.
-			if got := project.lists.Load() - before; got > 1 {
-				t.Errorf("team-a listed the shared project %d times within no time at all, want at most 1: its part is one list per %v",
-					got, 2*inventory.MinListGap)
+			// Within team-a's gap, moved a step at a time, no list comes
+			// (on the goroutines of its builds) however long it is given.
+			gap := 2 * inventory.MinListGap
+			for step := 100 * time.Millisecond; clk.Since(time.Unix(1e9, 0))+step < gap; clk.Step(step) {
+				if wait.PollUntilContextTimeout(ctx, time.Millisecond, 2*time.Millisecond, true, lists(3)) == nil {
+					t.Fatalf("team-a listed the shared project %d more times within %v, its part of it: one list per %v",
+						project.lists.Load()-2, clk.Since(time.Unix(1e9, 0)), gap)
+				}
+			}
+			// Then one, the latest credential's first: nothing was lost.
+			clk.Step(gap)
+			if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, lists(3)); err != nil {
+				t.Fatalf("team-a's latest credential never listed once its pace allowed")
 			}
 		})
 	}
