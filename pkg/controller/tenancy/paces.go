@@ -33,10 +33,13 @@ func (p paces) of(namespace, projectID string) *inventory.Pace {
 }
 
 // prune forgets the paces that no built credential keeps (kept) and that
-// are idle at now, share(projectID) namespaces listing their project.
-func (p paces) prune(now time.Time, kept func(paceKey) bool, share func(projectID string) int) {
+// are idle at now, share(key) namespaces listing their project: the share
+// its namespace would have there back, counted among them, since a pace
+// no credential keeps is one whose namespace is not counted now, and a
+// credential of it built again must wait for the gap it has then.
+func (p paces) prune(now time.Time, kept func(paceKey) bool, share func(paceKey) int) {
 	for key, pace := range p {
-		if !kept(key) && pace.Idle(now, share(key.projectID)) {
+		if !kept(key) && pace.Idle(now, share(key)) {
 			delete(p, key)
 		}
 	}

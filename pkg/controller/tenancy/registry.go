@@ -336,12 +336,23 @@ func (r *Registry) Share(key Key) int {
 // namespacesAt counts the namespaces with a credential built at
 // projectID; 1 for no known project. r.mu is held.
 func (r *Registry) namespacesAt(projectID string) int {
-	if projectID == "" {
+	return r.namespacesWith(paceKey{projectID: projectID})
+}
+
+// namespacesWith counts the namespaces with a credential built at
+// key.projectID, key.namespace among them if it is not "": the share
+// key's namespace has there with a credential built again (paces.prune).
+// 1 for no known project. r.mu is held.
+func (r *Registry) namespacesWith(key paceKey) int {
+	if key.projectID == "" {
 		return 1
 	}
 	namespaces := map[string]bool{}
+	if key.namespace != "" {
+		namespaces[key.namespace] = true
+	}
 	for k, t := range r.tenants {
-		if t.built && t.place.ProjectID == projectID {
+		if t.built && t.place.ProjectID == key.projectID {
 			namespaces[k.Namespace] = true
 		}
 	}
@@ -521,7 +532,7 @@ func (r *Registry) update(key Key, rd aReading, err error, now time.Time, deleti
 	r.makeRoom(key)
 	ctx, stop := context.WithCancel(r.ctx)
 	old, wasBuilt := t.value, t.built
-	r.paces.prune(now, r.keepsPace, r.namespacesAt)
+	r.paces.prune(now, r.keepsPace, r.namespacesWith)
 	pace := r.paces.of(key.Namespace, rd.place.ProjectID)
 	t.value, t.built, t.digest, t.place, t.kept, t.stop = r.opts.Build(key, client, pace), true, digest, rd.place, false, stop
 	if wasBuilt && r.opts.Inherit != nil {
