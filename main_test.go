@@ -19,6 +19,8 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2/ktesting"
 
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
@@ -33,6 +35,21 @@ import (
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
 )
+
+// resetLogs returns what puts component-base's logging configuration
+// back to its defaults, so that a command run in this process may apply
+// its own again (logsapi.ResetForTest).
+func resetLogs(t *testing.T) func() {
+	return func() {
+		features := featuregate.NewFeatureGate()
+		if err := logsapi.AddFeatureGates(features); err != nil {
+			t.Fatal(err)
+		}
+		if err := logsapi.ResetForTest(features); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // TestTheCommandLine: --help, the controller's and each subcommand's,
 // lists the subcommands and flags and exits 0; a word that is no
@@ -67,6 +84,9 @@ func TestTheCommandLine(t *testing.T) {
 		{name: "version", args: []string{"version"}, wantOut: []string{"network-controller "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// A program applies its logging configuration once per
+			// process; the cases are many programs in one.
+			t.Cleanup(resetLogs(t))
 			started := false
 			cmd := newCommand(func(context.Context, *options.Options) error {
 				started = true
