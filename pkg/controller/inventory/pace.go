@@ -17,18 +17,19 @@ const MinListGap = time.Second
 // request the controller makes, and Neutron's workers are shared by every
 // namespace of the project. So the next list starts no sooner than
 // MinListGap after the last ended, nor sooner than the last one took:
-// lists hold at most half of the time, whoever asks.
+// alone, lists hold at most half of the time, whoever asks. That is one
+// cycle, start to start: the list and its gap.
 //
 // A Pace outlives the inventories that keep it: pkg/controller/tenancy
 // hands one to every inventory of one namespace's credentials at one
 // project, built or built again, and each asks, before a list, how many
-// namespaces share the project (Options.Share). So a namespace's lists of
-// a project are spaced share times wider, whichever of its credentials
-// lists, and however often it has them built anew: together the
-// namespaces list the project no more often than one would, each gets an
-// equal part, and none waits on another's turn. The periodic list
-// (minutes) meets the bound only when hundreds of namespaces share a
-// project. The zero Pace has seen no list.
+// namespaces share the project (Options.Share). A namespace's cycle is
+// then share cycles long, whichever of its credentials lists, and however
+// often it has them built anew: together the namespaces start no more
+// lists of the project than one namespace alone would (their lists may
+// overlap), none starts more than its equal part, and none waits on
+// another's turn. The periodic list (minutes) meets the bound only when
+// hundreds of namespaces share a project. The zero Pace has seen no list.
 type Pace struct {
 	mu sync.Mutex
 	// ended is when the last list ended, took how long it ran; zero
@@ -39,9 +40,11 @@ type Pace struct {
 }
 
 // gap is how long after the last list ended the next may start, share
-// namespaces listing the project. p.mu is held.
+// namespaces listing the project: share cycles from its start, less the
+// list. p.mu is held.
 func (p *Pace) gap(share int) time.Duration {
-	return time.Duration(max(share, 1)) * max(MinListGap, p.took)
+	cycle := p.took + max(MinListGap, p.took)
+	return time.Duration(max(share, 1))*cycle - p.took
 }
 
 // wait is how long a list asked for at now must wait: zero when it may
@@ -64,7 +67,8 @@ func (p *Pace) waitLocked(now time.Time, share int) time.Duration {
 
 // claim is wait, except that when the list may start it is claimed: until
 // listed or unclaim, every other asker of p waits. Two inventories of one
-// namespace's credentials, woken by the same deadline, list once.
+// namespace's credentials, woken by the same deadline, do not list
+// together: one lists, the other a gap after it.
 func (p *Pace) claim(now time.Time, share int) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -27,8 +27,8 @@ func TestAListBeforeRunPacesRunsNext(t *testing.T) {
 		want  time.Duration
 	}{
 		{"a quick list, alone at its project: the gap", 0, 1, inventory.MinListGap},
-		{"a quick list, one of 4 credentials of its project: 4 gaps", 0, 4, 4 * inventory.MinListGap},
-		{"a list of 10 s, one of 2: twice as long again", 10 * time.Second, 2, 20 * time.Second},
+		{"a quick list, one of 4 namespaces at its project: 4 gaps", 0, 4, 4 * inventory.MinListGap},
+		{"a list of 10 s, one of 2: two cycles of 20 s from its start", 10 * time.Second, 2, 30 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -80,11 +80,12 @@ func (s *slowNeutron) ListNetworks(ctx context.Context, description string, visi
 }
 
 // TestListsAreSpacedHoweverOftenTheyAreAskedFor: requests for a list, as
-// every namespace of a place makes them, coalesce into one list, which
+// every namespace of a project makes them, coalesce into one list, which
 // starts no sooner than MinListGap after the last list ended, nor sooner
-// than the last list took, times the credential's share of its place: a
-// namespace that keeps asking keeps Neutron busy listing at most half of
-// the time, and credentials that share a place share that half.
+// than the last list took: a namespace that keeps asking keeps Neutron
+// busy listing at most half of the time. Where share namespaces list the
+// project, a namespace's next list starts share such cycles after its
+// last one started, so that together they start no more lists than one.
 func TestListsAreSpacedHoweverOftenTheyAreAskedFor(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -94,8 +95,8 @@ func TestListsAreSpacedHoweverOftenTheyAreAskedFor(t *testing.T) {
 	}{
 		{"a quick list: the gap", 0, 1, inventory.MinListGap},
 		{"a list of 10 s: as long again", 10 * time.Second, 1, 10 * time.Second},
-		{"a quick list, one of 3 credentials of the place: 3 gaps", 0, 3, 3 * inventory.MinListGap},
-		{"a list of 10 s, one of 2 credentials of the place: twice as long again", 10 * time.Second, 2, 20 * time.Second},
+		{"a quick list, one of 3 namespaces at its project: 3 gaps", 0, 3, 3 * inventory.MinListGap},
+		{"a list of 10 s, one of 2 namespaces at its project: two cycles of 20 s from its start", 10 * time.Second, 2, 30 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
