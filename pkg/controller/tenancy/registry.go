@@ -319,9 +319,9 @@ func (r *Registry) builtAt(key Key, digest [sha256.Size]byte) (neutron.Place, bo
 // Share is how many namespaces list the project key's credential reaches
 // (inventory.Options.Share): those with a credential built at that
 // project ID. Each namespace's lists of the project keep one pace
-// (paces.go), spaced that many times wider: together they list it no
-// more often than one namespace would, each gets an equal part, and a
-// namespace's many credentials split its own. The own project, a
+// (paces.go), whose cycle is that many times one namespace's: together
+// they start no more lists of it than one namespace would, none more
+// than an equal part, and a namespace's many credentials split its own. The own project, a
 // credential not built, and one of no known project, have 1.
 func (r *Registry) Share(key Key) int {
 	r.mu.Lock()

@@ -14,9 +14,9 @@ import (
 var projectB = neutron.Place{AuthURL: keystone, Interface: "public", ProjectID: "project-b"}
 
 // TestAProjectsListRateIsSharedByNamespace: each namespace's credentials
-// at one project list it on one pace (paces.go), spaced by the number of
-// namespaces there (Registry.Share), so that a project is listed no more
-// often than by one namespace, every namespace that reaches it gets an
+// at one project list it on one pace (paces.go), its cycle multiplied by
+// the number of namespaces there (Registry.Share), so that together they
+// start no more lists of a project than one namespace, none more than an
 // equal part, and a namespace's many credentials split its own part,
 // never another's. The project is the unit, however its credential
 // reached it. A credential of another project, or the own, shares
