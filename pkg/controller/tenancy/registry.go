@@ -321,8 +321,9 @@ func (r *Registry) builtAt(key Key, digest [sha256.Size]byte) (neutron.Place, bo
 // project ID. Each namespace's lists of the project keep one pace
 // (paces.go), whose cycle is that many times one namespace's: together
 // they start no more lists of it than one namespace would, none more
-// than an equal part, and a namespace's many credentials split its own. The own project, a
-// credential not built, and one of no known project, have 1.
+// than an equal part, and a namespace's many credentials split its own.
+// The own project, a credential not built, and one of no known project,
+// have 1.
 func (r *Registry) Share(key Key) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -330,13 +331,7 @@ func (r *Registry) Share(key Key) int {
 	if !ok || !t.built {
 		return 1
 	}
-	return r.namespacesAt(t.place.ProjectID)
-}
-
-// namespacesAt counts the namespaces with a credential built at
-// projectID; 1 for no known project. r.mu is held.
-func (r *Registry) namespacesAt(projectID string) int {
-	return r.namespacesWith(paceKey{projectID: projectID})
+	return r.namespacesWith(paceKey{projectID: t.place.ProjectID})
 }
 
 // namespacesWith counts the namespaces with a credential built at
