@@ -112,7 +112,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 	// Every replica serves the CRD's conversion webhook from its start,
 	// leader or not: no client reads a Network in v1 without it (ch. 14).
-	if _, err := opts.ServeConversion(ctx); err != nil {
+	if _, err := opts.ServeConversion(ctx, cfg); err != nil {
 		return err
 	}
 

@@ -37,18 +37,24 @@ type otherCluster struct {
 }
 
 // startOtherCluster starts an other cluster whose Network CRD converts
-// through the stack's webhook, as the stack's own does.
+// through a webhook of its own, served by the test process as the
+// stack's is.
 func startOtherCluster(ctx context.Context, t *testing.T) *otherCluster {
 	t.Helper()
 	o := startOtherClusterWithoutConversion(ctx, t)
-	if err := stack.Conversion.Use(ctx, o.cp); err != nil {
+	webhook, err := framework.ServeConversionWebhook(ctx, filepath.Join(stack.Dir, "conversion-"+strings.ToLower(t.Name())), o.cp.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(webhook.Stop)
+	if err := webhook.Use(ctx, o.cp); err != nil {
 		t.Fatal(err)
 	}
 	return o
 }
 
 // startOtherClusterWithoutConversion starts an other cluster whose
-// Network CRD keeps artifacts/crd's conversion None, for a test that
+// Network CRD names artifacts/crd's in-cluster Service (v1 refused), for a test that
 // points it at a webhook of its own.
 func startOtherClusterWithoutConversion(ctx context.Context, t *testing.T) *otherCluster {
 	t.Helper()

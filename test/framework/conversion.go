@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -25,7 +26,8 @@ import (
 const NetworkCRD = "networks.samplecrd.k8s.io"
 
 // UseConversionWebhook sets the Network CRD's spec.conversion, which
-// artifacts/crd leaves unnamed (None), to the conversion webhook at url
+// artifacts/crd points at the in-cluster Service (which a cluster of the
+// tests has no Pod behind), to the conversion webhook at url
 // (https://HOST:PORT/convert), trusted through the CA caPEM: what the
 // controller's --conversion-bind-address serves, and hack/local-run.sh
 // patches for `make run`. The one place the tests turn the webhook on.
@@ -75,8 +77,10 @@ type ConversionWebhook struct {
 
 // ServeConversionWebhook makes a serving certificate for 127.0.0.1 under
 // dir and serves the conversion webhook with it on a free loopback port
-// until Stop.
-func ServeConversionWebhook(ctx context.Context, dir string) (*ConversionWebhook, error) {
+// until Stop, for the cluster of config: what a v1 write carries is
+// checked against that cluster's stored Networks and CRD, as a
+// controller's webhook checks it against its own cluster's.
+func ServeConversionWebhook(ctx context.Context, dir string, config *rest.Config) (*ConversionWebhook, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -90,8 +94,12 @@ func ServeConversionWebhook(ctx context.Context, dir string) (*ConversionWebhook
 	}
 	// The webhook serves until Stop, not until ctx (often a start-up
 	// deadline) ends.
+	stored, err := conversion.NewAPIServer(config)
+	if err != nil {
+		return nil, err
+	}
 	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	addr, err := conversion.Serve(serveCtx, "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
+	addr, err := conversion.Serve(serveCtx, "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, stored)
 	if err != nil {
 		stop()
 		return nil, err
@@ -137,6 +145,23 @@ func (w *ConversionWebhook) Use(ctx context.Context, cp *ControlPlane) error {
 	}
 	if err := nc.SamplecrdV2().Networks(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("deleting the conversion probe: %w", err)
+	}
+	return nil
+}
+
+// ForgetConversionWebhook points the Network CRD of config back at the
+// in-cluster Service that artifacts/crd names, as a cluster admin's
+// `kubectl apply` of it expects to find it: a client-side apply merges its
+// Service into the url UseConversionWebhook set, and the API server refuses
+// a webhook with both. Until Use again, v1 requests are refused.
+func ForgetConversionWebhook(ctx context.Context, config *rest.Config) error {
+	client, err := apiextensionsclient.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	patch := []byte(`{"spec":{"conversion":{"webhook":{"clientConfig":{"url":null,"caBundle":null,"service":{"namespace":"network-controller-system","name":"network-controller-conversion","path":"/convert"}}}}}}`)
+	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, NetworkCRD, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("pointing CRD %s back at its Service: %w", NetworkCRD, err)
 	}
 	return nil
 }

@@ -68,10 +68,10 @@ type Stack struct {
 // kube-apiserver on loopback, the CRDs installed) under dir: another
 // Kubernetes cluster, with a kube-system namespace of its own, sharing this
 // stack's Neutron as clusters share an OpenStack project. The caller stops
-// it. Its CRD converts with strategy None (artifacts/crd names none, and
-// the API server defaults to None) until
-// the caller points it at a webhook (Stack.Conversion's Use, or a
-// controller's own).
+// it. Its CRD names the in-cluster conversion Service of artifacts/crd,
+// which it has no Pod behind: v1 requests are refused until the caller
+// points it at a webhook (ServeConversionWebhook's Use, or a controller's
+// own).
 func (s *Stack) StartOtherCluster(ctx context.Context, dir string) (*ControlPlane, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 	}
 	if opts.ConversionWebhook {
-		if s.Conversion, err = ServeConversionWebhook(ctx, filepath.Join(s.Dir, "conversion-webhook")); err != nil {
+		if s.Conversion, err = ServeConversionWebhook(ctx, filepath.Join(s.Dir, "conversion-webhook"), s.ControlPlane.AdminConfig); err != nil {
 			s.Stop()
 			return nil, err
 		}

@@ -32,17 +32,18 @@ func Limits() serving.Limits {
 	}
 }
 
-// Handler is the webhook at Path behind Limits.
-func Handler() http.Handler {
+// Handler is the webhook at Path behind Limits, reading stored to check
+// v1 writes.
+func Handler(stored Stored) http.Handler {
 	m := http.NewServeMux()
-	m.Handle(Path, serving.LimitConcurrency(Webhook{}, Limits()))
+	m.Handle(Path, serving.LimitConcurrency(Webhook{Stored: stored}, Limits()))
 	return m
 }
 
-// Serve listens on addr and serves Handler over HTTPS with tlsConfig until
-// ctx ends. It returns once it listens: an address that cannot be bound is
+// Serve listens on addr and serves Handler(stored) over HTTPS with
+// tlsConfig until ctx ends. It returns once it listens: an address that cannot be bound is
 // its error; a server that fails later is logged.
-func Serve(ctx context.Context, addr string, tlsConfig *tls.Config) (net.Addr, error) {
+func Serve(ctx context.Context, addr string, tlsConfig *tls.Config, stored Stored) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s for the conversion webhook: %w", addr, err)
@@ -51,7 +52,7 @@ func Serve(ctx context.Context, addr string, tlsConfig *tls.Config) (net.Addr, e
 	// server gives up after 30 s) and far below what a slow client would
 	// like to hold, as the injector's are.
 	srv := &http.Server{
-		Handler:           Handler(),
+		Handler:           Handler(stored),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,

@@ -16,6 +16,7 @@
 package conversion
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -28,6 +29,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/samplecrd/network-controller/pkg/apis/samplecrd"
+	v1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
+	v2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/component/serving"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned/scheme"
 )
@@ -59,8 +62,13 @@ func ReviewCost(n int64) int64 { return 32*n + 256<<10 }
 
 // Webhook answers ConversionReviews of samplecrd.k8s.io Networks with the
 // conversions of scheme, the generated clientset's scheme (v1 and v2 and
-// the conversions between them).
-type Webhook struct{}
+// the conversions between them); a v1 Network that carries what only v2
+// can say is also checked against v2's schema (fromV1), with Stored.
+type Webhook struct {
+	// Stored is read to check a v1 Network that carries
+	// v1.SubnetsAnnotation; nil refuses such a Network.
+	Stored Stored
+}
 
 // gvkOnly is what is read of an object before it is decoded: its
 // apiVersion and kind.
@@ -76,7 +84,7 @@ type gvkOnly struct {
 // 400 for a body that is not an apiextensions.k8s.io/v1 ConversionReview
 // with a request, and otherwise 200 with a review whose result says
 // Success, with every object converted, or Failure and why.
-func (Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (wh Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, ok := serving.ReadPost(w, r, MaxRequestBytes, "a ConversionReview")
 	if !ok {
 		return
@@ -90,7 +98,7 @@ func (Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("not a %s ConversionReview with a request: apiVersion %q, kind %q", gv, review.APIVersion, review.Kind), http.StatusBadRequest)
 		return
 	}
-	response := Review(review.Request)
+	response := wh.Review(r.Context(), review.Request)
 	if response.Result.Status != metav1.StatusSuccess {
 		klog.FromContext(r.Context()).V(2).Info("Conversion failed", "uid", review.Request.UID,
 			"desiredAPIVersion", review.Request.DesiredAPIVersion, "message", response.Result.Message)
@@ -107,9 +115,9 @@ func (Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Review converts every object of req to req.DesiredAPIVersion, all or
 // none: the first object that cannot be converted fails the review, with
 // a message that quotes whatever of it comes from the request.
-func Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionResponse {
+func (wh Webhook) Review(ctx context.Context, req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionResponse {
 	response := &apiextensionsv1.ConversionResponse{UID: req.UID}
-	converted, err := convertAll(req)
+	converted, err := wh.convertAll(ctx, req)
 	if err != nil {
 		response.Result = metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
 		return response
@@ -119,14 +127,14 @@ func Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionR
 	return response
 }
 
-func convertAll(req *apiextensionsv1.ConversionRequest) ([]runtime.RawExtension, error) {
+func (wh Webhook) convertAll(ctx context.Context, req *apiextensionsv1.ConversionRequest) ([]runtime.RawExtension, error) {
 	to, err := schema.ParseGroupVersion(req.DesiredAPIVersion)
 	if err != nil || to.Group != samplecrd.GroupName {
 		return nil, fmt.Errorf("desiredAPIVersion %s: this webhook converts %s Networks only", strconv.Quote(req.DesiredAPIVersion), samplecrd.GroupName)
 	}
 	converted := make([]runtime.RawExtension, len(req.Objects))
 	for i, raw := range req.Objects {
-		out, err := convert(raw.Raw, to)
+		out, err := wh.convert(ctx, raw.Raw, to)
 		if err != nil {
 			return nil, fmt.Errorf("object %d: %w", i, err)
 		}
@@ -137,7 +145,7 @@ func convertAll(req *apiextensionsv1.ConversionRequest) ([]runtime.RawExtension,
 
 // convert decodes one object with the scheme and converts it to the kind
 // of the same name in to, returning it as JSON.
-func convert(raw []byte, to schema.GroupVersion) ([]byte, error) {
+func (wh Webhook) convert(ctx context.Context, raw []byte, to schema.GroupVersion) ([]byte, error) {
 	var head gvkOnly
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %s", strconv.Quote(err.Error()))
@@ -154,7 +162,11 @@ func convert(raw []byte, to schema.GroupVersion) ([]byte, error) {
 		return nil, fmt.Errorf("%s does not decode: %s", what, strconv.Quote(err.Error()))
 	}
 	out := in
-	if from != target {
+	if n, ok := in.(*v1.Network); ok && target == v2.SchemeGroupVersion.WithKind("Network") && v1.CarriesRest(n) {
+		if out, err = wh.fromV1(ctx, n); err != nil {
+			return nil, fmt.Errorf("%s to %s: %s", what, strconv.Quote(to.String()), strconv.Quote(err.Error()))
+		}
+	} else if from != target {
 		if out, err = scheme.Scheme.New(target); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}

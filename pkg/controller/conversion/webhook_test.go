@@ -81,13 +81,15 @@ func reviewBody(t *testing.T, desired string, objects ...runtime.RawExtension) [
 }
 
 // post sends body to the webhook as the API server does, behind its
-// limits, and returns the status code and the review it answers.
+// limits, and returns the status code and the review it answers. The API
+// server it reads holds v2DualStack "a" and "b", which the tests read
+// through v1 and write back.
 func post(t *testing.T, method string, body []byte) (int, *apiextensionsv1.ConversionReview, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(method, conversion.Path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	conversion.Handler().ServeHTTP(rec, req)
+	conversion.Handler(newStore(t, v2DualStack("a"), v2DualStack("b"))).ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		return rec.Code, nil, rec.Body.String()
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
@@ -268,8 +269,10 @@ func (o *Options) MetricsTLS(ctx context.Context, host string) (*tls.Config, err
 // ends, and nothing when that is empty. Its certificate is
 // --conversion-tls-cert-file's, followed as its Secret is renewed
 // (cert-manager, the chart's own), as the injector's is.
-// It returns the address it listens on, nil when it serves none.
-func (o *Options) ServeConversion(ctx context.Context) (net.Addr, error) {
+// It reads the API server of cfg to check a v1 write against v2's schema
+// (conversion.APIServer). It returns the address it listens on, nil when
+// it serves none.
+func (o *Options) ServeConversion(ctx context.Context, cfg *rest.Config) (net.Addr, error) {
 	if o.ConversionBindAddress == "" {
 		return nil, nil
 	}
@@ -277,7 +280,11 @@ func (o *Options) ServeConversion(ctx context.Context) (net.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return conversion.Serve(ctx, o.ConversionBindAddress, tlsConfig)
+	stored, err := conversion.NewAPIServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return conversion.Serve(ctx, o.ConversionBindAddress, tlsConfig, stored)
 }
 
 // NewCommand is `network-controller`: with no subcommand, the controller,

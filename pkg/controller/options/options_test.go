@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/component-base/metrics/testutil"
 
@@ -208,7 +209,7 @@ func TestConversionWebhookFlags(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			addr, err := o.ServeConversion(ctx)
+			addr, err := o.ServeConversion(ctx, &rest.Config{Host: "https://127.0.0.1:1"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,6 +33,12 @@ import (
 // removes the other subnet from the v2 spec, which the controller then
 // deletes from Neutron; an update that keeps metadata.annotations, as
 // kubectl edit and a read-modify-write do, keeps it.
+//
+// A v1 write is validated by the API server against v1's schema only,
+// where the annotation is a string: what it adds is checked against v2's
+// own schema by the conversion webhook (pkg/controller/conversion), which
+// also takes its status part from the stored object (KeepStoredStatus),
+// not from the writer.
 
 // SubnetsAnnotation is the annotation of a v1 Network that holds, as JSON,
 // what the v2 form of the Network has and v1 cannot say. The key is
@@ -125,7 +130,9 @@ func typeMeta(in metav1.TypeMeta, apiVersion string) metav1.TypeMeta {
 // one subnet becomes spec.subnets[0] and, if Neutron holds it, an entry of
 // status.subnets; SubnetsAnnotation, if present, gives back the rest and
 // is removed. A SubnetsAnnotation that does not parse, or that names the
-// first subnet's range again, is an error.
+// first subnet's range again, is an error. It checks nothing else of what
+// the annotation adds: that is v2's schema's to say, which the conversion
+// webhook applies to the result (pkg/controller/conversion).
 func Convert_v1_Network_To_v2_Network(in *Network, out *v2.Network, _ conversion.Scope) error {
 	var rest v2Rest
 	out.TypeMeta = typeMeta(in.TypeMeta, v2.SchemeGroupVersion.String())
@@ -158,9 +165,6 @@ func Convert_v1_Network_To_v2_Network(in *Network, out *v2.Network, _ conversion
 		if r.CIDR == first.CIDR {
 			return fmt.Errorf("Network %s/%s: annotation %s names subnet %q, which is spec.cidr already", in.Namespace, in.Name, SubnetsAnnotation, r.CIDR)
 		}
-	}
-	if err := checkRestSubnets(first, rest.Subnets); err != nil {
-		return fmt.Errorf("Network %s/%s: annotation %s: %w", in.Namespace, in.Name, SubnetsAnnotation, err)
 	}
 	out.Spec = v2.NetworkSpec{
 		Subnets:             append([]v2.SubnetSpec{first}, rest.Subnets...),
@@ -217,10 +221,6 @@ func Convert_v1_Network_To_v2_Network(in *Network, out *v2.Network, _ conversion
 	return nil
 }
 
-// maxSubnets is spec.subnets' maxItems in the v2 schema (one subnet per
-// IP family).
-const maxSubnets = 2
-
 // decodeRest reads raw, SubnetsAnnotation's value, into rest, strictly: a
 // field it does not know (a misspelt one, written by hand) is an error,
 // not a subnet or a setting quietly lost; so is anything after the value.
@@ -232,37 +232,6 @@ func decodeRest(raw string, rest *v2Rest) error {
 	}
 	if dec.More() {
 		return errors.New("more than one JSON value")
-	}
-	return nil
-}
-
-// checkRestSubnets refuses, in the subnets the annotation adds to first,
-// what v2's schema refuses in spec.subnets and v1's schema cannot see: a
-// v1 write is validated against v1's schema only, where the annotation is
-// a string, and is then stored as v2 as it converts. So a v1 writer gets
-// no spec that a v2 writer could not make: at most maxSubnets subnets,
-// none overlapping another, one per IP family. As CEL's rules do, a rule
-// speaks only where both ranges parse (a pool subnet has none). It is a
-// second copy of the CRD's rules, which a v1 write never meets:
-// TestV1ConversionRefusesExactlyWhatV2sSchemaRefuses runs both on the same
-// inputs, so that one cannot change without the other.
-func checkRestSubnets(first v2.SubnetSpec, rest []v2.SubnetSpec) error {
-	if n := 1 + len(rest); n > maxSubnets {
-		return fmt.Errorf("it names %d subnets besides spec.cidr: a v2 Network has at most %d subnets", len(rest), maxSubnets)
-	}
-	all := append([]v2.SubnetSpec{first}, rest...)
-	for i, a := range all {
-		for _, b := range all[i+1:] {
-			pa, errA := netip.ParsePrefix(a.CIDR)
-			pb, errB := netip.ParsePrefix(b.CIDR)
-			switch {
-			case errA != nil || errB != nil:
-			case pa.Overlaps(pb):
-				return fmt.Errorf("subnets %q and %q overlap (Neutron refuses overlapping subnets on one network)", a.CIDR, b.CIDR)
-			case pa.Addr().Is4() == pb.Addr().Is4():
-				return fmt.Errorf("subnets %q and %q are of one IP family: a v2 Network has at most one subnet per IP family", a.CIDR, b.CIDR)
-			}
-		}
 	}
 	return nil
 }
@@ -425,4 +394,58 @@ func copySlice[A, B any](in []A, f func(A) B) []B {
 		out[i] = f(a)
 	}
 	return out
+}
+
+// CarriesRest is whether in carries SubnetsAnnotation: what only a v2
+// Network says, which v1's schema cannot validate.
+func CarriesRest(in *Network) bool {
+	_, ok := in.Annotations[SubnetsAnnotation]
+	return ok
+}
+
+// KeepStoredStatus is a copy of in whose SubnetsAnnotation says of status
+// (the other subnets' status, the first's address counts, the adopted
+// subnets but the first) what stored, the Network as the API server holds
+// it (nil when there is none: a create), says, whatever in's said; what it
+// says of spec is in's. The annotation is metadata, which a writer of
+// spec may change, where the API server keeps status from a spec write:
+// so a v1 write cannot change status through it. A status write through
+// v1 keeps the stored metadata, and so the same annotation.
+func KeepStoredStatus(in *Network, stored *v2.Network) (*Network, error) {
+	var rest, kept v2Rest
+	if raw, ok := in.Annotations[SubnetsAnnotation]; ok {
+		if err := decodeRest(raw, &rest); err != nil {
+			return nil, fmt.Errorf("Network %s/%s: annotation %s, which only the v1 conversion writes, does not parse: %w", in.Namespace, in.Name, SubnetsAnnotation, err)
+		}
+	}
+	if stored != nil {
+		asV1 := &Network{}
+		if err := Convert_v2_Network_To_v1_Network(stored, asV1, nil); err != nil {
+			return nil, err
+		}
+		if raw, ok := asV1.Annotations[SubnetsAnnotation]; ok {
+			if err := decodeRest(raw, &kept); err != nil {
+				return nil, fmt.Errorf("Network %s/%s as stored: %w", in.Namespace, in.Name, err)
+			}
+		}
+	}
+	rest.Status, rest.StatusIndex, rest.UsedIPs, rest.FreeIPs, rest.AdoptedSubnets =
+		kept.Status, kept.StatusIndex, kept.UsedIPs, kept.FreeIPs, kept.AdoptedSubnets
+	out := in.DeepCopy()
+	delete(out.Annotations, SubnetsAnnotation)
+	if rest.empty() {
+		if len(out.Annotations) == 0 {
+			out.Annotations = nil
+		}
+		return out, nil
+	}
+	raw, err := json.Marshal(&rest)
+	if err != nil {
+		return nil, fmt.Errorf("Network %s/%s: encoding annotation %s: %w", in.Namespace, in.Name, SubnetsAnnotation, err)
+	}
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[SubnetsAnnotation] = string(raw)
+	return out, nil
 }
