@@ -6,9 +6,10 @@
 #   1. makes a throw-away CA and a serving certificate for 127.0.0.1 with
 #      openssl (hack/local-certs.sh), in .local/conversion;
 #   2. patches the installed CRD's spec.conversion to strategy Webhook at
-#      https://127.0.0.1:PORT/convert with that CA as its caBundle
-#      (artifacts/crd, the one source of the CRD, names no conversion: only this
-#      stack's copy names a webhook on this machine);
+#      https://127.0.0.1:PORT/convert with that CA as its caBundle, in
+#      place of the in-cluster Service that artifacts/crd names (which
+#      this stack has no Pod behind: until this patch, v1 requests are
+#      refused, never stored with fields dropped);
 #   3. starts bin/network-controller with --conversion-bind-address and the
 #      certificate, waits until the webhook answers, and applies the example
 #      Network (through v1, which the webhook converts), then waits for the
@@ -36,7 +37,7 @@ kubectl patch crd networks.samplecrd.k8s.io --type=merge -p "$(
 	cat <<JSON
 {"spec": {"conversion": {"strategy": "Webhook", "webhook": {
   "conversionReviewVersions": ["v1"],
-  "clientConfig": {"url": "https://127.0.0.1:${port}/convert", "caBundle": "$(base64 -w0 <"${certs}/ca.crt")"}}}}}
+  "clientConfig": {"service": null, "url": "https://127.0.0.1:${port}/convert", "caBundle": "$(base64 -w0 <"${certs}/ca.crt")"}}}}}
 JSON
 )" >/dev/null
 
