@@ -5,9 +5,10 @@
 # packages), and a real node (kubelet, containerd, kube-proxy,
 # kube-controller-manager, kube-scheduler) that `make deploy` runs the
 # project's images on. LOCAL_NODE=0 leaves the node out. It applies no
-# Network: the CRD stores samplecrd.k8s.io/v2, and a v1 Network is stored
-# right only through the conversion webhook, which the controller serves
-# (make run applies the example once it does: hack/local-run.sh).
+# Network: the CRD stores samplecrd.k8s.io/v2 and names the in-cluster
+# conversion webhook, so a v1 Network is refused until the controller
+# serves the webhook (make run points the CRD at it and applies the
+# example: hack/local-run.sh).
 #
 # First run on a fresh machine: about 6 min to build kube-apiserver and
 # the node's components from Go modules, the package install (root needed
