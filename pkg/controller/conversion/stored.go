@@ -44,8 +44,14 @@ type APIServer struct {
 	schema     *crdschema.Schema
 }
 
-// NewAPIServer is Stored read through cfg, with clients of its own.
+// NewAPIServer is Stored read through cfg, with clients of its own and no
+// client-side rate limit: each of its reads answers a v1 write that the
+// API server has already admitted, under its own priority and fairness,
+// for the writer's user. A limit shared here would instead let one
+// namespace's burst of v1 writes hold every other namespace's behind it.
 func NewAPIServer(cfg *rest.Config) (*APIServer, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.RateLimiter = -1, nil
 	networks, err := clientset.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the conversion webhook's Network client: %w", err)

@@ -24,10 +24,11 @@ import (
 // v1: the schema against the Go types, and the schema's and CEL's
 // validation as kube-apiserver runs it.
 
-// TestCRDVersions: v2 is stored, v1 still served; the file names no
-// conversion, so that re-applying it leaves the webhook that a step set on
-// the installed CRD alone (an explicit None would reset it, and kubectl
-// apply would refuse None beside the webhook's client config).
+// TestCRDVersions: v2 is stored, v1 still served; the file names the
+// conversion webhook's in-cluster Service, with no caBundle (the cluster's
+// own, set by a step and left alone by a re-apply), so that no install of
+// it converts by renaming apiVersion: a v1 request is refused until the
+// webhook answers.
 func TestCRDVersions(t *testing.T) {
 	crd := loadCRD(t)
 	got := map[string][2]bool{}
@@ -45,8 +46,12 @@ func TestCRDVersions(t *testing.T) {
 	if err := yaml.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	if raw.Spec.Conversion != nil {
-		t.Errorf("the file names spec.conversion %+v: it must name none; each use sets the webhook on the installed CRD", raw.Spec.Conversion)
+	c := raw.Spec.Conversion
+	if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil ||
+		c.Webhook.ClientConfig.Service == nil || c.Webhook.ClientConfig.URL != nil || len(c.Webhook.ClientConfig.CABundle) != 0 {
+		t.Errorf("the file's spec.conversion is %+v: it must name the webhook's Service, with no url and no caBundle", c)
+	} else if s := c.Webhook.ClientConfig.Service; s.Namespace != "network-controller-system" || s.Name != "network-controller-conversion" || s.Path == nil || *s.Path != "/convert" {
+		t.Errorf("the file's conversion Service is %+v, want network-controller-system/network-controller-conversion at /convert (artifacts/deploy's)", s)
 	}
 }
 
