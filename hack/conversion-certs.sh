@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# Points the Network CRD at the controller's conversion webhook in a
-# cluster, and makes the webhook's serving certificate. The CRD is not
-# templated (the chart's crds/, artifacts/crd), so its spec.conversion is
-# set here, on the installed CRD: strategy Webhook, the Service
-# network-controller-conversion of NAMESPACE (default
-# network-controller-system) at /convert, and the caBundle.
+# Makes the serving certificate of the controller's conversion webhook in
+# a cluster, and sets the installed Network CRD's caBundle to trust it. The
+# CRD file (the chart's crds/, artifacts/crd; not templated) already names
+# the webhook, the Service network-controller-conversion of
+# network-controller-system at /convert, with no caBundle: until this runs,
+# every v1 request is refused, naming that Service, and nothing is stored.
+# This sets spec.conversion on the installed CRD: strategy Webhook, the
+# Service of NAMESPACE (default network-controller-system; set it for a
+# controller installed in another namespace) at /convert, and the
+# caBundle. It runs with the installer's credentials: the controller has
+# no right to patch CRDs (docs/operations.md, "Conversion webhook").
 #   $0               a private CA, kept in the Secret
 #                    network-controller-conversion-ca, signs a certificate for
 #                    network-controller-conversion.NAMESPACE.svc, stored as
 #                    the Secret network-controller-conversion-tls that the
-#                    Pods mount; the CA is the caBundle. Run it after
-#                    `kubectl apply -k artifacts/crd` (which names no
-#                    conversion, and leaves one set alone) and before or after the
-#                    controller's install; again to renew the certificate
-#                    under the kept CA.
+#                    Pods mount; the CA is the caBundle. Run it before or
+#                    after `kubectl apply -k artifacts/crd` and the
+#                    controller's install: the order loses nothing. The
+#                    apply leaves the caBundle alone (the file has none),
+#                    but names network-controller-system again: with another
+#                    NAMESPACE, run this again after it. Run it again to
+#                    renew the certificate under the kept CA.
 #   $0 --rotate-ca   a new CA: caBundle becomes the old CA and the new one,
 #                    and the new certificate is signed by the new CA; run
 #                    plain $0 once every replica serves it (the kubelet

@@ -3,10 +3,11 @@
 # the images built here. After `make up`:
 #   1. builds the images (hack/build-images.sh) and imports them into the
 #      node's containerd (no registry is involved);
-#   2. applies the CRD and points it at the controller's conversion
-#      webhook, with the webhook's serving certificate
-#      (hack/conversion-certs.sh: the CRD file names no conversion, so
-#      applying it leaves the one set before alone, which this replaces);
+#   2. applies the CRD, which names the controller's conversion webhook
+#      (the Service network-controller-conversion) but holds no caBundle,
+#      and makes the webhook's serving certificate and sets the caBundle
+#      (hack/conversion-certs.sh); until the Pods serve it, v1 requests
+#      are refused, never stored;
 #   3. installs the chart charts/network-controller (helm upgrade
 #      --install) with the stack's generated
 #      clouds.yaml in the cloud Secret and its cloud's name, so the
@@ -58,6 +59,13 @@ for ns in network-controller-system envoy-injector; do
 done
 # The CRD is applied apart as well: Helm installs crds/ only on a first
 # install and never upgrades them (Helm's own advice for CRDs).
+# A url that `make run` set (hack/local-run.sh) cannot stand beside the
+# Service the file names: the API server refuses a webhook with both. Put
+# the file's Service back first (v1 requests are refused until the
+# script's caBundle and the Pods are there: nothing is lost meanwhile).
+if kubectl get crd networks.samplecrd.k8s.io >/dev/null 2>&1; then
+	kubectl patch crd networks.samplecrd.k8s.io --type=merge -p '{"spec":{"conversion":{"webhook":{"clientConfig":{"url":null,"service":{"namespace":"network-controller-system","name":"network-controller-conversion","path":"/convert"}}}}}}' >/dev/null
+fi
 kubectl apply -k artifacts/crd
 NAMESPACE=network-controller-system hack/conversion-certs.sh >/dev/null
 "${helm}" upgrade --install network-controller charts/network-controller --namespace network-controller-system \
