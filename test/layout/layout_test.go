@@ -27,7 +27,7 @@ const module = "github.com/samplecrd/network-controller"
 // (the Network controller's); the programs at the top.
 var layers = [][]string{
 	// pkg/component: what both programs are built from, of neither.
-	{"pkg/component/metrics", "pkg/component/tracing", "pkg/component/leader", "pkg/component/serving", "pkg/component/events"},
+	{"pkg/component/metrics", "pkg/component/tracing", "pkg/component/leader", "pkg/component/serving", "pkg/component/events", "pkg/component/crdschema"},
 	{"pkg/component/command"}, // both programs' cobra commands, run as Kubernetes components run theirs
 	// pkg/injector: the sidecar-injection webhook.
 	{"pkg/injector"},

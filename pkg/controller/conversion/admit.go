@@ -17,7 +17,8 @@ import (
 // not converted.
 var errNoStore = errors.New("this webhook reads no API server, so it cannot check it against v2's schema")
 
-// fromV1 converts a v1 Network that carries v1.SubnetsAnnotation to v2, as
+// fromV1 converts, with what st reads of the API server, a v1 Network
+// that carries v1.SubnetsAnnotation to v2, as
 // the API server would accept it from a v2 writer, or refuses it. The API
 // server validates a v1 write against v1's schema only, where the
 // annotation is a string; what the annotation adds (the other subnets) is
@@ -28,11 +29,11 @@ var errNoStore = errors.New("this webhook reads no API server, so it cannot chec
 //
 // A Network without the annotation needs none of this: v1's schema saw
 // every field it converts to.
-func (w Webhook) fromV1(ctx context.Context, in *v1.Network) (*v2.Network, error) {
-	if w.Stored == nil {
+func fromV1(ctx context.Context, st Stored, in *v1.Network) (*v2.Network, error) {
+	if st == nil {
 		return nil, errNoStore
 	}
-	stored, err := w.Stored.Network(ctx, in.Namespace, in.Name)
+	stored, err := st.Network(ctx, in.Namespace, in.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -49,16 +50,16 @@ func (w Webhook) fromV1(ctx context.Context, in *v1.Network) (*v2.Network, error
 		return nil, err
 	}
 	out.SetGroupVersionKind(v2.SchemeGroupVersion.WithKind("Network"))
-	if err := w.checkV2(ctx, out, stored); err != nil {
+	if err := checkV2(ctx, st, out, stored); err != nil {
 		return nil, fmt.Errorf("what annotation %s adds is not a v2 Network the API server accepts: %w", v1.SubnetsAnnotation, err)
 	}
 	return out, nil
 }
 
 // checkV2 is the API server's validation of an update from old (nil for a
-// create) to n, both v2, against the installed CRD's v2 schema.
-func (w Webhook) checkV2(ctx context.Context, n, old *v2.Network) error {
-	schema, err := w.Stored.Schema(ctx)
+// create) to n, both v2, against the installed CRD's v2 schema (st's).
+func checkV2(ctx context.Context, st Stored, n, old *v2.Network) error {
+	schema, err := st.Schema(ctx)
 	if err != nil {
 		return err
 	}

@@ -163,7 +163,7 @@ func (wh Webhook) convert(ctx context.Context, raw []byte, to schema.GroupVersio
 	}
 	out := in
 	if n, ok := in.(*v1.Network); ok && target == v2.SchemeGroupVersion.WithKind("Network") && v1.CarriesRest(n) {
-		if out, err = wh.fromV1(ctx, n); err != nil {
+		if out, err = fromV1(ctx, wh.Stored, n); err != nil {
 			return nil, fmt.Errorf("%s to %s: %s", what, strconv.Quote(to.String()), strconv.Quote(err.Error()))
 		}
 	} else if from != target {
