@@ -43,6 +43,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/component/tracing"
 	"github.com/samplecrd/network-controller/pkg/controller/cloud"
 	"github.com/samplecrd/network-controller/pkg/controller/configmap"
+	"github.com/samplecrd/network-controller/pkg/controller/conversion"
 	"github.com/samplecrd/network-controller/pkg/controller/importer"
 	"github.com/samplecrd/network-controller/pkg/controller/neutron"
 	"github.com/samplecrd/network-controller/pkg/controller/options"
@@ -58,9 +59,10 @@ import (
 func main() { command.Main(newCommand(run)) }
 
 // newCommand is `network-controller`: the controller, run by run, and the
-// subcommands import, plan (on the controller's own sync) and version.
+// subcommands import, plan (on the controller's own sync), conversion-webhook
+// (the webhook alone) and version.
 func newCommand(run func(context.Context, *options.Options) error) *cobra.Command {
-	return options.NewCommand(run, importer.NewCommand(), plan.NewCommand(planSync), command.NewVersionCommand())
+	return options.NewCommand(run, importer.NewCommand(), plan.NewCommand(planSync), conversion.NewCommand(), command.NewVersionCommand())
 }
 
 // run is the controller: the clients, the endpoints, and once this
@@ -112,7 +114,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 	// Every replica serves the CRD's conversion webhook from its start,
 	// leader or not: no client reads a Network in v1 without it (ch. 14).
-	if _, err := opts.ServeConversion(ctx, cfg); err != nil {
+	if _, err := opts.Conversion.Serve(ctx, cfg); err != nil {
 		return err
 	}
 

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
@@ -68,11 +66,8 @@ type Options struct {
 	CertFile, KeyFile  string
 	TracingConfigFile  string
 
-	// ConversionBindAddress, when set, serves the Network CRD's
-	// conversion webhook there, over HTTPS with the certificate of
-	// ConversionCertFile and ConversionKeyFile.
-	ConversionBindAddress                 string
-	ConversionCertFile, ConversionKeyFile string
+	// Conversion serves the Network CRD's conversion webhook.
+	Conversion conversion.Options
 
 	// Logs are the logging flags, applied by Logs.Apply.
 	Logs *command.LogOptions
@@ -148,10 +143,7 @@ func (o *Options) Flags() *cliflag.NamedFlagSets {
 	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "Serving certificate (PEM) of /metrics with --metrics-secure, reloaded when it changes; the Deployment mounts one signed by the CA Prometheus trusts (docs/monitoring.md). Without it and --tls-private-key-file, a self-signed certificate made at each start is served, which Prometheus cannot verify: a scraper must then skip verification and sends its token to whatever answers at the address.")
 	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "Private key (PEM) of --tls-cert-file, reloaded when it changes.")
 
-	fs = fss.FlagSet("conversion webhook")
-	fs.StringVar(&o.ConversionBindAddress, "conversion-bind-address", o.ConversionBindAddress, "Address of the Network CRD's conversion webhook (HTTPS, POST /convert), which the API server calls to serve Networks stored as samplecrd.k8s.io/v2 as v1 and the other way round. Served by every replica from its start, leader or standby. Empty (the default) serves none: set it where the CRD's spec.conversion names this controller (docs/operations.md).")
-	fs.StringVar(&o.ConversionCertFile, "conversion-tls-cert-file", o.ConversionCertFile, "Serving certificate (PEM) of the conversion webhook, signed by the CA of the CRD's caBundle; reloaded when it changes. Required with --conversion-bind-address.")
-	fs.StringVar(&o.ConversionKeyFile, "conversion-tls-key-file", o.ConversionKeyFile, "Private key (PEM) of --conversion-tls-cert-file, reloaded when it changes.")
+	o.Conversion.AddFlags(fss.FlagSet("conversion webhook"), "Served by every replica from its start, leader or standby. Empty (the default) serves none: set it where the CRD's spec.conversion names this controller (docs/operations.md).")
 
 	fss.FlagSet("tracing").StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "A TracingConfiguration file, as kube-apiserver's (endpoint: an OTLP gRPC collector, default localhost:4317; samplingRatePerMillion). Set, each sync is an OpenTelemetry span with a child for each request it makes; set or not, each Neutron request carries the sync's trace ID as its global request ID (X-OpenStack-Request-ID), and a condition Neutron's answer caused names the request as Neutron's log does (docs/tracing.md).")
 	o.Logs = command.AddLogFlags(fss.FlagSet("logging"))
@@ -209,11 +201,8 @@ func (o *Options) Validate() error {
 	if o.CertFile != "" && !o.MetricsSecure {
 		return fmt.Errorf("--tls-cert-file serves /metrics over HTTPS, which --metrics-secure turns on: give it too")
 	}
-	if o.ConversionBindAddress != "" && (o.ConversionCertFile == "" || o.ConversionKeyFile == "") {
-		return fmt.Errorf("--conversion-bind-address needs --conversion-tls-cert-file and --conversion-tls-key-file: the API server calls a conversion webhook over HTTPS only, verified with the CRD's caBundle")
-	}
-	if o.ConversionBindAddress == "" && (o.ConversionCertFile != "" || o.ConversionKeyFile != "") {
-		return fmt.Errorf("--conversion-tls-cert-file and --conversion-tls-key-file serve the conversion webhook, which --conversion-bind-address turns on: give it too")
+	if err := o.Conversion.Validate(); err != nil {
+		return err
 	}
 	if errs := validation.IsDNS1123Label(o.ClusterName); o.ClusterName != "" && len(errs) > 0 {
 		return fmt.Errorf("--cluster-name %q cannot be part of the ownership mark of Neutron resources: %s", o.ClusterName, strings.Join(errs, "; "))
@@ -262,29 +251,6 @@ func (o *Options) MetricsTLS(ctx context.Context, host string) (*tls.Config, err
 	return serving.FileTLS(ctx, o.CertFile, o.KeyFile, func(cert *x509.Certificate) {
 		metrics.MetricsCertificateExpiration.Set(float64(cert.NotAfter.Unix()))
 	})
-}
-
-// ServeConversion serves the CRD's conversion webhook
-// (pkg/controller/conversion) at --conversion-bind-address until ctx
-// ends, and nothing when that is empty. Its certificate is
-// --conversion-tls-cert-file's, followed as its Secret is renewed
-// (cert-manager, the chart's own), as the injector's is.
-// It reads the API server of cfg to check a v1 write against v2's schema
-// (conversion.APIServer). It returns the address it listens on, nil when
-// it serves none.
-func (o *Options) ServeConversion(ctx context.Context, cfg *rest.Config) (net.Addr, error) {
-	if o.ConversionBindAddress == "" {
-		return nil, nil
-	}
-	tlsConfig, err := serving.FileTLS(ctx, o.ConversionCertFile, o.ConversionKeyFile, nil)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := conversion.NewAPIServer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return conversion.Serve(ctx, o.ConversionBindAddress, tlsConfig, stored)
 }
 
 // NewCommand is `network-controller`: with no subcommand, the controller,

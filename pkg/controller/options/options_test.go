@@ -204,12 +204,12 @@ func TestConversionWebhookFlags(t *testing.T) {
 				}
 				return
 			}
-			if o.ConversionBindAddress == "" {
+			if o.Conversion.BindAddress == "" {
 				return
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			addr, err := o.ServeConversion(ctx, &rest.Config{Host: "https://127.0.0.1:1"})
+			addr, err := o.Conversion.Serve(ctx, &rest.Config{Host: "https://127.0.0.1:1"})
 			if err != nil {
 				t.Fatal(err)
 			}
