@@ -223,3 +223,39 @@ func TestTheChartTurnsTracingOn(t *testing.T) {
 		t.Errorf("the Deployment mounts the configuration: %v, with args %s", mounted, args)
 	}
 }
+
+// TestTheChartServesTheWebhookAlone: with webhookOnly, the Pods run
+// `network-controller conversion-webhook` behind the same Service, with
+// no cloud Secret, no lease, no metrics, and a ClusterRole that gets
+// Networks and the Network CRD only: for a controller out of cluster.
+func TestTheChartServesTheWebhookAlone(t *testing.T) {
+	helm := filepath.Join(root, "bin", "helm")
+	chart := filepath.Join(root, "charts", "network-controller")
+	got := objects(t, run(t, helm, "template", "nc", chart, "--set", "webhookOnly=true"))
+	container := nested(got["Deployment/network-controller"], "spec", "template", "spec").(map[string]any)["containers"].([]any)[0].(map[string]any)
+	args := container["args"].([]any)
+	if len(args) == 0 || args[0] != "conversion-webhook" {
+		t.Errorf("the container's args are %v, want the subcommand conversion-webhook first", args)
+	}
+	for _, a := range args {
+		if s := a.(string); strings.HasPrefix(s, "--os-cloud") || strings.HasPrefix(s, "--leader-elect") {
+			t.Errorf("the webhook alone is given the controller's flag %s", s)
+		}
+	}
+	for _, key := range []string{"Secret/network-controller-cloud", "Role/network-controller-leader-election", "Role/network-controller-credentials"} {
+		if got[key] != nil {
+			t.Errorf("%s rendered for the webhook alone", key)
+		}
+	}
+	if got["Service/network-controller-conversion"] == nil {
+		t.Error("no conversion Service")
+	}
+	rules, err := json.Marshal(nested(got["ClusterRole/network-controller"], "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"apiGroups":["samplecrd.k8s.io"],"resources":["networks"],"verbs":["get"]},{"apiGroups":["apiextensions.k8s.io"],"resourceNames":["networks.samplecrd.k8s.io"],"resources":["customresourcedefinitions"],"verbs":["get"]}]`
+	if string(rules) != want {
+		t.Errorf("the ClusterRole's rules are %s, want %s", rules, want)
+	}
+}
