@@ -59,4 +59,3 @@ func TestAV1NetworkIsNeverStoredWithoutItsWebhook(t *testing.T) {
 		})
 	}
 }
-
