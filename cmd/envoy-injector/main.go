@@ -211,19 +211,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.bindAddress, err)
 	}
-	// Each limit is above what a webhook call may take (timeoutSeconds,
-	// at most 30 s) and far below what a slow or hostile client would
-	// like to hold.
-	srv := &http.Server{
-		Handler:           m,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		TLSConfig:         tlsConfig,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	srv := serving.NewWebhookServer(ctx, m, tlsConfig)
 	logger.Info("Serving", "address", ln.Addr().String(), "configMap", o.configMapNamespace+"/"+o.configMapName)
 	return serving.Run(ctx, srv, ln)
 }

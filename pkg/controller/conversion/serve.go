@@ -47,19 +47,7 @@ func Serve(ctx context.Context, addr string, tlsConfig *tls.Config) (net.Addr, e
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s for the conversion webhook: %w", addr, err)
 	}
-	// Each limit is above what a conversion call may take (the API
-	// server gives up after 30 s) and far below what a slow client would
-	// like to hold, as the injector's are.
-	srv := &http.Server{
-		Handler:           Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		TLSConfig:         tlsConfig,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	srv := serving.NewWebhookServer(ctx, Handler(), tlsConfig)
 	logger := klog.FromContext(ctx)
 	go func() {
 		if err := serving.Run(ctx, srv, ln); err != nil {
