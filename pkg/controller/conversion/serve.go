@@ -15,21 +15,26 @@ import (
 
 // Limits are what the webhook holds its requests to, as the injector
 // holds its reviews (serving.LimitConcurrency): a few at once, each body
-// read in bounded chunks, and all of them together within a memory budget
-// that the controller's own memory limit (the chart's 1536Mi) leaves room
-// for beside its caches.
+// read in bounded chunks, those whose clients have not sent their bodies
+// yet in places of their own, and all of them together within a memory
+// budget that the controller's own memory limit (the chart's 1536Mi)
+// leaves room for beside its caches: the largest review, the places, and
+// 16 MiB for the small reviews the API server sends meanwhile.
 func Limits() serving.Limits {
-	return serving.Limits{
+	l := serving.Limits{
 		Slots:      8,
 		MaxBody:    MaxRequestBytes,
-		Budget:     MaxRequestBytes + ReviewCost(MaxRequestBytes) + 16<<20,
 		PerRequest: serving.RequestOverhead,
 		Cost:       ReviewCost,
+		Waiting:    serving.WaitingRequests,
+		PerSource:  serving.WaitingPerSource,
 		// Short beside the API server's 30 s timeout of a conversion call,
 		// so that an overloaded replica says so while the API server can
 		// still retry the read.
 		Wait: time.Second,
 	}
+	l.Budget = l.Least() + 16<<20
+	return l
 }
 
 // Handler is the webhook at Path behind Limits.
