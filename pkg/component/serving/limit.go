@@ -158,7 +158,10 @@ func (lm *limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("a body of %d bytes is over the limit of %d", r.ContentLength, lm.limits.MaxBody), http.StatusRequestEntityTooLarge)
 		return
 	}
-	g, ok := lm.room.enter(sourceOf(r), cutter(w))
+	// waiting ends when the request is cut.
+	waiting, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	g, ok := lm.room.enter(sourceOf(r), cutter(w, cancel))
 	if !ok {
 		refuse(w, lm.limits.OnRefuse)
 		return
@@ -166,7 +169,7 @@ func (lm *limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer lm.room.leave(g)
 	var held int64
 	defer func() { lm.budget.release(held) }()
-	if !lm.readBody(w, r, g, &held) {
+	if !lm.readBody(waiting, w, r, g, &held) {
 		return
 	}
 	lm.room.leave(g)
@@ -177,15 +180,16 @@ func (lm *limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	lm.next.ServeHTTP(w, r)
 }
 
-// readBody reads r's body while g waits in the room, and reserves what
-// serving it costs; r.Body is then the body read. It answers the request
-// itself, and returns false, when it cannot: the place was taken (408),
-// the budget stayed spent (503), the body is too long (413), or it did
-// not arrive (400, or 408 past the server's read deadline). What it
-// reserved is added to *held, also when it fails.
-func (lm *limiter) readBody(w http.ResponseWriter, r *http.Request, g *guest, held *int64) bool {
+// readBody reads r's body while g waits in the room (until waiting ends,
+// when g is cut), and reserves what serving it costs; r.Body is then the
+// body read. It answers the request itself, and returns false, when it
+// cannot: the place was taken (408), the budget stayed spent (503), the
+// body is too long (413), or it did not arrive (400, or 408 past the
+// server's read deadline). What it reserved is added to *held, also when
+// it fails.
+func (lm *limiter) readBody(waiting context.Context, w http.ResponseWriter, r *http.Request, g *guest, held *int64) bool {
 	l := lm.limits
-	body, n, err := lm.budget.readBody(r.Context(), http.MaxBytesReader(w, heardReader{r.Body, g}, l.MaxBody), r.ContentLength, l.MaxBody, held)
+	body, n, err := lm.budget.readBody(waiting, http.MaxBytesReader(w, heardReader{r.Body, g}, l.MaxBody), r.ContentLength, l.MaxBody, held)
 	if !lm.room.stopWaiting(g) {
 		cutOff(w)
 		return false

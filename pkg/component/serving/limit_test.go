@@ -267,6 +267,36 @@ func TestAStalledSourceCannotStarveAnother(t *testing.T) {
 	}
 }
 
+// TestACutRequestStopsWaitingForTheBudget: a request whose body waits
+// for the budget is still waiting for its client, and when its place is
+// taken, it stops waiting for the budget too (Wait is longer than the
+// test's clients wait) and gets 408; the request that took its place is
+// served with what it gave back.
+func TestACutRequestStopsWaitingForTheBudget(t *testing.T) {
+	var g gauge
+	h := LimitConcurrency(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(w, r.Body) }),
+		Limits{Slots: 8, MaxBody: 1 << 20, Budget: 3 * chunk, Waiting: 2, PerSource: 1, Wait: 20 * time.Second, Held: g.set})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+
+	// Its first chunk spends the budget for bodies, its second waits.
+	waiting := stall(t, srv.Listener.Addr().String(), 1<<20, strings.Repeat("a", 2*chunk))
+	waitFor(t, "the first chunk and the place to be held", func() bool { now, _ := g.get(); return now == 2*chunk })
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Post(srv.URL+"/mutate", "application/json", strings.NewReader(`{"whole":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the request that took the place: %d, want 200", resp.StatusCode)
+	}
+	_ = waiting.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if answer, _ := io.ReadAll(waiting); !strings.HasPrefix(string(answer), "HTTP/1.1 408") {
+		t.Errorf("the request cut while it waited for the budget read %.60q; want 408", answer)
+	}
+}
+
 // TestBytesAreGivenBackOnEveryPath: whatever way a request ends, every
 // byte it reserved is given back, and the next request finds the whole
 // budget.

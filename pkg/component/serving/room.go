@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -205,12 +206,16 @@ func (h heardReader) Read(p []byte) (int, error) {
 }
 
 // cutter ends the wait of w's request for its client: its read deadline
-// passes now, so the read under way returns. A ResponseWriter that cannot
-// set one (a test's recorder) is not cut; its place is given up all the
+// passes now, so the read under way returns, and cancel is called, so
+// that a wait for the budget ends too. A ResponseWriter that cannot set
+// a deadline (a test's recorder) reads on; its place is given up all the
 // same.
-func cutter(w http.ResponseWriter) func() {
+func cutter(w http.ResponseWriter, cancel context.CancelFunc) func() {
 	rc := http.NewResponseController(w)
-	return func() { _ = rc.SetReadDeadline(time.Now()) }
+	return func() {
+		cancel()
+		_ = rc.SetReadDeadline(time.Now())
+	}
 }
 
 // sourceOf is the address a request comes from, without its port: one
