@@ -31,8 +31,9 @@ import (
 // and when the room is full, the place is taken from the source that
 // holds the most, so that clients of many addresses, each holding few,
 // cut each other before they cut the API server. Only a newcomer that
-// finds every place held by a request whose body has arrived (waiting
-// for the budget, a moment at most) is turned away: that is overload.
+// finds every place it may take (its source's, at its cap) held by a
+// request whose body has arrived (waiting for the budget, a moment at
+// most) is turned away: that is overload.
 type room struct {
 	places, perSource int
 	// changed is told of every place taken (+1) or given back (-1).
