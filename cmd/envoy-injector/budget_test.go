@@ -3,7 +3,8 @@ package main
 import "testing"
 
 // TestMemoryBudget: --memory-budget is a quantity, at least what the
-// largest review holds; the default is that and more.
+// largest review holds beside the places of the waiting (108.1 MiB); the
+// default is that and more.
 func TestMemoryBudget(t *testing.T) {
 	for _, tc := range []struct {
 		flag string
@@ -12,7 +13,9 @@ func TestMemoryBudget(t *testing.T) {
 	}{
 		{defaultMemoryBudget, 128 << 20, true},
 		{"1Gi", 1 << 30, true},
-		{"100Mi", 100 << 20, true},
+		{"109Mi", 109 << 20, true},
+		{"108Mi", 0, false},
+		{"100Mi", 0, false},
 		{"64Mi", 0, false},
 		{"lots", 0, false},
 	} {

@@ -68,7 +68,7 @@ func (o *options) flags() *cliflag.NamedFlagSets {
 	fs.StringVar(&o.keyFile, "tls-private-key-file", "", "Serving certificate's private key (PEM), reloaded when it changes.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics only to callers the API server authenticates (TokenReview) and authorizes to get it (SubjectAccessReview); needs the ClusterRole system:auth-delegator. The Deployment turns it on.")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reviews", 64, "Most admission reviews answered at once; one more waits up to a second for a slot, then gets 503 (counted as envoy_injector_admissions_total{result=\"overloaded\"}).")
-	fs.StringVar(&o.memoryBudget, "memory-budget", defaultMemoryBudget, "Most memory (a quantity) all admission requests together hold at once: their connections, their bodies as they arrive and what answering them costs; a request that finds it spent waits up to a second, then gets 503 (counted as overloaded). At least 100Mi, what the largest review (3 MiB) costs. The container's memory limit must be this plus about 96Mi for the program itself, and GOMEMLIMIT 48Mi below the limit (the chart computes both).")
+	fs.StringVar(&o.memoryBudget, "memory-budget", defaultMemoryBudget, "Most memory (a quantity) all admission requests together hold at once: their connections, their bodies as they arrive and what answering them costs; a request that finds it spent waits up to a second, then gets 503 (counted as overloaded). At least 109Mi: what the largest review (3 MiB) costs, 100Mi, beside the 8Mi set aside for requests whose clients have not yet sent their bodies. The container's memory limit must be this plus about 96Mi for the program itself, and GOMEMLIMIT 48Mi below the limit (the chart computes both).")
 	o.logs = command.AddLogFlags(fss.FlagSet("logging"))
 	return fss
 }
@@ -114,23 +114,36 @@ func newCommand(run func(context.Context, options) error) *cobra.Command {
 }
 
 // defaultMemoryBudget leaves room for the largest review (100 MiB,
-// injector.ReviewCost) and, beside it, the small reviews the API server
+// injector.ReviewCost), the places of the requests that wait for their
+// clients (8 MiB) and, beside them, the small reviews the API server
 // sends for common Pods; with the program's own 96 MiB, the chart's
 // memory limit is 224Mi.
 const defaultMemoryBudget = "128Mi"
 
 // budget is --memory-budget in bytes: at least what one review of
-// injector.MaxRequestBytes holds, or the largest could never be answered.
+// injector.MaxRequestBytes holds while every place of the requests that
+// wait for their clients is held (serving.Limits.Least), or the largest
+// could never be answered.
 func (o *options) budget() (int64, error) {
 	q, err := resource.ParseQuantity(o.memoryBudget)
 	if err != nil {
 		return 0, fmt.Errorf("--memory-budget: %w", err)
 	}
-	least := int64(injector.MaxRequestBytes) + injector.ReviewCost(injector.MaxRequestBytes)
-	if q.Value() < least {
-		return 0, fmt.Errorf("--memory-budget=%s is below %d bytes, what answering the largest review (%d bytes) holds", o.memoryBudget, least, injector.MaxRequestBytes)
+	if least := o.limits(0).Least(); q.Value() < least {
+		return 0, fmt.Errorf("--memory-budget=%s is below %d bytes, what answering the largest review (%d bytes) holds beside the requests waiting for their clients", o.memoryBudget, least, injector.MaxRequestBytes)
 	}
 	return q.Value(), nil
+}
+
+// limits are what the webhook holds admission reviews to, within budget
+// bytes: the flags', and the places of the waiting both webhooks share.
+func (o *options) limits(budget int64) serving.Limits {
+	return serving.Limits{
+		Slots: o.maxConcurrent, MaxBody: injector.MaxRequestBytes, Budget: budget, Cost: injector.ReviewCost,
+		PerRequest: serving.RequestOverhead,
+		Waiting:    serving.WaitingRequests, PerSource: serving.WaitingPerSource,
+		Wait: time.Second,
+	}
 }
 
 func run(ctx context.Context, o options) error {
@@ -177,13 +190,10 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	metrics.MemoryBudget.Set(float64(budget))
-	m.Handle("/mutate", serving.LimitConcurrency(webhook, serving.Limits{
-		Slots: o.maxConcurrent, MaxBody: injector.MaxRequestBytes, Budget: budget, Cost: injector.ReviewCost,
-		PerRequest: serving.RequestOverhead,
-		Wait:       time.Second,
-		OnRefuse:   func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) },
-		Held:       func(n int64) { metrics.HeldBytes.Set(float64(n)) },
-	}))
+	limits := o.limits(budget)
+	limits.OnRefuse = func() { metrics.ObserveAdmission(injector.ResultOverloaded, injector.ReasonOverloaded, 0) }
+	limits.Held = func(n int64) { metrics.HeldBytes.Set(float64(n)) }
+	m.Handle("/mutate", serving.LimitConcurrency(webhook, limits))
 	var auth *serving.DelegatedAuth
 	if o.metricsSecure {
 		if auth, err = serving.NewDelegatedAuth(client); err != nil {
@@ -211,19 +221,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.bindAddress, err)
 	}
-	// Each limit is above what a webhook call may take (timeoutSeconds,
-	// at most 30 s) and far below what a slow or hostile client would
-	// like to hold.
-	srv := &http.Server{
-		Handler:           m,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		TLSConfig:         tlsConfig,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	srv := serving.NewWebhookServer(ctx, m, tlsConfig)
 	logger.Info("Serving", "address", ln.Addr().String(), "configMap", o.configMapNamespace+"/"+o.configMapName)
 	return serving.Run(ctx, srv, ln)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/samplecrd/network-controller/pkg/component/serving"
 	"github.com/samplecrd/network-controller/pkg/injector"
 	"github.com/samplecrd/network-controller/test/framework"
 )
@@ -88,13 +90,16 @@ func TestTheSidecarPassesTheRestrictedLevel(t *testing.T) {
 
 // TestStalledClientsStayWithinTheBudget: 200 clients each open a TLS
 // connection to the webhook, announce a body of 3 MiB, send 384 KiB of it
-// and stall. The webhook holds what they sent, and no more: its
-// envoy_injector_held_bytes reaches their bytes, and the API server's
-// reviews are answered meanwhile. 100 more that would send 200 MiB beyond
-// the budget are refused once it is spent; what is held stays within the
-// budget, and the peak RSS within the chart's memory limit (the budget
-// and the program's own 96 MiB, with GOMEMLIMIT as the Deployment sets
-// it). When they all go away, every byte is given back.
+// and stall, from the test's address, which is the API server's too. The
+// webhook holds no more of them than one source may hold
+// (serving.WaitingPerSource): each one past that takes the place of the
+// idlest, which is cut. Its envoy_injector_held_bytes reaches what those
+// it holds sent, and the API server's reviews are answered meanwhile.
+// 100 more, each from an address of its own, that would send 200 MiB
+// beyond the budget are refused once it is spent; what is held stays
+// within the budget, and the peak RSS within the chart's memory limit
+// (the budget and the program's own 96 MiB, with GOMEMLIMIT as the
+// Deployment sets it). When they all go away, every byte is given back.
 func TestStalledClientsStayWithinTheBudget(t *testing.T) {
 	ctx := framework.TestContext(t, 3*time.Minute)
 	f := newInjectorFixture(ctx, t, podTemplate)
@@ -126,7 +131,7 @@ func TestStalledClientsStayWithinTheBudget(t *testing.T) {
 	}
 	framework.Eventually(ctx, t, 20*time.Second, func(ctx context.Context) (bool, string, error) {
 		held := f.metric(ctx, t, "envoy_injector_held_bytes", nil)
-		return held >= clients*sent, fmt.Sprintf("envoy_injector_held_bytes = %v, below the %d bytes the clients sent", held, clients*sent), nil
+		return held >= serving.WaitingPerSource*sent, fmt.Sprintf("envoy_injector_held_bytes = %v, below the %d bytes the %d clients it holds sent", held, serving.WaitingPerSource*sent, serving.WaitingPerSource), nil
 	})
 
 	for i := range 3 {
@@ -141,16 +146,21 @@ func TestStalledClientsStayWithinTheBudget(t *testing.T) {
 
 	// 100 more clients, at once, each announce 3 MiB and try to send 2
 	// MiB: 200 MiB more than the budget has left. Those that find it spent
-	// are refused (503, their connections closed) rather than held.
+	// are refused (503, their connections closed) rather than held. Each
+	// comes from an address of its own, so that the places of all that
+	// wait for their clients (serving.WaitingRequests, 64), not one
+	// source's cap, bound how many are held, and 64 of them would hold
+	// more than the budget.
 	overloaded := f.admissions(ctx, t, map[string]string{"result": injector.ResultOverloaded})
 	const more, tried = 100, 2 << 20
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
 	)
-	for range more {
+	for i := range more {
 		wg.Go(func() {
-			dialer := &tls.Dialer{Config: webhookTLS(f)}
+			source := &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i))}
+			dialer := &tls.Dialer{NetDialer: &net.Dialer{LocalAddr: source}, Config: webhookTLS(f)}
 			c, err := dialer.DialContext(ctx, "tcp", f.addr)
 			if err != nil {
 				return
