@@ -22,8 +22,8 @@ upgrade does not take away what hack/injector-certs.sh or cert-manager set. */}}
 {{/* memoryLimit is the container's memory limit: the memory budget of the
 requests (--memory-budget) and the program's own baseline, in Mi. */}}
 {{- define "envoy-injector.memoryLimit" -}}
-{{- if lt (int .Values.memory.budgetMi) 100 -}}
-{{- fail "memory.budgetMi must be at least 100: the largest review (3 MiB) costs 100 MiB" -}}
+{{- if lt (int .Values.memory.budgetMi) 109 -}}
+{{- fail "memory.budgetMi must be at least 109: the largest review (3 MiB) costs 100 MiB, beside 8 MiB for requests that have not sent their bodies" -}}
 {{- end -}}
 {{ add .Values.memory.budgetMi .Values.memory.baselineMi }}Mi
 {{- end }}
