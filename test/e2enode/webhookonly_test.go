@@ -18,7 +18,7 @@ import (
 // TestAControllerOutOfClusterWithTheWebhookInCluster: the chart installed
 // with webhookOnly serves the conversion webhook on the node, and the
 // controller runs out of cluster with --kubeconfig, as on a laptop
-// (docs/operations.md, "Out of cluster"). A v1 and a v2 Network become
+// (docs/operations.md, "Conversion webhook"). A v1 and a v2 Network become
 // Ready; with the controller stopped, v1 clients still read and write
 // (through the webhook, which holds the write to v2's rules with the RBAC
 // the chart gives it). Its file sorts last: it installs the chart as it
