@@ -336,12 +336,8 @@ func run(ctx context.Context, c config) error {
 	add("Restart: API server writes / Neutron requests", fmt.Sprintf("%.0f / %.0f", (a5.networks-a4.networks)+(a5.events-a4.events), m5.neutron("GET", "POST", "PUT", "DELETE")), "")
 
 	// 8. A v1 client's lists of every Network, through the webhook.
-	listRows, err := v1Lists(ctx, nc, stack.ControlPlane.AdminKubeconfig, c.n)
-	if err != nil {
+	if err := v1Lists(ctx, nc, stack.ControlPlane.AdminKubeconfig, c.n, add); err != nil {
 		return err
-	}
-	for _, r := range listRows {
-		add(r.figure, r.value, r.note)
 	}
 
 	// 7. Delete: all N at once, gone from the API server once the

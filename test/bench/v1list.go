@@ -18,19 +18,18 @@ import (
 // default --chunk-size), and one page of all n (as an informer's first
 // list from the watch cache, or --chunk-size=0), in which the API server
 // sends every object to the webhook in one review.
-func v1Lists(ctx context.Context, nc clientset.Interface, kubeconfig string, n int) ([]row, error) {
-	var rows []row
+func v1Lists(ctx context.Context, nc clientset.Interface, kubeconfig string, n int, add func(figure, value, note string)) error {
 	start := time.Now()
 	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "get", "networks.v1.samplecrd.k8s.io", "-A", "-o", "name").CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("kubectl get networks.v1.samplecrd.k8s.io -A: %w\n%.2000s", err, out)
+		return fmt.Errorf("kubectl get networks.v1.samplecrd.k8s.io -A: %w\n%.2000s", err, out)
 	}
 	got := strings.Count(string(out), "\n")
 	if got < n {
-		return nil, fmt.Errorf("kubectl get networks.v1.samplecrd.k8s.io -A listed %d Networks, want at least %d", got, n)
+		return fmt.Errorf("kubectl get networks.v1.samplecrd.k8s.io -A listed %d Networks, want at least %d", got, n)
 	}
-	rows = append(rows, row{"v1 list: kubectl get networks.v1.samplecrd.k8s.io -A", time.Since(start).Round(time.Millisecond).String(),
-		fmt.Sprintf("%d Networks in pages of 500 (kubectl's --chunk-size), each page one review of the conversion webhook", got)})
+	add("v1 list: kubectl get networks.v1.samplecrd.k8s.io -A", time.Since(start).Round(time.Millisecond).String(),
+		fmt.Sprintf("%d Networks in pages of 500 (kubectl's --chunk-size), each page one review of the conversion webhook", got))
 
 	lists := []struct {
 		name, note string
@@ -55,10 +54,10 @@ func v1Lists(ctx context.Context, nc clientset.Interface, kubeconfig string, n i
 		start := time.Now()
 		count, err := l.list()
 		if err != nil {
-			rows = append(rows, row{l.name, "refused", strings.ReplaceAll(err.Error(), "|", "/")})
+			add(l.name, "refused", strings.ReplaceAll(err.Error(), "|", "/"))
 			continue
 		}
-		rows = append(rows, row{l.name, time.Since(start).Round(time.Millisecond).String(), fmt.Sprintf("%d Networks, %s", count, l.note)})
+		add(l.name, time.Since(start).Round(time.Millisecond).String(), fmt.Sprintf("%d Networks, %s", count, l.note))
 	}
-	return rows, nil
+	return nil
 }
