@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samplecrd/network-controller/pkg/controller/conversion"
 	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 )
 
@@ -40,6 +42,12 @@ func v1Lists(ctx context.Context, nc clientset.Interface, kubeconfig string, n i
 			if err != nil {
 				return 0, err
 			}
+			perNetwork, err := jsonBytesPerItem(l.Items)
+			if err != nil {
+				return 0, err
+			}
+			add("v2 Network as the webhook gets it", fmt.Sprintf("%d B", perNetwork),
+				fmt.Sprintf("JSON, managedFields included: one review (conversion.MaxRequestBytes, %d MiB) holds about %d of them, the most a one-page v1 list converts", conversion.MaxRequestBytes>>20, conversion.MaxRequestBytes/max(perNetwork, 1)))
 			return len(l.Items), nil
 		}},
 		{"v1 list, one page", "one review of every object", func() (int, error) {
@@ -60,4 +68,17 @@ func v1Lists(ctx context.Context, nc clientset.Interface, kubeconfig string, n i
 		add(l.name, time.Since(start).Round(time.Millisecond).String(), fmt.Sprintf("%d Networks, %s", count, l.note))
 	}
 	return nil
+}
+
+// jsonBytesPerItem is the mean size of items in JSON: what each adds to
+// the ConversionReview of a list that the API server sends the webhook.
+func jsonBytesPerItem[T any](items []T) (int, error) {
+	if len(items) == 0 {
+		return 0, nil
+	}
+	all, err := json.Marshal(items)
+	if err != nil {
+		return 0, err
+	}
+	return len(all) / len(items), nil
 }
