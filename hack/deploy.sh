@@ -18,7 +18,8 @@
 #      (hack/injector-certs.sh), which also signs the certificate of the
 #      controller's /metrics (the Secret network-controller-metrics-tls,
 #      which the controller's Pods wait for);
-#   5. waits until both Deployments are rolled out.
+#   5. waits until the three Deployments are rolled out (the controller,
+#      its conversion webhook, the injector).
 # The kustomizations (artifacts/deploy, artifacts/injector) render the same
 # objects (test/charts); `kubectl apply -k` works as well as this.
 # KUBECONFIG, OS_CLIENT_CONFIG_FILE, OS_CLOUD and CONTAINERD_ADDRESS come
@@ -73,4 +74,5 @@ NAMESPACE=network-controller-system hack/conversion-certs.sh >/dev/null
 "${helm}" upgrade --install envoy-injector charts/envoy-injector --namespace envoy-injector
 hack/injector-certs.sh >/dev/null
 kubectl -n network-controller-system rollout status deployment/network-controller --timeout=120s
+kubectl -n network-controller-system rollout status deployment/network-controller-conversion --timeout=120s
 kubectl -n envoy-injector rollout status deployment/envoy-injector --timeout=120s

@@ -14,9 +14,9 @@
 #      certificate, waits until the webhook answers, and applies the example
 #      Network (through v1, which the webhook converts), then waits for the
 #      controller. Ctrl-C stops it.
-# The controller serves the webhook on every replica, so a second
-# controller started by hand (another --health-probe-bind-address and
-# --metrics-bind-address) may serve it too; the CRD names only this one.
+# A second controller started by hand (another --health-probe-bind-address
+# and --metrics-bind-address) may serve the webhook too; the CRD names
+# only this one.
 # CONVERSION_PORT chooses the port (default 19443).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

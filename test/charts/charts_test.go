@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,38 +225,65 @@ func TestTheChartTurnsTracingOn(t *testing.T) {
 	}
 }
 
-// TestTheChartServesTheWebhookAlone: with webhookOnly, the Pods run
-// `network-controller conversion-webhook` behind the same Service, with
-// no cloud Secret, no lease, no metrics, and a ClusterRole that gets
-// Networks and the Network CRD only: for a controller out of cluster.
+// TestTheChartServesTheWebhookAlone: the conversion webhook is a
+// Deployment of its own, `network-controller conversion-webhook` with a
+// ServiceAccount that gets Networks and the Network CRD only, whose Pods
+// alone the Service selects; with webhookOnly it is all the chart renders
+// (for a controller out of cluster), the same objects as beside the
+// controller.
 func TestTheChartServesTheWebhookAlone(t *testing.T) {
 	helm := filepath.Join(root, "bin", "helm")
 	chart := filepath.Join(root, "charts", "network-controller")
-	got := objects(t, run(t, helm, "template", "nc", chart, "--set", "webhookOnly=true"))
-	container := nested(got["Deployment/network-controller"], "spec", "template", "spec").(map[string]any)["containers"].([]any)[0].(map[string]any)
+	full := objects(t, run(t, helm, "template", "nc", chart))
+	alone := objects(t, run(t, helm, "template", "nc", chart, "--set", "webhookOnly=true"))
+
+	var keys []string
+	for key, obj := range alone {
+		keys = append(keys, key)
+		if diff := cmp.Diff(full[key], obj); diff != "" {
+			t.Errorf("%s with webhookOnly differs from the one beside the controller (-beside +alone):\n%s", key, diff)
+		}
+	}
+	slices.Sort(keys)
+	want := []string{
+		"ClusterRole/network-controller-conversion", "ClusterRoleBinding/network-controller-conversion",
+		"Deployment/network-controller-conversion", "NetworkPolicy/network-controller-conversion",
+		"PodDisruptionBudget/network-controller-conversion", "PriorityClass/network-controller",
+		"Service/network-controller-conversion", "ServiceAccount/network-controller-conversion",
+	}
+	if !slices.Equal(keys, want) {
+		t.Errorf("webhookOnly renders %v, want %v", keys, want)
+	}
+
+	spec := nested(full["Deployment/network-controller-conversion"], "spec", "template", "spec").(map[string]any)
+	container := spec["containers"].([]any)[0].(map[string]any)
 	args := container["args"].([]any)
 	if len(args) == 0 || args[0] != "conversion-webhook" {
-		t.Errorf("the container's args are %v, want the subcommand conversion-webhook first", args)
+		t.Errorf("the webhook's args are %v, want the subcommand conversion-webhook first", args)
 	}
 	for _, a := range args {
 		if s := a.(string); strings.HasPrefix(s, "--os-cloud") || strings.HasPrefix(s, "--leader-elect") {
-			t.Errorf("the webhook alone is given the controller's flag %s", s)
+			t.Errorf("the webhook is given the controller's flag %s", s)
 		}
 	}
-	for _, key := range []string{"Secret/network-controller-cloud", "Role/network-controller-leader-election", "Role/network-controller-credentials"} {
-		if got[key] != nil {
-			t.Errorf("%s rendered for the webhook alone", key)
-		}
+	if sa := spec["serviceAccountName"]; sa != "network-controller-conversion" {
+		t.Errorf("the webhook runs as %v, want its own ServiceAccount", sa)
 	}
-	if got["Service/network-controller-conversion"] == nil {
-		t.Error("no conversion Service")
+	// The Service selects the webhook's Pods, and only those Ready.
+	selector := nested(full["Service/network-controller-conversion"], "spec", "selector")
+	podLabels := nested(full["Deployment/network-controller-conversion"], "spec", "template", "metadata", "labels")
+	if !reflect.DeepEqual(selector, podLabels) || reflect.DeepEqual(selector, nested(full["Deployment/network-controller"], "spec", "template", "metadata", "labels")) {
+		t.Errorf("the Service selects %v: want the webhook's Pods (%v) and not the controller's", selector, podLabels)
 	}
-	rules, err := json.Marshal(nested(got["ClusterRole/network-controller"], "rules"))
+	if p := nested(full["Service/network-controller-conversion"], "spec", "publishNotReadyAddresses"); p != nil {
+		t.Errorf("the Service publishes Pods that are not Ready (%v): a frozen webhook would keep its calls", p)
+	}
+	rules, err := json.Marshal(nested(full["ClusterRole/network-controller-conversion"], "rules"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"apiGroups":["samplecrd.k8s.io"],"resources":["networks"],"verbs":["get"]},{"apiGroups":["apiextensions.k8s.io"],"resourceNames":["networks.samplecrd.k8s.io"],"resources":["customresourcedefinitions"],"verbs":["get"]}]`
-	if string(rules) != want {
-		t.Errorf("the ClusterRole's rules are %s, want %s", rules, want)
+	wantRules := `[{"apiGroups":["samplecrd.k8s.io"],"resources":["networks"],"verbs":["get"]},{"apiGroups":["apiextensions.k8s.io"],"resourceNames":["networks.samplecrd.k8s.io"],"resources":["customresourcedefinitions"],"verbs":["get"]}]`
+	if string(rules) != wantRules {
+		t.Errorf("the webhook's ClusterRole's rules are %s, want %s", rules, wantRules)
 	}
 }

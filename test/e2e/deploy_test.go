@@ -111,6 +111,9 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 		{Verb: "update", Resource: "namespaces", Name: "default"},
 		{Verb: "create", Group: "samplecrd.k8s.io", Resource: "tenantpolicies"},
 		{Verb: "update", Group: "samplecrd.k8s.io", Resource: "tenantpolicies", Name: "any"},
+		// The conversion webhook's, which has a ServiceAccount of its own.
+		{Verb: "get", Group: "samplecrd.k8s.io", Resource: "networks", Namespace: ns, Name: "rbac"},
+		{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "networks.samplecrd.k8s.io"},
 	} {
 		review, err := kubeClient(t).AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &denied},
@@ -120,6 +123,33 @@ func TestDeployManifestsAreSufficientAndLeast(t *testing.T) {
 		}
 		if review.Status.Allowed {
 			t.Errorf("the ServiceAccount may %s %s %q in %q: more than it needs", denied.Verb, denied.Resource, denied.Name, denied.Namespace)
+		}
+	}
+
+	// The conversion webhook's ServiceAccount reads a stored Network and
+	// the Network CRD, and nothing else.
+	webhook := "system:serviceaccount:" + deployNamespace + ":network-controller-conversion"
+	for _, tc := range []struct {
+		attributes authorizationv1.ResourceAttributes
+		allowed    bool
+	}{
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: "samplecrd.k8s.io", Resource: "networks", Namespace: ns, Name: "any"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "networks.samplecrd.k8s.io"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "list", Group: "samplecrd.k8s.io", Resource: "networks"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "patch", Group: "samplecrd.k8s.io", Resource: "networks", Namespace: ns, Name: "any"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "tenantpolicies.samplecrd.k8s.io"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: deployNamespace}, false},
+		{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: deployNamespace, Name: "network-controller"}, false},
+	} {
+		review, err := kubeClient(t).AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: webhook, ResourceAttributes: &tc.attributes},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Allowed != tc.allowed {
+			a := tc.attributes
+			t.Errorf("the webhook's ServiceAccount may %s %s/%s %q: %v, want %v", a.Verb, a.Group, a.Resource, a.Name, review.Status.Allowed, tc.allowed)
 		}
 	}
 

@@ -7,10 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -30,13 +32,16 @@ const conversionPort = 9443
 
 // TestConversionWebhookAnswersFromEveryReplica: hack/deploy.sh (the chart
 // and hack/conversion-certs.sh) points the CRD at the Service
-// network-controller-conversion; each replica, leader and standby, answers
-// a ConversionReview sent to its own Pod; and with the leader's container
-// frozen, `kubectl get networks.v1.samplecrd.k8s.io` still answers, from the
-// standby.
+// network-controller-conversion, whose Pods (the webhook's Deployment, apart
+// from the controller's) each answer a ConversionReview sent to them. A
+// frozen controller takes no conversion with it: with its leader frozen,
+// every v1 read answers. A frozen webhook replica leaves the Service: its
+// readiness fails within seconds, and then every v1 read answers again, from
+// the other.
 func TestConversionWebhookAnswersFromEveryReplica(t *testing.T) {
 	ctx := framework.TestContext(t, 5*time.Minute)
-	replicas := waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
+	controllers := waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
+	webhooks := waitPodsReady(ctx, t, controllerNamespace, conversionSelector, 2, true, 2*time.Minute)
 
 	crds, err := apiextensionsclientset.NewForConfig(stack.ControlPlane.AdminConfig)
 	if err != nil {
@@ -53,9 +58,9 @@ func TestConversionWebhookAnswersFromEveryReplica(t *testing.T) {
 	}
 
 	// Each replica by itself, through the API server's proxy to its Pod.
-	for _, p := range replicas {
+	for _, p := range webhooks {
 		if err := convertAt(ctx, t, p.Name); err != nil {
-			t.Errorf("replica %s: %v", p.Name, err)
+			t.Errorf("webhook replica %s: %v", p.Name, err)
 		}
 	}
 
@@ -64,83 +69,94 @@ func TestConversionWebhookAnswersFromEveryReplica(t *testing.T) {
 	createNetworks(ctx, t, ns, "conv", 160, 1)
 	waitAllReady(ctx, t, ns, 1, 2*time.Minute)
 
+	// The controller's leader frozen: no v1 read waits for it.
 	leader, _, _ := strings.Cut(leaseHolder(ctx, t), "_")
-	var leaderPod, standbyPod string
-	var containerID string
-	for _, p := range replicas {
-		if p.Name == leader {
-			leaderPod = p.Name
-			if len(p.Status.ContainerStatuses) > 0 {
-				containerID = p.Status.ContainerStatuses[0].ContainerID
-			}
-		} else {
-			standbyPod = p.Name
+	var leaderPod *corev1.Pod
+	for i := range controllers {
+		if controllers[i].Name == leader {
+			leaderPod = &controllers[i]
 		}
 	}
-	if leaderPod == "" || containerID == "" {
+	if leaderPod == nil {
 		t.Fatalf("the leader %q is not one of the Ready replicas", leader)
 	}
-	pid, err := stack.Node.ContainerPID(ctx, containerID)
+	thawLeader := freeze(ctx, t, *leaderPod)
+	if ok, failed, last := v1Reads(ctx, t, ns, 8); failed != 0 {
+		t.Errorf("with the controller's leader frozen, %d of %d v1 reads failed (last: %s), want none: the webhook is not the controller's", failed, ok+failed, last)
+	}
+	thawLeader()
+
+	// A webhook replica frozen: it leaves the Service's endpoints once
+	// its readiness probe times out (2 s apart), and then every read is
+	// answered by the other. A call the API server sent it meanwhile
+	// waits for the request's deadline, so each read has a short one.
+	frozen, other := webhooks[0], webhooks[1]
+	frozenAt := time.Now()
+	thawWebhook := freeze(ctx, t, frozen)
+	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		if ok, failed, last := v1Reads(ctx, t, ns, 8); failed != 0 {
+			return false, fmt.Sprintf("%d of %d v1 reads failed with %s frozen (last: %s)", failed, ok+failed, frozen.Name, last), nil
+		}
+		return true, "", nil
+	})
+	t.Logf("every v1 read answered %s after the webhook replica %s froze", time.Since(frozenAt).Round(100*time.Millisecond), frozen.Name)
+	if err := convertAt(ctx, t, other.Name); err != nil {
+		t.Errorf("the other webhook replica %s with %s frozen: %v", other.Name, frozen.Name, err)
+	}
+	thawWebhook()
+	// Thawed (or restarted), both answer again.
+	waitPodsReady(ctx, t, controllerNamespace, conversionSelector, 2, true, 2*time.Minute)
+	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
+		for _, p := range webhooks {
+			if err := convertAt(ctx, t, p.Name); err != nil {
+				return false, fmt.Sprintf("replica %s: %v", p.Name, err), nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
+// freeze stops the first process of a Pod's first container with SIGSTOP
+// (the kernel delivers it to a PID namespace's init from outside), as a
+// stuck node or a long pause would, and returns what thaws it (SIGCONT),
+// which the test's cleanup also calls.
+func freeze(ctx context.Context, t *testing.T, p corev1.Pod) (thaw func()) {
+	t.Helper()
+	if len(p.Status.ContainerStatuses) == 0 {
+		t.Fatalf("%s has no container", p.Name)
+	}
+	pid, err := stack.Node.ContainerPID(ctx, p.Status.ContainerStatuses[0].ContainerID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	restarts := restartCount(ctx, t, leaderPod)
-	// SIGSTOP to the container's first process, the controller: the
-	// kernel delivers it to a PID namespace's init from outside.
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("freezing the leader's container (pid %d): %v", pid, err)
+		t.Fatalf("freezing %s (pid %d): %v", p.Name, pid, err)
 	}
-	thawed := false
-	thaw := func() {
-		if !thawed {
-			thawed = true
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
-	}
+	var once sync.Once
+	thaw = func() { once.Do(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) }
 	t.Cleanup(thaw)
+	return thaw
+}
 
-	// While it is frozen (until its liveness probe restarts it, ~30 s):
-	// the standby answers by itself, and v1 reads succeed. The API server
-	// picks an endpoint per call, and the frozen replica stays one (the
-	// Service publishes replicas that are not Ready): a call it gets
-	// waits for the request's deadline. So each read has a short one, and
-	// the test counts.
-	if err := convertAt(ctx, t, standbyPod); err != nil {
-		t.Errorf("the standby %s with the leader frozen: %v", standbyPod, err)
-	}
-	ok, failed := 0, 0
-	var lastErr string
-	for range 8 {
-		if restartCount(ctx, t, leaderPod) != restarts {
-			break // no longer frozen: the kubelet restarted it
-		}
+// v1Reads reads the Network conv-0 of ns through v1 n times, each within
+// 3 s, and counts what answered right and what failed.
+func v1Reads(ctx context.Context, t *testing.T, ns string, n int) (ok, failed int, last string) {
+	t.Helper()
+	for range n {
 		out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", stack.ControlPlane.AdminKubeconfig, "--request-timeout=3s",
 			"-n", ns, "get", "networks.v1.samplecrd.k8s.io", "conv-0", "-o", "jsonpath={.apiVersion} {.spec.cidr}").CombinedOutput()
 		switch {
 		case err == nil && string(out) == "samplecrd.k8s.io/v1 10.160.0.0/24":
 			ok++
 		case err == nil:
-			t.Errorf("a v1 read with the leader frozen returned %q", out)
+			t.Errorf("a v1 read returned %q", out)
+			failed++
 		default:
 			failed++
-			lastErr = strings.TrimSpace(string(out))
+			last = strings.TrimSpace(string(out))
 		}
 	}
-	t.Logf("with the leader frozen: %d v1 reads answered, %d timed out (last: %s)", ok, failed, lastErr)
-	if ok == 0 {
-		t.Errorf("no v1 read succeeded with the leader %s frozen (%d failed; last: %s)", leaderPod, failed, lastErr)
-	}
-	thaw()
-	// Thawed (or restarted), both answer again, and so does every read.
-	waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute)
-	framework.Eventually(ctx, t, time.Minute, func(ctx context.Context) (bool, string, error) {
-		for _, name := range []string{leaderPod, standbyPod} {
-			if err := convertAt(ctx, t, name); err != nil {
-				return false, fmt.Sprintf("replica %s: %v", name, err), nil
-			}
-		}
-		return true, "", nil
-	})
+	return ok, failed, last
 }
 
 // convertAt sends a ConversionReview of a dual-stack v2 Network to v1 to the
@@ -204,19 +220,6 @@ func convertAt(ctx context.Context, t *testing.T, pod string) error {
 			got.APIVersion, got.Spec.CIDR, samplecrdv1.SubnetsAnnotation, got.Annotations[samplecrdv1.SubnetsAnnotation])
 	}
 	return nil
-}
-
-func restartCount(ctx context.Context, t *testing.T, pod string) int32 {
-	t.Helper()
-	p, err := kubeClient(t).CoreV1().Pods(controllerNamespace).Get(ctx, pod, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int32
-	for _, c := range p.Status.ContainerStatuses {
-		n += c.RestartCount
-	}
-	return n
 }
 
 // TestStorageVersionMigrationStoresV2: the node's control plane serves

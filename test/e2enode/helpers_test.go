@@ -24,6 +24,7 @@ import (
 const (
 	controllerNamespace = "network-controller-system"
 	controllerSelector  = "app.kubernetes.io/name=network-controller"
+	conversionSelector  = "app.kubernetes.io/name=network-controller-conversion"
 	injectorNamespace   = "envoy-injector"
 	injectorSelector    = "app.kubernetes.io/name=envoy-injector"
 )

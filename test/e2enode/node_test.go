@@ -164,7 +164,8 @@ func TestReadinessFollowsNeutron(t *testing.T) {
 func TestContainersRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
 	ctx := framework.TestContext(t, 2*time.Minute)
 	all := append(waitPodsReady(ctx, t, controllerNamespace, controllerSelector, 2, true, 2*time.Minute),
-		waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)...)
+		waitPodsReady(ctx, t, controllerNamespace, conversionSelector, 2, true, 2*time.Minute)...)
+	all = append(all, waitPodsReady(ctx, t, injectorNamespace, injectorSelector, 2, true, 2*time.Minute)...)
 	for _, p := range all {
 		for _, c := range p.Status.ContainerStatuses {
 			pid, err := stack.Node.ContainerPID(ctx, c.ContainerID)
@@ -621,8 +622,10 @@ func TestHelmUninstallKeepsNetworks(t *testing.T) {
 	if _, err := networks.Get(ctx, stack.Neutron.Client, kept.Status.NetworkID).Extract(); err != nil {
 		t.Errorf("its Neutron network did not survive helm uninstall: %v", err)
 	}
-	if _, err := kubeClient(t).AppsV1().Deployments(controllerNamespace).Get(ctx, "network-controller", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the controller's Deployment after helm uninstall: %v", err)
+	for _, name := range []string{"network-controller", "network-controller-conversion"} {
+		if _, err := kubeClient(t).AppsV1().Deployments(controllerNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the Deployment %s after helm uninstall: %v", name, err)
+		}
 	}
 	// What the controller would have done on the Network's deletion is
 	// done by hand, as README's "Uninstall" tells an operator who got here.

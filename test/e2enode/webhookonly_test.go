@@ -41,7 +41,10 @@ func TestAControllerOutOfClusterWithTheWebhookInCluster(t *testing.T) {
 		defer cancel()
 		helm(ctx, "uninstall", "network-controller", "--wait")
 	})
-	waitPodsReady(ctx, t, controllerNamespace, "app.kubernetes.io/name=network-controller", 2, true, 2*time.Minute)
+	waitPodsReady(ctx, t, controllerNamespace, conversionSelector, 2, true, 2*time.Minute)
+	if n := len(pods(ctx, t, controllerNamespace, controllerSelector)); n != 0 {
+		t.Errorf("%d of the controller's Pods run with webhookOnly, want none", n)
+	}
 
 	binary := filepath.Join(t.TempDir(), "network-controller")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")

@@ -143,7 +143,7 @@ func (o *Options) Flags() *cliflag.NamedFlagSets {
 	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "Serving certificate (PEM) of /metrics with --metrics-secure, reloaded when it changes; the Deployment mounts one signed by the CA Prometheus trusts (docs/monitoring.md). Without it and --tls-private-key-file, a self-signed certificate made at each start is served, which Prometheus cannot verify: a scraper must then skip verification and sends its token to whatever answers at the address.")
 	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "Private key (PEM) of --tls-cert-file, reloaded when it changes.")
 
-	o.Conversion.AddFlags(fss.FlagSet("conversion webhook"), "Served by every replica from its start, leader or standby. Empty (the default) serves none: set it where the CRD's spec.conversion names this controller (docs/operations.md).")
+	o.Conversion.AddFlags(fss.FlagSet("conversion webhook"), "Served from the process's start, leader or standby (make run does; in cluster the chart runs network-controller conversion-webhook apart). Empty (the default) serves none: set it where the CRD's spec.conversion names this process (docs/operations.md).")
 
 	fss.FlagSet("tracing").StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "A TracingConfiguration file, as kube-apiserver's (endpoint: an OTLP gRPC collector, default localhost:4317; samplingRatePerMillion). Set, each sync is an OpenTelemetry span with a child for each request it makes; set or not, each Neutron request carries the sync's trace ID as its global request ID (X-OpenStack-Request-ID), and a condition Neutron's answer caused names the request as Neutron's log does (docs/tracing.md).")
 	o.Logs = command.AddLogFlags(fss.FlagSet("logging"))
