@@ -93,7 +93,7 @@ func TestConversionWebhookAnswersFromEveryReplica(t *testing.T) {
 	frozen, other := webhooks[0], webhooks[1]
 	frozenAt := time.Now()
 	thawWebhook := freeze(ctx, t, frozen)
-	framework.Eventually(ctx, t, 30*time.Second, func(ctx context.Context) (bool, string, error) {
+	framework.Eventually(ctx, t, 15*time.Second, func(ctx context.Context) (bool, string, error) {
 		if ok, failed, last := v1Reads(ctx, t, ns, 8); failed != 0 {
 			return false, fmt.Sprintf("%d of %d v1 reads failed with %s frozen (last: %s)", failed, ok+failed, frozen.Name, last), nil
 		}

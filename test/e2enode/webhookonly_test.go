@@ -42,9 +42,10 @@ func TestAControllerOutOfClusterWithTheWebhookInCluster(t *testing.T) {
 		helm(ctx, "uninstall", "network-controller", "--wait")
 	})
 	waitPodsReady(ctx, t, controllerNamespace, conversionSelector, 2, true, 2*time.Minute)
-	if n := len(pods(ctx, t, controllerNamespace, controllerSelector)); n != 0 {
-		t.Errorf("%d of the controller's Pods run with webhookOnly, want none", n)
-	}
+	framework.Eventually(ctx, t, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		n := len(pods(ctx, t, controllerNamespace, controllerSelector))
+		return n == 0, fmt.Sprintf("%d of the controller's Pods are left with webhookOnly, want none", n), nil
+	})
 
 	binary := filepath.Join(t.TempDir(), "network-controller")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
