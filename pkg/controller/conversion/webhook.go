@@ -39,14 +39,13 @@ import (
 // spec.conversion.webhook.clientConfig names.
 const Path = "/convert"
 
-// MaxRequestBytes bounds a review's body. The API server converts a list
-// in one review (all its objects that are not in the asked version), so a
-// review is as large as the largest list of Networks read in the other
-// version at once: 8 MiB is about 4000 Networks of 2 KiB. A larger list
-// read in one piece (an informer's first list from the watch cache is)
-// fails with 413 until ReviewCost is measured more tightly (it bounds what
-// a review allocates, not the less it holds at once) and this is raised.
-// No single Network comes near it: kube-apiserver refuses requests over
+// MaxRequestBytes bounds a review's body. The API server's converter
+// takes a list in one review (all its objects that are not in the asked
+// version), about 4,400 Networks of 1.9 KiB in 8 MiB. Lists rarely reach
+// it: the API server keeps a watch cache for each served version, filled
+// object by object (one review each), and serves a v1 list from it with
+// no review at all (10,000 Networks in one page: docs/operations.md). No
+// single Network comes near it: kube-apiserver refuses requests over
 // 3 MiB.
 const MaxRequestBytes = 8 << 20
 
