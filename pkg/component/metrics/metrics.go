@@ -59,6 +59,12 @@ var (
 		Help:           "Failed attempts to authenticate to the cloud's Keystone (unreachable, or the credentials refused); retried with capped backoff, and at once when clouds.yaml changes.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	KeystoneTokens = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "network_controller",
+		Name:           "keystone_tokens_total",
+		Help:           "Tokens the controller got from Keystone, by reason: connect (a new client: the first, or after credentials were refused or changed) or reauth (gophercloud's re-authentication after a 401, one at a time per client). One per token lifetime per cloud is what the work needs.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"reason"})
 	UnrecognisedResources = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_unrecognised_resources",
@@ -190,10 +196,16 @@ const (
 	HeldNotOnlyOurs = "not-only-ours"
 )
 
+// Reasons of network_controller_keystone_tokens_total.
+const (
+	TokenConnect = "connect"
+	TokenReauth  = "reauth"
+)
+
 // controllerMetrics and injectorMetrics are each program's own metrics.
 var (
 	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
-		NeutronRefreshesTotal, NeutronAuthFailures, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
+		NeutronRefreshesTotal, NeutronAuthFailures, KeystoneTokens, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
 		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped, MetricsCertificateExpiration}
 	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration, HeldBytes, MemoryBudget}
 )
@@ -224,6 +236,9 @@ func RegisterController() {
 		}
 		for _, r := range []string{"network", "subnet"} {
 			OrphansCollected.WithLabelValues(r)
+		}
+		for _, r := range []string{TokenConnect, TokenReauth} {
+			KeystoneTokens.WithLabelValues(r)
 		}
 		for _, to := range []string{FencedNeutron, FencedAPIServer} {
 			WritesFenced.WithLabelValues(to)

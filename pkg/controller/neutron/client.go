@@ -18,6 +18,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/config"
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+
+	"github.com/samplecrd/network-controller/pkg/component/metrics"
 )
 
 // NewNoAuthServiceClient returns a network service client for a
@@ -88,6 +90,7 @@ func (c *Cloud) Connect(ctx context.Context, timeout time.Duration) (*gopherclou
 	if err != nil {
 		return nil, Place{}, fmt.Errorf("authenticating to the cloud at %s: %w", c.auth.IdentityEndpoint, err)
 	}
+	metrics.KeystoneTokens.WithLabelValues(metrics.TokenConnect).Inc()
 	client, err := openstack.NewNetworkV2(provider, c.endpoint)
 	if err != nil {
 		return nil, Place{}, fmt.Errorf("finding the network endpoint in the cloud's catalog: %w", err)
@@ -127,6 +130,7 @@ func (c *Cloud) reauthIn(provider *gophercloud.ProviderClient, project string) f
 		if err := openstack.Authenticate(ctx, &fresh, opts); err != nil {
 			return err
 		}
+		metrics.KeystoneTokens.WithLabelValues(metrics.TokenReauth).Inc()
 		if now := tokenProject(&fresh); now != project {
 			return &CredentialsError{Reason: fmt.Sprintf(
 				"re-authenticating gave a token of project %q, not of project %q that the client reaches: nothing was sent with it", now, project)}
