@@ -65,6 +65,9 @@ type config struct {
 	// fakeNeutron puts an in-memory Neutron (fakeneutron.go) in place of
 	// neutron-server, for N beyond what neutron-server makes in a session.
 	fakeNeutron bool
+	// keystone puts neutron-server behind Keystone, and the controller
+	// authenticates with --os-cloud: the run then counts the tokens.
+	keystone bool
 	// neutronEndpoint is where the controller finds Neutron: set by run.
 	neutronEndpoint string
 	// kubeAPIQPS and kubeAPIBurst are the controller's client-side limit
@@ -90,7 +93,12 @@ func main() {
 	flag.IntVar(&c.kubeAPIBurst, "kube-api-burst", 400, "the controller's --kube-api-burst (400, its default)")
 	flag.IntVar(&c.rounds, "rounds", 0, "times the plain loop and the controller create and delete N in turn; the ratio printed is their median (0: 3 up to N=200, else 1)")
 	flag.BoolVar(&c.fakeNeutron, "fake-neutron", false, "an in-memory Neutron in place of neutron-server (the API server stays real): for N of 100,000")
+	flag.BoolVar(&c.keystone, "keystone", false, "neutron-server behind a real Keystone (tokens live three minutes here), the controller authenticating with --os-cloud: prints the tokens Keystone issued during the creates")
 	flag.Parse()
+	if c.keystone && c.fakeNeutron {
+		fmt.Fprintln(os.Stderr, "bench: -keystone needs neutron-server, not -fake-neutron")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, c); err != nil {
@@ -104,7 +112,7 @@ type row struct{ figure, value, note string }
 
 func run(ctx context.Context, c config) error {
 	start := time.Now()
-	stack, err := framework.Start(ctx, framework.Options{Neutron: !c.fakeNeutron, ConversionWebhook: true})
+	stack, err := framework.Start(ctx, framework.Options{Neutron: !c.fakeNeutron, Keystone: c.keystone, ConversionWebhook: true})
 	if err != nil {
 		return err
 	}
@@ -203,13 +211,23 @@ func run(ctx context.Context, c config) error {
 	if err := waits.wait(ctx); err != nil {
 		return err
 	}
-	m0, a0, cpu0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin), sampleCPU()
+	m0, a0, cpu0, k0 := ctrl.scrape(ctx), apiserverWrites(ctx, admin), sampleCPU(), keystoneTokens(stack)
 	readyAt, createdAt, elapsed, err := createAndWait(ctx, nc, c.n, c.rich, &waits)
 	if err != nil {
 		return err
 	}
 	cpu1 := sampleCPU()
-	m1, a1 := ctrl.scrape(ctx), apiserverWrites(ctx, admin)
+	m1, a1, k1 := ctrl.scrape(ctx), apiserverWrites(ctx, admin), keystoneTokens(stack)
+	if c.keystone {
+		tokens := func(m metricsText, reason string) float64 {
+			return m.value("network_controller_keystone_tokens_total", `reason="`+reason+`"`)
+		}
+		add("Keystone tokens during the creates: the controller's (connect / reauth)",
+			fmt.Sprintf("%.0f (%.0f / %.0f)", tokens(m1, "connect")+tokens(m1, "reauth")-tokens(m0, "connect")-tokens(m0, "reauth"),
+				tokens(m1, "connect")-tokens(m0, "connect"), tokens(m1, "reauth")-tokens(m0, "reauth")),
+			fmt.Sprintf("network_controller_keystone_tokens_total, over the %s of the creates; tokens live %s here", elapsed.Round(time.Second), framework.TokenLifetime))
+		add("Keystone tokens during the creates: all", strconv.Itoa(k1-k0), "201s to POST /v3/auth/tokens in Keystone's log: the controller's, neutron-server's own (keystonemiddleware's service token), the bench's plain loop's")
+	}
 	rate := float64(c.n) / elapsed.Seconds()
 	add("Throughput: Networks Ready/s", fmt.Sprintf("%.2f", rate), fmt.Sprintf("%d Networks in %s, --workers=%d", c.n, elapsed.Round(time.Millisecond), c.workers))
 	var lat []time.Duration
@@ -737,17 +755,26 @@ func startController(ctx context.Context, stack *framework.Stack, binary string,
 	// The client-side limit on Neutron requests (--neutron-qps, 20/s)
 	// protects a real neutron-server; in front of the in-memory one it
 	// would be all the run measures (10 Networks/s).
-	var neutronLimit []string
+	var neutronFlags []string
 	if c.fakeNeutron {
-		neutronLimit = []string{"--neutron-qps=100000", "--neutron-burst=100000"}
+		neutronFlags = []string{"--neutron-qps=100000", "--neutron-burst=100000"}
 	}
+	// Behind Keystone, the controller authenticates as the stack's
+	// controller user; otherwise it reaches the noauth endpoint.
+	cloud := []string{"--neutron-endpoint=" + c.neutronEndpoint}
+	env := os.Environ()
+	if c.keystone {
+		cloud = []string{"--os-cloud=" + framework.PasswordCloud}
+		env = append(env, "OS_CLIENT_CONFIG_FILE="+stack.Keystone.CloudsYAML)
+	}
+	neutronFlags = append(neutronFlags, cloud...)
 	p := &framework.Process{
 		Name: "network-controller",
 		Path: binary,
+		Env:  env,
 		Args: append([]string{
 			"--kubeconfig=" + stack.ControlPlane.AdminKubeconfig,
 			"--namespace=bench",
-			"--neutron-endpoint=" + c.neutronEndpoint,
 			"--cluster-name=bench",
 			"--leader-elect=false",
 			"--profiling",
@@ -758,7 +785,7 @@ func startController(ctx context.Context, stack *framework.Stack, binary string,
 			"--neutron-resync-period=" + c.resync.String(),
 			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]),
-		}, neutronLimit...),
+		}, neutronFlags...),
 		Dir:     stack.Dir,
 		LogPath: filepath.Join(stack.Dir, fmt.Sprintf("controller-%d.log", time.Now().UnixNano())),
 	}
@@ -907,4 +934,23 @@ func memTotal() string {
 	}
 	kb, _ := strconv.ParseFloat(fields[1], 64)
 	return fmt.Sprintf("%.0f GiB", kb/(1<<20))
+}
+
+// keystoneTokens is how many tokens Keystone has issued in the stack's
+// life (201s to POST /v3/auth/tokens in its log), 0 without Keystone.
+func keystoneTokens(stack *framework.Stack) int {
+	if stack.Keystone == nil || stack.Keystone.Server == nil {
+		return 0
+	}
+	log, err := os.ReadFile(stack.Keystone.Server.LogPath)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for line := range strings.Lines(string(log)) {
+		if strings.Contains(line, "POST /v3/auth/tokens") && strings.Contains(line, " 201 ") {
+			n++
+		}
+	}
+	return n
 }

@@ -79,7 +79,7 @@ func TestKeystoneAuthentication(t *testing.T) {
 	}
 }
 
-// TestTokenExpiryIsSurvived keeps one controller working across three
+// TestTokenExpiryIsSurvived keeps one controller working across two
 // token lifetimes (framework.TokenLifetime, set in keystone.conf). Its
 // periodic lists (every 10 s here) meet each expiry first: Neutron refuses
 // the expired token (a 401 in the controller's metrics), the controller
@@ -88,7 +88,7 @@ func TestKeystoneAuthentication(t *testing.T) {
 // other tests: it mostly waits.
 func TestTokenExpiryIsSurvived(t *testing.T) {
 	t.Parallel()
-	lifetimes := 3
+	lifetimes := 2
 	ctx := framework.TestContext(t, time.Duration(lifetimes+2)*framework.TokenLifetime)
 	ns := newNamespace(ctx, t)
 	c := startControllerWithEnv(t, ns, []string{"OS_CLIENT_CONFIG_FILE=" + stack.Keystone.CloudsYAML},
