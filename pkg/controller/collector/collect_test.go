@@ -253,7 +253,7 @@ func TestCollectOrphansByUID(t *testing.T) {
 			name:        "what Neutron holds for a Network that is gone is collected, by its UID",
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			orphan:      testUID,
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
 					t.Errorf("orphans left: %v %v", f.neutron.Networks(), f.neutron.Subnets())
@@ -264,8 +264,8 @@ func TestCollectOrphansByUID(t *testing.T) {
 			name:   "a gone Network's router of its own goes with its network, its interface first; another's router stays",
 			seed:   func(f *neutronfake.Neutron) { seedOwnRouter(f); f.AddRouter("edge") },
 			orphan: testUID,
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter},
+			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter},
 			check: func(t *testing.T, f *fixture) {
 				if rs := f.neutron.Routers(); len(rs) != 1 || rs[0].Name != "edge" {
 					t.Errorf("routers left: %+v, want only edge", rs)

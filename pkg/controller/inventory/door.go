@@ -140,14 +140,18 @@ func (inv *Inventory) DeleteSubnet(ctx context.Context, owner neutron.Owner, id 
 
 // DeleteNetwork deletes a network of owner's. Neutron deletes every
 // subnet on it with it, in the one request, whoever made the subnet, so
-// the delete is sent only once Neutron has said, just now, that the
-// network and every subnet on it carry owner's mark (onlyOwners: the
-// network read, then its subnets), and only onto the revision read
-// (If-Match): a subnet added after the read raises it, and Neutron
-// refuses the delete (412) rather than take the subnet; the reads are
-// then made once more (revision.go). The store forgets the network and
-// its subnets with it (Store.RemoveNetwork): a caller deletes no subnet
-// of the network first. One that is gone counts as deleted.
+// the delete is sent only onto a revision at which Neutron showed the
+// network and every subnet on it carrying owner's mark (If-Match): a
+// subnet added or changed since raises it, and Neutron refuses the
+// delete (412) rather than take the subnet. That revision is the latest
+// list's, where the store still holds the network and its subnets as
+// that list read them (Store.ListedRevision): one request. Otherwise (a
+// write since the list, the controller's own subnet create included),
+// and after a 412, it is read just now (onlyOwners: the network read,
+// then its subnets), and the delete sent onto that (revision.go). The
+// store forgets the network and its subnets with it
+// (Store.RemoveNetwork): a caller deletes no subnet of the network first.
+// One that is gone counts as deleted.
 func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id string) error {
 	if !inv.ownsNetwork(owner, id) {
 		return notOurs("network", id)
@@ -159,7 +163,7 @@ func (inv *Inventory) DeleteNetwork(ctx context.Context, owner neutron.Owner, id
 		}
 		return n.RevisionNumber, inv.onlyOwners(ctx, owner, n)
 	}
-	in, err := inv.writeOwned(ctx, owner, nil, onlyOwners, func(ctx context.Context, revision int) error {
+	in, err := inv.writeOwned(ctx, owner, inv.store.ListedRevision(owner.UID, id), onlyOwners, func(ctx context.Context, revision int) error {
 		return inv.client.DeleteNetwork(ctx, id, revision)
 	})
 	if err != nil && !gone(err) {

@@ -21,7 +21,11 @@ import (
 // network's subnets (their marks). Each test below makes it newer; each
 // failed against eeff8db, and passes while DeleteNetwork reads the
 // network and its subnets at the delete (onlyOwners). Any cheaper proof
-// must keep them passing.
+// must keep them passing; the one in use (Store.ListedRevision: the
+// revision a list read, before it read the subnets, while no write has
+// been recorded on the network or its subnets since) does, and each of
+// the first three fails when a recorded write leaves that proof in
+// place (Owned.unlist).
 
 // subnetHeld reports whether Neutron still holds subnet id.
 func subnetHeld(f *fake.Neutron, id string) bool {

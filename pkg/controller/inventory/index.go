@@ -32,10 +32,19 @@ func newIndex(mark neutron.Mark, previous func(types.UID) *Owned) *index {
 	return &index{mark: mark, previous: previous, fresh: map[types.UID]*Owned{}, unrecognised: map[string]struct{}{}}
 }
 
-// addNetworks indexes one page of listed networks.
+// addNetworks indexes one page of listed networks. Each is noted as
+// listed (Owned.listed): every page of networks comes before the first of
+// subnets (Store.Refresh), so its subnets are then read after it.
 func (x *index) addNetworks(page []neutron.Network) error {
 	addPage(x, page, func(n neutron.Network) (string, string, string) { return n.ID, n.Name, n.Description },
 		func(o *Owned) *[]neutron.Network { return &o.Networks })
+	for _, n := range page {
+		if o, ok := x.mark.OwnerOf(n.Name, n.Description); ok {
+			e := x.entry(o)
+			e.unlist(n.ID) // a network on two pages is listed once
+			e.listed = append(e.listed, n.ID)
+		}
+	}
 	return nil
 }
 

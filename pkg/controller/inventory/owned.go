@@ -16,6 +16,13 @@ type Owned struct {
 	// Routers are the routers made for the Network (spec.router's
 	// externalNetwork); never a router someone else made.
 	Routers []neutron.Router
+
+	// listed holds the IDs of the networks whose record here is as a list
+	// read it, with the subnets on it as the same list read them after it:
+	// what proves a DELETE onto the record's revision (Store.
+	// ListedRevision). A write recorded on such a network, or a subnet on
+	// it, takes its ID out.
+	listed []string
 }
 
 // Empty reports whether o holds nothing.
@@ -40,6 +47,49 @@ func sameElements[T any](a, b []T) bool {
 		}
 	}
 	return true
+}
+
+// clone returns a copy of o that shares no slice with it: entries are
+// copied on write (Store.record).
+func (o *Owned) clone() *Owned {
+	return &Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets),
+		Routers: slices.Clone(o.Routers), listed: slices.Clone(o.listed)}
+}
+
+// unlist takes network id's record out of what a list proves (listed):
+// a write changed it, or a subnet on it.
+func (o *Owned) unlist(networkID string) {
+	o.listed = slices.DeleteFunc(o.listed, func(id string) bool { return id == networkID })
+}
+
+// listedRevision is the revision of network id as a list read it, if o's
+// record of it and of every subnet on it is still that list's: at that
+// revision the network carried the mark, and each of its subnets (its
+// SubnetIDs) did too, for the subnets were listed after the networks and
+// any change of a subnet raises its network's revision. A DELETE sent
+// onto it (If-Match) takes nothing the list did not see as the owner's.
+func (o *Owned) listedRevision(networkID string) (int, bool) {
+	if !slices.Contains(o.listed, networkID) {
+		return 0, false
+	}
+	i := slices.IndexFunc(o.Networks, func(n neutron.Network) bool { return n.ID == networkID })
+	if i < 0 {
+		return 0, false
+	}
+	n := o.Networks[i]
+	onIt := 0
+	for _, s := range o.Subnets {
+		if s.NetworkID != networkID {
+			continue
+		}
+		if !slices.Contains(n.SubnetIDs, s.ID) {
+			return 0, false // listed after the network was: a 412 to come
+		}
+		onIt++
+	}
+	// Every subnet the network had at its revision is held as the
+	// owner's (a subnet not listed as the owner's is another's).
+	return n.RevisionNumber, onIt == len(n.SubnetIDs)
 }
 
 // Only is the part of o on network id: that network and its subnets.

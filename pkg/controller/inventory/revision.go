@@ -28,7 +28,10 @@ import (
 //   - a network's is read first, because a change of any subnet on it,
 //     the owner's own included, raises it too, so the store's is seldom
 //     current; a network delete reads its subnets' marks as well
-//     (onlyOwners), because Neutron deletes them with it;
+//     (onlyOwners), because Neutron deletes them with it, unless the
+//     store holds the network and its subnets as the latest list read
+//     them: then the list's revision proves as much as the reads would
+//     (Store.ListedRevision), and the DELETE goes onto it at once;
 //   - a router's is read first too (routerMarked): its interfaces raise
 //     it.
 

@@ -97,7 +97,27 @@ func (inv *Store) Get(uid types.UID) Owned {
 	if o == nil {
 		return Owned{}
 	}
-	return Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets), Routers: slices.Clone(o.Routers)}
+	return *o.clone()
+}
+
+// ListedRevision is the revision to send a DELETE of owner's network id
+// onto (If-Match) without reading it first, nil when there is none: the
+// revision the latest list read it at, while the store's record of it and
+// of every subnet on it is still that list's, and held as owner's
+// (Owned.listedRevision says why that proves the DELETE takes only
+// owner's). Neutron refuses the DELETE (412) if anything of it changed
+// since; a network the controller wrote to since the list has none.
+func (inv *Store) ListedRevision(owner types.UID, networkID string) *int {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	o := inv.byUID[owner]
+	if o == nil {
+		return nil
+	}
+	if r, ok := o.listedRevision(networkID); ok {
+		return &r
+	}
+	return nil
 }
 
 // UIDs returns every UID that owns something in Neutron.
@@ -163,6 +183,8 @@ func (inv *Store) Refresh(ctx context.Context) (changed []types.UID, err error) 
 	}
 	ctx = neutron.InPlace(ctx, place)
 	x := newIndex(inv.mark, inv.current)
+	// Networks first, then their subnets: a DELETE onto a revision this
+	// list read needs the subnets read after it (ListedRevision).
 	err = inv.client.ListNetworks(ctx, inv.mark.Description(), x.addNetworks)
 	if err == nil {
 		err = inv.client.ListSubnets(ctx, inv.mark.Description(), x.addSubnets)
@@ -241,7 +263,10 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, ips ipCounts, unrecognised
 	inv.recount = nil
 	for uid, o := range fresh {
 		if old := inv.byUID[uid]; old.equal(o) {
-			fresh[uid] = old // and o is garbage at once
+			// Its resources as held, and o's are garbage at once; what
+			// the list proves is o's (a write since the last list took
+			// old's proof away).
+			o.Networks, o.Subnets, o.Routers = old.Networks, old.Subnets, old.Routers
 			if !ips.equal(inv.ips, o) {
 				// Only its counts changed: no drift, but its status
 				// says them.
@@ -266,6 +291,7 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, ips ipCounts, unrecognised
 func (inv *Store) AddNetwork(in neutron.Place, owner neutron.Owner, n neutron.Network) {
 	inv.record(in, owner, func(o *Owned) {
 		o.Networks = append(slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == n.ID }), n)
+		o.unlist(n.ID)
 	})
 }
 
@@ -274,13 +300,19 @@ func (inv *Store) AddNetwork(in neutron.Place, owner neutron.Owner, n neutron.Ne
 func (inv *Store) AddSubnet(in neutron.Place, owner neutron.Owner, s neutron.Subnet) {
 	inv.record(in, owner, func(o *Owned) {
 		o.Subnets = append(slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == s.ID }), s)
+		o.unlist(s.NetworkID)
 	})
 }
 
 // RemoveSubnet forgets a subnet of owner that Neutron deleted.
 func (inv *Store) RemoveSubnet(in neutron.Place, owner neutron.Owner, id string) {
 	inv.record(in, owner, func(o *Owned) {
-		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.ID == id })
+		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool {
+			if x.ID == id {
+				o.unlist(x.NetworkID)
+			}
+			return x.ID == id
+		})
 	})
 }
 
@@ -290,6 +322,7 @@ func (inv *Store) RemoveNetwork(in neutron.Place, owner neutron.Owner, id string
 	inv.record(in, owner, func(o *Owned) {
 		o.Networks = slices.DeleteFunc(o.Networks, func(x neutron.Network) bool { return x.ID == id })
 		o.Subnets = slices.DeleteFunc(o.Subnets, func(x neutron.Subnet) bool { return x.NetworkID == id })
+		o.unlist(id)
 	})
 }
 
@@ -327,7 +360,7 @@ func (inv *Store) record(in neutron.Place, owner neutron.Owner, change func(o *O
 		o = &Owned{Owner: owner}
 	}
 	// Copy on write: a refresh may be comparing against the old entry.
-	o = &Owned{Owner: o.Owner, Networks: slices.Clone(o.Networks), Subnets: slices.Clone(o.Subnets), Routers: slices.Clone(o.Routers)}
+	o = o.clone()
 	change(o)
 	if o.Empty() {
 		delete(inv.byUID, owner.UID)

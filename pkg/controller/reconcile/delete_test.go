@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ func TestDelete(t *testing.T) {
 			name:        "a deleted Network's network is deleted, its subnet with it, then its finalizer released",
 			network:     deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets()) != 0 {
@@ -59,7 +60,7 @@ func TestDelete(t *testing.T) {
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
 			failOn:      map[string]error{neutronfake.DeleteNetwork: errUnavailable},
 			wantErr:     "backoff",
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantReady:   "False/Deleting",
 			wantEvents:  []string{"Warning DeletionFailed"},
 			check: func(t *testing.T, f *fixture) {
@@ -78,7 +79,7 @@ func TestDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			// Its own router interfaces first (none), then what blocks.
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
+			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:   "False/DeletionBlocked",
 			wantEvents:  []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
@@ -94,7 +95,7 @@ func TestDelete(t *testing.T) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
 				seedForeign(f)
 			},
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       untouched,
 		},
@@ -120,7 +121,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 			name:        "a network and its subnet: one delete of the network",
 			network:     deletingNet(),
 			seed:        inSync("192.168.0.0/16", "192.168.0.1"),
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check:       func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
@@ -132,7 +133,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 				f.AddPort(seededNet, "port-dhcp", "network:dhcp")
 				f.AddPort(seededNet, "port-metadata", "network:distributed")
 			},
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				neutronHolds(t, f, nil, nil)
@@ -146,8 +147,8 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 			name:    "a router interface of ours that nothing recorded: the network is refused, the interface detached, the network deleted",
 			network: deletingNet(),
 			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteNetwork},
 			wantEvents: []string{"Normal Deleted"},
 			check:      func(t *testing.T, f *fixture) { neutronHolds(t, f, nil, nil); forgotten(t, f) },
 		},
@@ -160,7 +161,7 @@ func TestADeleteIsOneDeletePerNetwork(t *testing.T) {
 				f.AddSubnet(theirs, ours.ResourceName(owner), ours.Description(), "10.9.0.0/24", "10.9.0.1")
 				f.AddSubnet(theirs, "their-subnet", "", "10.9.1.0/24", "10.9.1.1")
 			},
-			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.UpdateSubnet, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				neutronHolds(t, f, []string{theirNet}, []string{ourSubnetOnTheirs, theirSubnet})
@@ -328,32 +329,83 @@ func TestADeleteTakesNoSubnetThatIsNotItsOwn(t *testing.T) {
 }
 
 // TestASubnetMadeDuringTheDeleteIsNotTaken: a subnet made on the network
-// after the delete read it raises the network's revision, and the delete,
-// sent If-Match on the revision read, is refused (412) instead of taking
-// the subnet. The door reads the network again at once, finds the
-// stranger, and sends nothing more; so does the next pass.
+// after its revision was seen (by the latest list, or by the read a write
+// since the list calls for) raises that revision, and the DELETE, sent
+// If-Match on it, is refused (412) instead of taking the subnet. The door
+// then reads the network and its subnets, finds the stranger, and sends
+// nothing more; so does the next pass. Without the If-Match (a DELETE
+// sent blind onto the list's view), both cases take the stranger's
+// subnet.
 func TestASubnetMadeDuringTheDeleteIsNotTaken(t *testing.T) {
-	f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
-		inSync("192.168.0.0/16", "192.168.0.1"))
-	racing := &changedAfterRead{Interface: f.neutron, times: 1, change: func() {
-		strangerSubnets[0].seed(f.neutron)
-	}}
-	f.connect(racing, defaultOptions(), nil)
+	for _, tc := range []struct {
+		name string
+		// race wraps Neutron so that the stranger's subnet is made at
+		// the moment the case names.
+		race func(f *fixture) neutron.Interface
+		// sinceTheList is a write of the controller's since the latest
+		// list: the store's revision of the network is then no proof.
+		sinceTheList bool
+		want         []string
+	}{
+		{
+			name: "after the list, just before the DELETE onto the revision it read",
+			race: func(f *fixture) neutron.Interface {
+				return &changedBeforeDelete{Interface: f.neutron, change: func() { strangerSubnets[0].seed(f.neutron) }}
+			},
+			want: []string{neutronfake.DeleteNetwork, neutronfake.GetNetwork, neutronfake.SubnetsOf},
+		},
+		{
+			name: "after the read that a write since the list calls for",
+			race: func(f *fixture) neutron.Interface {
+				return &changedAfterRead{Interface: f.neutron, times: 1, change: func() { strangerSubnets[0].seed(f.neutron) }}
+			},
+			sinceTheList: true,
+			want: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork,
+				neutronfake.GetNetwork, neutronfake.SubnetsOf},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, deleting(provisioned(newNetwork("192.168.0.0/16", "192.168.0.1"), seededNet, seededSubnet)),
+				inSync("192.168.0.0/16", "192.168.0.1"))
+			f.connect(tc.race(f), defaultOptions(), nil)
+			if tc.sinceTheList {
+				if _, err := f.inv.UpdateSubnet(f.ctx, owner, seededSubnet, neutron.SubnetUpdate{DNSNameservers: &[]string{"192.168.0.53"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.neutron.ClearRequests()
 
-	var strangers *inventory.SubnetsNotOursError
-	if out := f.sync("net"); out.Finalized || !errors.As(out.Err, &strangers) {
-		t.Fatalf("outcome %+v, want held for the subnet made after the read", out)
+			var strangers *inventory.SubnetsNotOursError
+			if out := f.sync("net"); out.Finalized || !errors.As(out.Err, &strangers) {
+				t.Fatalf("outcome %+v, want held for the subnet made after the revision was seen", out)
+			}
+			if got := f.neutron.Requests(); !slices.Equal(got, tc.want) {
+				t.Errorf("Neutron requests %q, want %q: the refused delete, then the reads that find the stranger", got, tc.want)
+			}
+			if out := f.sync("net"); out.Finalized {
+				t.Fatal("the second pass finalized")
+			}
+			neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
+			cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
+			if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {
+				t.Errorf("Ready = %+v, want DeletionBlocked naming %s", cond, strangerSubnet)
+			}
+		})
 	}
-	want := []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.GetNetwork, neutronfake.SubnetsOf}
-	if got := f.neutron.Requests(); !slices.Equal(got, want) {
-		t.Errorf("Neutron requests %q, want %q: the refused delete, then the reads that find the stranger", got, want)
+}
+
+// changedBeforeDelete is Neutron where someone makes change once, just
+// before the first network DELETE arrives.
+type changedBeforeDelete struct {
+	neutron.Interface
+	change func()
+	done   bool
+}
+
+func (c *changedBeforeDelete) DeleteNetwork(ctx context.Context, id string, ifRevision int) error {
+	if !c.done {
+		c.done = true
+		c.change()
 	}
-	if out := f.sync("net"); out.Finalized {
-		t.Fatal("the second pass finalized")
-	}
-	neutronHolds(t, f, []string{seededNet}, []string{seededSubnet, strangerSubnet})
-	cond := meta.FindStatusCondition(f.network("net").Status.Conditions, samplecrdv1.ConditionReady)
-	if cond == nil || cond.Reason != samplecrdv1.ReasonDeletionBlocked || !strings.Contains(cond.Message, strangerSubnet) {
-		t.Errorf("Ready = %+v, want DeletionBlocked naming %s", cond, strangerSubnet)
-	}
+	return c.Interface.DeleteNetwork(ctx, id, ifRevision)
 }

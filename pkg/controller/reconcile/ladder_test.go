@@ -330,7 +330,7 @@ func TestLadder(t *testing.T) {
 				inSync("192.168.0.0/16", "192.168.0.1")(f)
 				f.AddNetwork(ours.ResourceName(owner), ours.Description())
 			},
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.DeleteNetwork}, // nothing on the duplicate: no subnets read
+			wantNeutron: []string{neutronfake.DeleteNetwork}, // as the list read it: onto its revision
 			wantReady:   "True/Provisioned",
 			wantEvents:  []string{"Warning DriftRepaired"},
 			check: func(t *testing.T, f *fixture) {

@@ -292,7 +292,7 @@ func TestRouterOnDelete(t *testing.T) {
 			name:        "ours is detached before the network goes, with its subnet; the router stays",
 			network:     attachedTo(withRouter(deletingNet(), "edge"), edgeRouter, "port-5"),
 			seed:        func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface, neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface, neutronfake.DeleteNetwork},
 			wantEvents:  []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if len(f.neutron.Networks())+len(f.neutron.Subnets())+len(f.neutron.Ports(seededNet)) != 0 {
@@ -304,8 +304,8 @@ func TestRouterOnDelete(t *testing.T) {
 			name:    "an interface of ours that status never recorded is found when Neutron refuses the network",
 			network: deletingNet(),
 			seed:    func(f *neutronfake.Neutron) { routed(f); f.PutPort(ourPort(edgeRouter)) },
-			wantNeutron: []string{neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork},
+			wantNeutron: []string{neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
+				neutronfake.DeleteNetwork},
 			wantEvents: []string{"Normal Deleted"},
 		},
 		{
@@ -318,7 +318,7 @@ func TestRouterOnDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
+				neutronfake.DeleteNetwork, neutronfake.PortsOf, neutronfake.PortsOf},
 			wantReady:  "False/DeletionBlocked",
 			wantEvents: []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {
@@ -468,7 +468,7 @@ func TestOwnRouterOnDelete(t *testing.T) {
 			network: attachedTo(withOwnRouter(deletingNet(), "public"), "router-4", "port-5"),
 			seed:    func(f *neutronfake.Neutron) { seedOwnRouter(f) },
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter},
+				neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter},
 			wantEvents: []string{"Normal Deleted"},
 			check: func(t *testing.T, f *fixture) {
 				if rs := f.neutron.Routers(); len(rs) != 0 {
@@ -485,7 +485,7 @@ func TestOwnRouterOnDelete(t *testing.T) {
 			},
 			wantErr: "backoff",
 			wantNeutron: []string{neutronfake.PortsOf, neutronfake.RemoveRouterInterface,
-				neutronfake.GetNetwork, neutronfake.SubnetsOf, neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter, neutronfake.PortsOf},
+				neutronfake.DeleteNetwork, neutronfake.FindRouter, neutronfake.DeleteRouter, neutronfake.PortsOf},
 			wantReady:  "False/DeletionBlocked",
 			wantEvents: []string{"Warning DeletionBlocked"},
 			check: func(t *testing.T, f *fixture) {

@@ -784,7 +784,10 @@ func (f *Neutron) UpdateNetwork(ctx context.Context, id string, u neutron.Networ
 	if err := f.answer(UpdateNetwork); err != nil {
 		return neutron.Network{}, err
 	}
-	return f.networks[id], nil
+	// As neutron-server's answer: the network with the subnets on it.
+	n = f.networks[id]
+	n.SubnetIDs = f.subnetIDs()[id]
+	return n, nil
 }
 
 // DeleteSubnet deletes a subnet, only while its revision is ifRevision
