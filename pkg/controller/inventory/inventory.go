@@ -60,6 +60,11 @@ type Options struct {
 	// project, asked before each list: each has 1/Share() of the
 	// project's list rate (pace.go). nil is 1.
 	Share func() int
+	// WritesQuiet, when set, lists Neutron once the controller's writes
+	// have paused this long and the latest list may not show them
+	// (quiet.go): DefaultWritesQuiet in the controller, 0 (never) in
+	// tests that count lists.
+	WritesQuiet time.Duration
 	// Clock is the real clock when nil.
 	Clock clock.WithTicker
 }
@@ -217,6 +222,7 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		inv.breaker.release()
 	}()
 	inv.RequestRefresh(inv.opts.LateCompletionGrace)
+	go inv.listWhenWritesPause(ctx)
 	for {
 		inv.refresh.AddAfter(refreshKey, inv.nextInterval())
 		key, shutdown := inv.refresh.Get()

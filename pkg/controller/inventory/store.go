@@ -38,6 +38,9 @@ type Store struct {
 	// keeps the written state: the list may predate the write.
 	writes  uint64
 	written map[types.UID]uint64
+	// listedWrites is writes when the latest successful list began: a
+	// write counted past it may not be in what the store was listed as.
+	listedWrites uint64
 	// ips are the address counts of the held networks' subnets, as the
 	// latest list read them (ipavailability.go); recount are the UIDs
 	// whose counts that list changed, and nothing else of theirs.
@@ -118,6 +121,15 @@ func (inv *Store) ListedRevision(owner types.UID, networkID string) *int {
 		return &r
 	}
 	return nil
+}
+
+// Unlisted returns how many writes the store has recorded, and whether
+// any was recorded after the latest successful list began, which may not
+// show it.
+func (inv *Store) Unlisted() (writes uint64, unlisted bool) {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return inv.writes, inv.writes > inv.listedWrites
 }
 
 // UIDs returns every UID that owns something in Neutron.
@@ -282,6 +294,7 @@ func (inv *Store) replace(fresh map[types.UID]*Owned, ips ipCounts, unrecognised
 		}
 	}
 	inv.byUID = fresh
+	inv.listedWrites = startWrites
 	inv.ips = ips
 	inv.status = Status{Synced: true, LastSuccess: time.Now(), Unrecognised: unrecognised, Place: place}
 	return changed

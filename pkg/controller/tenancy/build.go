@@ -109,8 +109,12 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 			// A request whose answer was lost to our own timeout may
 			// still be under way in Neutron; two timeouts cover it.
 			LateCompletionGrace: 2 * cfg.NeutronTimeout,
-			Reachability:        reach,
-			Fence:               parts.Fence,
+			// A burst of writes is listed once it pauses: the address
+			// counts in status, and one-request deletes, come seconds
+			// after a create rather than a period later.
+			WritesQuiet:  inventory.DefaultWritesQuiet,
+			Reachability: reach,
+			Fence:        parts.Fence,
 			// Namespaces that reach one project share its list rate.
 			Pace:  pace,
 			Share: func() int { return registry.Share(key) },
