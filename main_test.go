@@ -82,6 +82,13 @@ func TestTheCommandLine(t *testing.T) {
 		{name: "an invalid flag", args: []string{"--kubeconfig=/nonexistent", "--leader-elect-resource-namespace=ns", "--workers=0"},
 			wantCode: command.UsageCode, wantErr: []string{"--workers must be at least 1"}},
 		{name: "version", args: []string{"version"}, wantOut: []string{"network-controller "}},
+		{name: "--version", args: []string{"--version"}, wantOut: []string{"network-controller "}},
+		{name: "version in JSON", args: []string{"version", "-o", "json"}, wantOut: []string{`"gitVersion"`, `"gitCommit"`, `"goVersion"`}},
+		{name: "help of a typo of a subcommand", args: []string{"help", "improt"}, wantCode: command.UsageCode,
+			wantErr: []string{`unknown help topic "improt" for "network-controller"; did you mean import?`}},
+		{name: "bash completion", args: []string{"completion", "bash"}, wantOut: []string{"__start_network-controller"}},
+		{name: "zsh completion", args: []string{"completion", "zsh"}, wantOut: []string{"#compdef network-controller"}},
+		{name: "fish completion", args: []string{"completion", "fish"}, wantOut: []string{"complete -c network-controller"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A program applies its logging configuration once per

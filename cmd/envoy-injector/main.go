@@ -109,7 +109,7 @@ func newCommand(run func(context.Context, options) error) *cobra.Command {
 		RunE:  command.Serve("envoy-injector", func(ctx context.Context) error { return run(ctx, o) }, o.validate),
 	}
 	cmd.AddCommand(newInjectCommand(), newCheckCommand(), command.NewVersionCommand())
-	command.Setup(cmd, o.flags())
+	command.SetupRoot(cmd, o.flags())
 	return cmd
 }
 

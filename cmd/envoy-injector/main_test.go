@@ -50,6 +50,13 @@ func TestTheCommandLine(t *testing.T) {
 			wantErr: []string{`takes no arguments, got ["extra"]`, "envoy-injector check -f POD.yaml"}},
 		{name: "inject without a file", args: []string{"inject"}, wantCode: command.UsageCode, wantErr: []string{"-f (--filename) is required"}},
 		{name: "an unknown flag", args: []string{"--bogus"}, wantCode: command.UsageCode, wantErr: []string{"unknown flag: --bogus", "Usage:"}},
+		{name: "--version", args: []string{"--version"}, wantOut: []string{"envoy-injector "}},
+		{name: "version in YAML", args: []string{"version", "-o", "yaml"}, wantOut: []string{"gitVersion:", "gitCommit:", "goVersion:"}},
+		{name: "help of a typo of a subcommand", args: []string{"help", "injetc"}, wantCode: command.UsageCode,
+			wantErr: []string{`unknown help topic "injetc" for "envoy-injector"; did you mean inject?`}},
+		{name: "bash completion", args: []string{"completion", "bash"}, wantOut: []string{"__start_envoy-injector"}},
+		{name: "zsh completion", args: []string{"completion", "zsh"}, wantOut: []string{"#compdef envoy-injector"}},
+		{name: "fish completion", args: []string{"completion", "fish"}, wantOut: []string{"complete -c envoy-injector"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := execute(t, tc.args...)

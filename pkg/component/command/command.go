@@ -5,7 +5,8 @@
 // refusal, 2 for a command line it cannot run), a usage error for any word
 // a command does not take, and help that lists a command's subcommands
 // above its flags in named sections; both programs' logging flags
-// (logging.go); and the namespace a program works in (namespace.go).
+// (logging.go); the version they were built from (version.go); and the
+// namespace a program works in (namespace.go).
 package command
 
 import (
@@ -69,13 +70,18 @@ func NoArgs(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	if cmd.HasAvailableSubCommands() {
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += "; did you mean " + strings.Join(s, " or ") + "?"
-		}
-		return UsageErrorf(cmd, "%s", msg)
+		return UsageErrorf(cmd, "unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd, args[0]))
 	}
 	return UsageErrorf(cmd, "%q takes no arguments, got %q", cmd.CommandPath(), args)
+}
+
+// didYouMean is cobra's suggestions of cmd's subcommands for word, as
+// "; did you mean import?", or "" when it has none.
+func didYouMean(cmd *cobra.Command, word string) string {
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		return "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return ""
 }
 
 // Setup makes cmd a command of these programs: it takes no arguments
@@ -88,13 +94,45 @@ func Setup(cmd *cobra.Command, fss *cliflag.NamedFlagSets) {
 	// Set before cli.RunNoErrOutput, which then leaves them as they are.
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{cmd: c, err: err} })
-	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.SuggestionsMinimumDistance = 2 // "improt" suggests import
 	fss.FlagSet("global").BoolP("help", "h", false, "help for "+cmd.Name())
 	for _, name := range fss.Order {
 		cmd.Flags().AddFlagSet(fss.FlagSets[name])
 	}
 	setUsageAndHelpFunc(cmd, *fss)
+}
+
+// SetupRoot is Setup for a program's root command, with what only a root
+// has: --version (Version), `help TOPIC`, which is a usage error for a
+// topic that is no command (newHelpCommand), and cobra's `completion
+// bash|zsh|fish|powershell`, whose commands, like every other, take no
+// stray argument. Call it once cmd's subcommands are added.
+func SetupRoot(cmd *cobra.Command, fss *cliflag.NamedFlagSets) {
+	info := Version()
+	cmd.Version = versionLine(info)
+	cmd.SetVersionTemplate("{{.DisplayName}} {{.Version}}\n")
+	// Without the shorthand -v cobra would add, which reads like klog's --v.
+	fss.FlagSet("global").Bool("version", false, "Print the version this binary was built from and exit.")
+	cmd.SetHelpCommand(newHelpCommand())
+	Setup(cmd, fss)
+}
+
+// initCompletionCmd adds cobra's completion command to cmd, as Execute
+// would, with NoArgs as the Args of it and of its shells' commands: a
+// stray word, or a shell it has no script for, is a usage error, as in
+// every other command. Call it once
+// cmd's output is set: the command keeps the writer it finds.
+func initCompletionCmd(cmd *cobra.Command) {
+	cmd.InitDefaultCompletionCmd()
+	for _, c := range cmd.Commands() {
+		if c.Name() == "completion" {
+			// Runnable, so that its Args are checked: its help.
+			c.Args, c.RunE = NoArgs, func(c *cobra.Command, _ []string) error { return c.Help() }
+			for _, shell := range c.Commands() {
+				shell.Args = NoArgs
+			}
+		}
+	}
 }
 
 // Run executes cmd with component-base's boilerplate (cli.RunNoErrOutput,
@@ -104,6 +142,7 @@ func Setup(cmd *cobra.Command, fss *cliflag.NamedFlagSets) {
 // the usage), and 1 for any other failure, which is logged, as cli.Run logs
 // it once the command runs.
 func Run(cmd *cobra.Command) int {
+	initCompletionCmd(cmd)
 	err := cli.RunNoErrOutput(cmd)
 	code := ExitCode(err)
 	var usage *usageError

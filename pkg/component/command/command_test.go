@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -10,9 +11,20 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 )
 
+// run runs cmd with args and returns its exit code and what it wrote.
+func run(cmd *cobra.Command, args ...string) (code int, stdout, stderr *bytes.Buffer) {
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	return Run(cmd), stdout, stderr
+}
+
 // TestRun: the exit code and what is written for each way a command
 // ends: help, success, a usage error (the usage, then the error), an
-// ExitError (its message alone) and a failure.
+// ExitError (its message alone) and a failure; and for the commands a
+// root has (SetupRoot): help of a topic, --version, version and
+// completion.
 func TestRun(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -30,6 +42,20 @@ func TestRun(t *testing.T) {
 		{name: "an ExitError", runErr: Exit(7, errors.New("tool: refused")), wantCode: 7, wantErr: []string{"tool: refused"}},
 		{name: "an ExitError that says nothing", runErr: Exit(1, nil), wantCode: 1},
 		{name: "a failure", runErr: errors.New("broken"), wantCode: 1},
+		{name: "help of a subcommand", args: []string{"help", "sub"}, wantOut: []string{"Usage:", "tool sub"}},
+		{name: "help of no command", args: []string{"help"}, wantOut: []string{"The tool.", "Available Commands:"}},
+		{name: "help of a typo of a subcommand", args: []string{"help", "sbu"}, wantCode: UsageCode,
+			wantErr: []string{"Usage:", `Error: unknown help topic "sbu" for "tool"; did you mean sub?`}},
+		{name: "help of a stray word after a subcommand", args: []string{"help", "sub", "x"}, wantCode: UsageCode,
+			wantErr: []string{`Error: unknown help topic "sub x" for "tool sub"`}},
+		{name: "--version", args: []string{"--version"}, wantOut: []string{"tool ", " " + runtime.Version() + "\n"}},
+		{name: "the version command's unknown output", args: []string{"version", "-o", "xml"}, wantCode: UsageCode,
+			wantErr: []string{"tool version [-o json|yaml]", `Error: --output "xml": want json or yaml`}},
+		{name: "completion's help", args: []string{"completion", "--help"}, wantOut: []string{"autocompletion script for tool", "bash", "zsh", "fish"}},
+		{name: "completion of an unknown shell", args: []string{"completion", "tcsh"}, wantCode: UsageCode,
+			wantErr: []string{`Error: unknown command "tcsh" for "tool completion"`}},
+		{name: "completion's stray argument", args: []string{"completion", "bash", "x"}, wantCode: UsageCode,
+			wantErr: []string{`Error: "tool completion bash" takes no arguments, got ["x"]`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fss := &cliflag.NamedFlagSets{}
@@ -37,13 +63,10 @@ func TestRun(t *testing.T) {
 			cmd := &cobra.Command{Use: "tool", Long: "The tool.", RunE: func(*cobra.Command, []string) error { return tc.runErr }}
 			sub := &cobra.Command{Use: "sub", Short: "A subcommand", RunE: func(*cobra.Command, []string) error { return nil }}
 			Setup(sub, &cliflag.NamedFlagSets{})
-			cmd.AddCommand(sub)
-			Setup(cmd, fss)
-			var stdout, stderr bytes.Buffer
-			cmd.SetArgs(tc.args)
-			cmd.SetOut(&stdout)
-			cmd.SetErr(&stderr)
-			if code := Run(cmd); code != tc.wantCode {
+			cmd.AddCommand(sub, NewVersionCommand())
+			SetupRoot(cmd, fss)
+			code, stdout, stderr := run(cmd, tc.args...)
+			if code != tc.wantCode {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, stderr.String())
 			}
 			rest := stderr.String()
@@ -61,6 +84,34 @@ func TestRun(t *testing.T) {
 				if !strings.Contains(stdout.String(), w) {
 					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
 				}
+			}
+		})
+	}
+}
+
+// TestCompletion: `completion SHELL` writes the shell's script, which
+// names the program, and exits 0.
+func TestCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		shell string
+		// want is in the script.
+		want string
+	}{
+		{shell: "bash", want: "__start_tool"},
+		{shell: "zsh", want: "#compdef tool"},
+		{shell: "fish", want: "complete -c tool"},
+		{shell: "powershell", want: "Register-ArgumentCompleter -CommandName 'tool'"},
+	} {
+		t.Run(tc.shell, func(t *testing.T) {
+			cmd := &cobra.Command{Use: "tool", RunE: func(*cobra.Command, []string) error { return nil }}
+			cmd.AddCommand(NewVersionCommand())
+			SetupRoot(cmd, &cliflag.NamedFlagSets{})
+			code, stdout, stderr := run(cmd, "completion", tc.shell)
+			if code != 0 {
+				t.Errorf("exit %d, want 0; stderr:\n%s", code, stderr)
+			}
+			if !strings.Contains(stdout.String(), tc.want) {
+				t.Errorf("the script lacks %q:\n%.500s", tc.want, stdout)
 			}
 		})
 	}

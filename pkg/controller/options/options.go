@@ -267,6 +267,6 @@ func NewCommand(run func(context.Context, *Options) error, subcommands ...*cobra
 			opts.Complete, opts.Validate, opts.Logs.Apply),
 	}
 	cmd.AddCommand(subcommands...)
-	command.Setup(cmd, flags)
+	command.SetupRoot(cmd, flags)
 	return cmd
 }
