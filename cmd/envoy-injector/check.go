@@ -20,9 +20,15 @@ import (
 	"github.com/samplecrd/network-controller/pkg/injector"
 )
 
+// Exit codes of check: deniedCode when the webhook would deny a Pod,
+// command.UsageCode when check cannot decide (a command line it cannot
+// run, a file it cannot read or parse, a template it cannot load), so
+// that a script tells a refusal from its own mistake.
+const deniedCode = 1
+
 // newCheckCommand is `envoy-injector check -f pod.yaml`: what the webhook
 // would decide for each Pod of a file, and why, like `istioctl x
-// check-inject`. It exits 1 when it would deny one.
+// check-inject`. It exits deniedCode when it would deny one.
 func newCheckCommand() *cobra.Command {
 	var file string
 	var source templateSource
@@ -32,7 +38,7 @@ func newCheckCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check -f POD.yaml [--template CONFIGMAP.yaml]",
 		Short: "Say what the webhook would decide for each Pod, and why",
-		Long:  "Says what the webhook would decide for each Pod of a file, and why, with the patch it would answer; exits 1 when it would deny one (docs/sidecar-injection.md).",
+		Long:  "Says what the webhook would decide for each Pod of a file, and why, with the patch it would answer. Exits 0 when it would admit every Pod, 1 when it would deny one, 2 when it cannot decide: a command line it cannot run, a file it cannot read or parse, a template (--template, or the ConfigMap in the cluster) it cannot load (docs/sidecar-injection.md).",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return command.UsageErrorf(cmd, "-f (--filename) is required")
@@ -44,15 +50,25 @@ func newCheckCommand() *cobra.Command {
 	return cmd
 }
 
-// check writes the decision on each Pod of file.
+// check writes the decision on each Pod of file. It stops at what it
+// cannot read: the file, or the template once a Pod asks for it, which
+// the webhook would refuse the Pod for (NoTemplate) but is the input's
+// fault here.
 func check(file string, stdin io.Reader, stdout io.Writer, source templateSource) error {
-	fail := func(err error) error { return command.Exit(1, fmt.Errorf("envoy-injector check: %w", err)) }
+	fail := func(err error) error {
+		return command.Exit(command.UsageCode, fmt.Errorf("envoy-injector check: %w", err))
+	}
 	data, err := readInput(file, stdin)
 	if err != nil {
 		return fail(err)
 	}
 	// The template is read once, and only if a Pod asks.
-	wh := &injector.Webhook{Template: sync.OnceValues(source.load)}
+	var templateErr error
+	wh := &injector.Webhook{Template: sync.OnceValues(func() (*injector.Template, error) {
+		t, err := source.load()
+		templateErr = err
+		return t, err
+	})}
 	var denied error
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
@@ -67,6 +83,9 @@ func check(file string, stdin io.Reader, stdout io.Writer, source templateSource
 			continue
 		}
 		d, patch := wh.Decide(raw, &pod)
+		if templateErr != nil {
+			return fail(fmt.Errorf("the template: %w", templateErr))
+		}
 		name := pod.Name
 		if name == "" {
 			name = pod.GenerateName + "…"
@@ -76,7 +95,7 @@ func check(file string, stdin io.Reader, stdout io.Writer, source templateSource
 			fmt.Fprintf(stdout, "  patch: %s\n", patch)
 		}
 		if d.Result == injector.ResultDenied {
-			denied = command.Exit(1, nil)
+			denied = command.Exit(deniedCode, nil)
 		}
 	}
 }
