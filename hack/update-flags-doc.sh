@@ -33,6 +33,7 @@ section() {
 	section network-controller
 	section network-controller import
 	section network-controller plan
+	section network-controller version
 	section envoy-injector
 	section envoy-injector inject
 	section envoy-injector check
