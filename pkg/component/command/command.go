@@ -140,7 +140,8 @@ func initCompletionCmd(cmd *cobra.Command) {
 // exit 1 on any error; these programs say more: 0 on success, the Code of
 // an ExitError, UsageCode for a command line they cannot run (written with
 // the usage), and 1 for any other failure, which is logged, as cli.Run logs
-// it once the command runs.
+// it once the command runs. It adds cobra's completion command first
+// (initCompletionCmd), which writes to cmd's output as set by then.
 func Run(cmd *cobra.Command) int {
 	initCompletionCmd(cmd)
 	err := cli.RunNoErrOutput(cmd)

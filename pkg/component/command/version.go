@@ -75,15 +75,12 @@ func versionLine(info apimachineryversion.Info) string {
 // completed from the Go toolchain's build info for what a plain `go
 // build` or `go run` left unstamped.
 func Version() apimachineryversion.Info {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		bi = nil
-	}
+	bi, _ := debug.ReadBuildInfo() // nil when the binary has none
 	return completeVersion(version.Get(), bi)
 }
 
-// unstamped is what component-base's version variables hold when no
-// -ldflags -X set them: `git archive` placeholders, and the epoch.
+// What component-base's version variables hold when no -ldflags -X set
+// them: `git archive` placeholders, and the epoch.
 const (
 	unstampedMarker = "$Format:"
 	unstampedDate   = "1970-01-01T00:00:00Z"
@@ -93,10 +90,10 @@ const (
 // bi (nil: none): the module's version, vcs.revision, vcs.modified, or
 // "unknown" (an empty date) when bi lacks it too.
 func completeVersion(info apimachineryversion.Info, bi *debug.BuildInfo) apimachineryversion.Info {
-	version, revision, state := "unknown", "unknown", ""
+	module, revision, state := "unknown", "unknown", ""
 	if bi != nil {
 		if bi.Main.Version != "" {
-			version = bi.Main.Version
+			module = bi.Main.Version
 		}
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -108,7 +105,7 @@ func completeVersion(info apimachineryversion.Info, bi *debug.BuildInfo) apimach
 		}
 	}
 	if strings.Contains(info.GitVersion, unstampedMarker) {
-		info.GitVersion = version
+		info.GitVersion = module
 	}
 	if strings.Contains(info.GitCommit, unstampedMarker) || info.GitCommit == "" {
 		info.GitCommit = revision
