@@ -77,6 +77,10 @@ type config struct {
 	// rounds is how many times the plain loop and the controller are
 	// measured in turn (pairedRound); 0: 3 up to N = 200, else 1.
 	rounds int
+	// applyN is how many Networks one kubectl apply makes in the phase
+	// that compares a v1 client's creates with a v2 client's (applyPhase);
+	// 0 skips it.
+	applyN int
 }
 
 func main() {
@@ -91,6 +95,7 @@ func main() {
 	flag.BoolVar(&c.rich, "rich", false, "give every Network DNS servers, two host routes, an allocation pool and an MTU")
 	flag.Float64Var(&c.kubeAPIQPS, "kube-api-qps", 200, "the controller's --kube-api-qps, its client-side limit on API server requests (200, its default)")
 	flag.IntVar(&c.kubeAPIBurst, "kube-api-burst", 400, "the controller's --kube-api-burst (400, its default)")
+	flag.IntVar(&c.applyN, "apply-n", 200, "Networks one kubectl apply makes, v1 against v2 (0: skip the phase)")
 	flag.IntVar(&c.rounds, "rounds", 0, "times the plain loop and the controller create and delete N in turn; the ratio printed is their median (0: 3 up to N=200, else 1)")
 	flag.BoolVar(&c.fakeNeutron, "fake-neutron", false, "an in-memory Neutron in place of neutron-server (the API server stays real): for N of 100,000")
 	flag.BoolVar(&c.keystone, "keystone", false, "neutron-server behind a real Keystone (tokens live three minutes here), the controller authenticating with --os-cloud: prints the tokens Keystone issued during the creates")
@@ -135,7 +140,7 @@ func run(ctx context.Context, c config) error {
 	admin := stack.ControlPlane.AdminConfig
 	nc := clientset.NewForConfigOrDie(admin)
 	kube := kubernetes.NewForConfigOrDie(admin)
-	for _, ns := range []string{"bench", "bench-raw"} {
+	for _, ns := range []string{"bench", "bench-raw", "bench-v1", "bench-v2"} {
 		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -361,7 +366,7 @@ func run(ctx context.Context, c config) error {
 	// 7. Delete: all N at once, gone from the API server once the
 	// controller has deleted their Neutron resources and its finalizer.
 	m6 := ctrl.scrape(ctx)
-	deleteElapsed, err := deleteAndWait(ctx, nc, c.n, &waits)
+	deleteElapsed, err := deleteAndWait(ctx, nc, "bench", c.n, &waits)
 	if err != nil {
 		return err
 	}
@@ -387,8 +392,23 @@ func run(ctx context.Context, c config) error {
 		add("Wait for Neutron to settle before each timed phase", waits.String(),
 			fmt.Sprintf("until its side used under %.0f%% of a core over a second (at most %s): OVN works through a phase's changes after its last answer", 100*quietShare, quietDeadline))
 	}
+	deleteSlots := float64(c.workers) * deleteElapsed.Seconds()
+	add("Workers' time during the delete: waiting for Neutron / for API writes",
+		fmt.Sprintf("%.0f%% / %.0f%%", 100*(m7.value("network_controller_neutron_request_duration_seconds_sum")-m6.value("network_controller_neutron_request_duration_seconds_sum"))/deleteSlots,
+			100*(m7.kubeWriteSeconds()-m6.kubeWriteSeconds())/deleteSlots),
+		fmt.Sprintf("as for the creates, over %d workers × the %s of the delete", c.workers, deleteElapsed.Round(time.Millisecond)))
+	add("Delete: Neutron reads per Network", fmt.Sprintf("%.2f", (m7.neutron("GET")-m6.neutron("GET"))/float64(c.n)),
+		"network_controller_neutron_requests_total GET, with the lists during the delete: a network the latest list read is deleted onto its revision, unread")
 	add("Delete: Neutron requests per Network", fmt.Sprintf("%.2f", (m7.neutron("DELETE")-m6.neutron("DELETE"))/float64(c.n)),
 		fmt.Sprintf("network_controller_neutron_requests_total DELETE; all methods %.2f, with the periodic lists", (m7.neutron("GET", "POST", "PUT", "DELETE")-m6.neutron("GET", "POST", "PUT", "DELETE"))/float64(c.n)))
+
+	// 9. What a v1 client's creates cost against a v2 client's, the
+	// conversion webhook in the path of every v1 request.
+	if c.applyN > 0 {
+		if err := applyPhase(ctx, nc, stack.ControlPlane.AdminKubeconfig, stack.Dir, c.applyN, &waits, add); err != nil {
+			return err
+		}
+	}
 
 	fmt.Printf("| figure | value | note |\n| --- | --- | --- |\n")
 	for _, r := range rows {
@@ -430,7 +450,7 @@ func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clie
 	if err != nil {
 		return rates{}, rates{}, err
 	}
-	deleted, err := deleteAndWait(ctx, nc, c.n, waits)
+	deleted, err := deleteAndWait(ctx, nc, "bench", c.n, waits)
 	if err != nil {
 		return rates{}, rates{}, err
 	}
@@ -601,16 +621,17 @@ func benchSpec(i int, rich bool) samplecrdv2.NetworkSpec {
 // createAndWait creates n Networks at once in namespace bench and returns
 // when the watch has seen each Ready, with the times of both.
 func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool, waits *settled) (readyAt, createdAt map[string]time.Time, elapsed time.Duration, err error) {
-	client := nc.SamplecrdV2().Networks("bench")
+	const namespace = "bench"
+	client := nc.SamplecrdV2().Networks(namespace)
 	if err := waits.wait(ctx); err != nil {
 		return nil, nil, 0, err
 	}
-	w, err := watchNetworks(ctx, nc)
+	w, err := watchNetworks(ctx, nc, namespace)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	defer w.Stop()
-	readyAt, createdAt = map[string]time.Time{}, map[string]time.Time{}
+	createdAt = map[string]time.Time{}
 	var mu sync.Mutex
 	start := time.Now()
 	go func() {
@@ -627,12 +648,26 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool
 			return err
 		})
 	}()
+	readyAt, err = untilReady(ctx, w, n)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	elapsed = time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
+	return readyAt, createdAt, elapsed, nil
+}
+
+// untilReady returns once the watch w has seen n Networks Ready, with when
+// it saw each so.
+func untilReady(ctx context.Context, w watch.Interface, n int) (map[string]time.Time, error) {
+	readyAt := map[string]time.Time{}
 	deadline := time.After(time.Hour)
 	for len(readyAt) < n {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return nil, nil, 0, fmt.Errorf("the watch of Networks ended for good (resourceVersion too old?)")
+				return nil, fmt.Errorf("the watch of Networks ended for good (resourceVersion too old?)")
 			}
 			now := time.Now()
 			if ev.Type != watch.Added && ev.Type != watch.Modified {
@@ -645,15 +680,12 @@ func createAndWait(ctx context.Context, nc clientset.Interface, n int, rich bool
 				}
 			}
 		case <-deadline:
-			return nil, nil, 0, fmt.Errorf("only %d of %d Networks Ready after an hour", len(readyAt), n)
+			return nil, fmt.Errorf("only %d of %d Networks Ready after an hour", len(readyAt), n)
 		case <-ctx.Done():
-			return nil, nil, 0, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	elapsed = time.Since(start)
-	mu.Lock()
-	defer mu.Unlock()
-	return readyAt, createdAt, elapsed, nil
+	return readyAt, nil
 }
 
 // countsReported waits until each of the n Networks of namespace bench
@@ -682,12 +714,12 @@ func countsReported(ctx context.Context, nc clientset.Interface, n int, limit ti
 	return time.Since(start), nil
 }
 
-// watchNetworks watches the Networks of namespace bench from now on.
+// watchNetworks watches the Networks of namespace from now on.
 // kube-apiserver ends a watch after --min-request-timeout (30 to 60
 // minutes), less than a run of 10,000 on the real stack takes: a
 // RetryWatcher watches again from the last resourceVersion it saw.
-func watchNetworks(ctx context.Context, nc clientset.Interface) (watch.Interface, error) {
-	client := nc.SamplecrdV2().Networks("bench")
+func watchNetworks(ctx context.Context, nc clientset.Interface, namespace string) (watch.Interface, error) {
+	client := nc.SamplecrdV2().Networks(namespace)
 	list, err := client.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -697,16 +729,16 @@ func watchNetworks(ctx context.Context, nc clientset.Interface) (watch.Interface
 	})
 }
 
-// deleteAndWait deletes the n Networks of namespace bench at once (16
+// deleteAndWait deletes the n Networks of namespace at once (16
 // deletes in flight, as createAndWait creates them) and returns how long
 // until the watch has seen each gone: the controller deleted its Neutron
 // resources and released its finalizer.
-func deleteAndWait(ctx context.Context, nc clientset.Interface, n int, waits *settled) (time.Duration, error) {
-	client := nc.SamplecrdV2().Networks("bench")
+func deleteAndWait(ctx context.Context, nc clientset.Interface, namespace string, n int, waits *settled) (time.Duration, error) {
+	client := nc.SamplecrdV2().Networks(namespace)
 	if err := waits.wait(ctx); err != nil {
 		return 0, err
 	}
-	w, err := watchNetworks(ctx, nc)
+	w, err := watchNetworks(ctx, nc, namespace)
 	if err != nil {
 		return 0, err
 	}
