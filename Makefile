@@ -70,7 +70,7 @@ verify: ## Check formatting, go vet, and that generated code is up to date.
 	hack/update-flags-doc.sh --verify
 
 .PHONY: vulncheck
-vulncheck: ## Fail on any known vulnerability the code reaches (govulncheck, both modules), against a database built offline from the Go module proxy's golang.org/x/vulndb (hack/vulncheck.sh; versions in hack/tools/go.mod).
+vulncheck: ## Fail on any known vulnerability the code reaches (govulncheck, both modules), once a canary proves the database sees one, against a database built offline from the Go module proxy's golang.org/x/vulndb (hack/vulncheck.sh; versions in hack/tools/go.mod).
 	hack/vulncheck.sh
 
 .PHONY: unit

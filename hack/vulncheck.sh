@@ -13,6 +13,15 @@
 # changes (bin/.vulndb.stamp). Both tools, and so the database's version,
 # are pinned in one place: hack/tools/go.mod
 # (`cd hack/tools && go get golang.org/x/vulndb@latest` moves it forward).
+#
+# A clean answer is trusted only from a database that sees: before the
+# project's modules, govulncheck scans hack/vulncheck-canary, a program
+# that calls a known vulnerable function on purpose, and the check fails
+# unless it finds that vulnerability (an empty or stale database, a
+# broken build of it, or a govulncheck that reads none would otherwise
+# pass everything). The output names the database's date: its version's.
+# VULNCHECK_DB, when set, is a database to scan with instead, used as it
+# is (test/supplychain gives it an empty one).
 set -euo pipefail
 # Go 1.27.3 for every go command below, fetched from the module proxy when
 # the machine's Go is older (the Makefile and .ci/run export the same).
@@ -26,9 +35,9 @@ mkdir -p "${bin}"
 # build cost a link at most.
 go -C "${tools}" build -o "${bin}/govulncheck" golang.org/x/vuln/cmd/govulncheck
 
-db="${bin}/vulndb"
+db="${VULNCHECK_DB:-${bin}/vulndb}"
 version=$(go -C "${tools}" list -m -f '{{.Version}}' golang.org/x/vulndb)
-if [[ ! -d "${db}" || "$(cat "${bin}/.vulndb.stamp" 2>/dev/null)" != "${version}" ]]; then
+if [[ -z "${VULNCHECK_DB:-}" && (! -d "${db}" || "$(cat "${bin}/.vulndb.stamp" 2>/dev/null)" != "${version}") ]]; then
 	echo "vulndb: building the database of golang.org/x/vulndb ${version}"
 	start=${SECONDS}
 	go -C "${tools}" mod download golang.org/x/vulndb
@@ -49,9 +58,23 @@ if [[ ${1:-} == db ]]; then
 	exit 0
 fi
 
+# The database's date is its version's: a pseudo-version's timestamp.
+stamp=${version#v0.0.0-}
+stamp=${stamp%%-*}
+dated="${stamp:0:4}-${stamp:4:2}-${stamp:6:2}"
+canary=GO-2022-1059
+echo "govulncheck: database golang.org/x/vulndb ${version}, dated ${dated}${VULNCHECK_DB:+ (VULNCHECK_DB=${db})}"
+canary_out=$("${bin}/govulncheck" -db "file://${db}" -C "${root}/hack/vulncheck-canary" ./... 2>&1) || true
+if ! grep -q "${canary}" <<<"${canary_out}"; then
+	echo "govulncheck: the database is blind: it does not find ${canary} in hack/vulncheck-canary, which calls it on purpose; no clean answer of it is trusted" >&2
+	echo "${canary_out}" | tail -20 >&2
+	exit 1
+fi
+echo "govulncheck: the database sees ${canary} in the canary"
+
 status=0
 for module in . docs/learn/controller-runtime; do
-	echo "govulncheck: ${module} (database golang.org/x/vulndb ${version})"
+	echo "govulncheck: ${module} (database golang.org/x/vulndb ${version}, dated ${dated})"
 	"${bin}/govulncheck" -db "file://${db}" -C "${root}/${module}" ./... || status=$?
 done
 exit "${status}"
