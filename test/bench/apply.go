@@ -65,7 +65,9 @@ func applyPhase(ctx context.Context, nc clientset.Interface, kubeconfig, dir str
 	var v1Rate float64
 	var v1Sent, v2Sent time.Duration
 	for _, version := range []string{"v2", "v1", "v2"} {
-		ready, sent, err := appliedAndReady(ctx, nc, kubeconfig, dir, version, "bench-"+version, count, waits)
+		// Namespace bench, emptied by the delete before: the only one the
+		// bench's controller serves (--namespace).
+		ready, sent, err := appliedAndReady(ctx, nc, kubeconfig, dir, version, "bench", count, waits)
 		if err != nil {
 			return err
 		}

@@ -140,7 +140,7 @@ func run(ctx context.Context, c config) error {
 	admin := stack.ControlPlane.AdminConfig
 	nc := clientset.NewForConfigOrDie(admin)
 	kube := kubernetes.NewForConfigOrDie(admin)
-	for _, ns := range []string{"bench", "bench-raw", "bench-v1", "bench-v2"} {
+	for _, ns := range []string{"bench", "bench-raw"} {
 		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -184,11 +184,11 @@ func run(ctx context.Context, c config) error {
 	var waits settled
 	if !c.fakeNeutron {
 		for r := 1; r < roundsOf(c); r++ {
-			plain, ctrl, err := pairedRound(ctx, stack.Neutron.Client, nc, c, &waits)
+			plain, measured, err := pairedRound(ctx, stack.Neutron.Client, nc, ctrl, c, &waits)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r, err)
 			}
-			plainRuns, ctrlRuns = append(plainRuns, plain), append(ctrlRuns, ctrl)
+			plainRuns, ctrlRuns = append(plainRuns, plain), append(ctrlRuns, measured)
 		}
 	}
 	// The last round's plain loop, whose pairs are gone again before the
@@ -196,7 +196,7 @@ func run(ctx context.Context, c config) error {
 	// the same state.
 	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
 	rawN := c.plainN()
-	var plainCPU string // the plain loop's CPU per pair made
+	var plainCPU plainCPU // the plain loop's CPU per pair made and deleted
 	if c.fakeNeutron {
 		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")
 	} else {
@@ -241,7 +241,7 @@ func run(ctx context.Context, c config) error {
 	}
 	slices.Sort(lat)
 	if !c.fakeNeutron {
-		add("CPU-seconds per pair made, plain loop: Neutron side / the rest", plainCPU,
+		add("CPU-seconds per pair made, plain loop: Neutron side / the rest", plainCPU.create,
 			"utime+stime from /proc: neutron-server, MariaDB, OVN's databases and northd / kube-apiserver, etcd, the controller (idle) and the benchmark's client")
 		add("CPU-seconds per Network, controller's creates: Neutron side / Kubernetes side", cpuRow(cpu0, cpu1, c.n),
 			fmt.Sprintf("the second side is kube-apiserver, etcd, the controller and the benchmark's watch, out of %d cores", runtime.NumCPU()))
@@ -365,12 +365,21 @@ func run(ctx context.Context, c config) error {
 
 	// 7. Delete: all N at once, gone from the API server once the
 	// controller has deleted their Neutron resources and its finalizer.
-	m6 := ctrl.scrape(ctx)
+	if err := waits.wait(ctx); err != nil {
+		return err
+	}
+	m6, cpu6 := ctrl.scrape(ctx), sampleCPU()
 	deleteElapsed, err := deleteAndWait(ctx, nc, "bench", c.n, &waits)
 	if err != nil {
 		return err
 	}
-	m7 := ctrl.scrape(ctx)
+	m7, cpu7 := ctrl.scrape(ctx), sampleCPU()
+	if !c.fakeNeutron {
+		add("CPU-seconds per network deleted, plain loop: Neutron side / the rest", plainCPU.delete, "as for the pairs made")
+		add("CPU-seconds per Network deleted by the controller: Neutron side / Kubernetes side", cpuRow(cpu6, cpu7, c.n),
+			fmt.Sprintf("the Kubernetes side (the deletes' API writes, the finalizer's, the Events, the watches) shares the %d cores with Neutron's, which the plain loop has to itself", runtime.NumCPU()))
+		add("CPU-seconds per Network deleted, Kubernetes side: API server and etcd / controller / benchmark", kubernetesRow(cpu6, cpu7, c.n), "")
+	}
 	plainDeletes := "-fake-neutron: no plain loop"
 	if !c.fakeNeutron {
 		plainDeletes = fmt.Sprintf("plain loop: %.2f network deletes/s", neutronDeleteRate)
@@ -441,7 +450,7 @@ type rates struct{ create, delete float64 }
 // turn, on the same Neutron: plainN pairs made and deleted by the plain loop,
 // then N Networks made (Ready) and deleted (gone) through the controller.
 // It returns both runs' rates.
-func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, c config, waits *settled) (plain, ctrl rates, err error) {
+func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clientset.Interface, proc *controllerProcess, c config, waits *settled) (plain, ctrl rates, err error) {
 	plain.create, plain.delete, _, err = rawNeutron(ctx, client, c.workers, c.plainN(), waits)
 	if err != nil {
 		return rates{}, rates{}, err
@@ -450,14 +459,16 @@ func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clie
 	if err != nil {
 		return rates{}, rates{}, err
 	}
+	m0 := proc.scrape(ctx)
 	deleted, err := deleteAndWait(ctx, nc, "bench", c.n, waits)
 	if err != nil {
 		return rates{}, rates{}, err
 	}
+	m1 := proc.scrape(ctx)
 	n := float64(c.n)
 	ctrl = rates{n / created.Seconds(), n / deleted.Seconds()}
-	fmt.Fprintf(os.Stderr, "bench: paired round: creates %.2f/s against the plain loop's %.2f/s, deletes %.2f/s against %.2f/s\n",
-		ctrl.create, plain.create, ctrl.delete, plain.delete)
+	fmt.Fprintf(os.Stderr, "bench: paired round: creates %.2f/s against the plain loop's %.2f/s, deletes %.2f/s against %.2f/s (%.2f DELETE and %.2f GET per Network)\n",
+		ctrl.create, plain.create, ctrl.delete, plain.delete, (m1.neutron("DELETE")-m0.neutron("DELETE"))/n, (m1.neutron("GET")-m0.neutron("GET"))/n)
 	return plain, ctrl, nil
 }
 
@@ -506,15 +517,15 @@ func percents(ratios []float64) string {
 // deletes its subnet with it), so the controller starts from the same
 // Neutron, and returns those deletes per second too, and the CPU per pair
 // the creates cost on each side of the machine (cpuRow).
-func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int, waits *settled) (createRate, deleteRate float64, createCPU string, err error) {
+func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int, waits *settled) (createRate, deleteRate float64, cpu plainCPU, err error) {
 	// Named as a cluster of its own would name them; deleted again below.
 	mark, err := neutron.NewMark("bench-raw", uuid.NewUUID())
 	if err != nil {
-		return 0, 0, "", err
+		return 0, 0, cpu, err
 	}
 	created := make([]string, count)
 	if err := waits.wait(ctx); err != nil {
-		return 0, 0, "", err
+		return 0, 0, cpu, err
 	}
 	cpu0 := sampleCPU()
 	elapsed, err := inParallel(count, parallel, func(i int) error {
@@ -529,21 +540,27 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 			GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
 		return err
 	})
-	createCPU = cpuRow(cpu0, sampleCPU(), count)
+	cpu.create = cpuRow(cpu0, sampleCPU(), count)
 	if waitErr := waits.wait(ctx); waitErr != nil {
-		return 0, 0, "", waitErr
+		return 0, 0, cpu, waitErr
 	}
+	cpu1 := sampleCPU()
 	deleted, deleteErr := inParallel(count, parallel, func(i int) error {
 		if created[i] == "" {
 			return nil
 		}
 		return networks.Delete(ctx, client, created[i]).ExtractErr()
 	})
+	cpu.delete = cpuRow(cpu1, sampleCPU(), count)
 	if err == nil && deleteErr != nil {
 		err = fmt.Errorf("deleting the plain loop's pairs: %w", deleteErr)
 	}
-	return float64(count) / elapsed.Seconds(), float64(count) / deleted.Seconds(), createCPU, err
+	return float64(count) / elapsed.Seconds(), float64(count) / deleted.Seconds(), cpu, err
 }
+
+// plainCPU is the plain loop's CPU per pair (cpuRow), making them and
+// deleting them.
+type plainCPU struct{ create, delete string }
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
 	client := nc.SamplecrdV2().Networks("bench-raw")
