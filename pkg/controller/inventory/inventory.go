@@ -253,6 +253,35 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 	}
 }
 
+// listWhenWritesPause asks for one list once the writes recorded in the
+// store have paused for WritesQuiet, when some of them were recorded after
+// the latest list began (Store.Unlisted; when: pauseWatch, quiet.go). A burst of creates is then
+// listed seconds after its last write instead of up to a ResyncPeriod
+// later, which buys two things a list alone gives: the subnets' address
+// counts in their Networks' status, and the proof a network DELETE is
+// sent onto in one request (Store.ListedRevision), which a network
+// written to since the list has not. A create storm is never listed in
+// the middle: its writes do not pause.
+func (inv *Inventory) listWhenWritesPause(ctx context.Context) {
+	if inv.opts.WritesQuiet <= 0 {
+		return
+	}
+	w := pauseWatch{gap: inv.opts.ResyncPeriod / quietListsPerPeriod}
+	tick := inv.clock.NewTicker(inv.opts.WritesQuiet)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C():
+		}
+		writes, unlisted := inv.store.Unlisted()
+		if w.due(inv.clock.Now(), writes, unlisted) {
+			inv.RequestRefresh(0)
+		}
+	}
+}
+
 // share is Options.Share's answer, 1 without one.
 func (inv *Inventory) share() int {
 	if inv.opts.Share == nil {

@@ -1,9 +1,6 @@
 package inventory
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // DefaultWritesQuiet is how long the controller's writes to a project pause
 // before its inventory lists what they did (Options.WritesQuiet).
@@ -14,35 +11,6 @@ const DefaultWritesQuiet = 2 * time.Second
 // trickle of writes that is the most lists they add to the periodic one,
 // each spaced by the pace (pace.go) as any other.
 const quietListsPerPeriod = 10
-
-// listWhenWritesPause asks for one list once the writes recorded in the
-// store have paused for WritesQuiet, when some of them were recorded after
-// the latest list began (Store.Unlisted). A burst of creates is then
-// listed seconds after its last write instead of up to a ResyncPeriod
-// later, which buys two things a list alone gives: the subnets' address
-// counts in their Networks' status, and the proof a network DELETE is
-// sent onto in one request (Store.ListedRevision), which a network
-// written to since the list has not. A create storm is never listed in
-// the middle: its writes do not pause.
-func (inv *Inventory) listWhenWritesPause(ctx context.Context) {
-	if inv.opts.WritesQuiet <= 0 {
-		return
-	}
-	w := pauseWatch{gap: inv.opts.ResyncPeriod / quietListsPerPeriod}
-	tick := inv.clock.NewTicker(inv.opts.WritesQuiet)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C():
-		}
-		writes, unlisted := inv.store.Unlisted()
-		if w.due(inv.clock.Now(), writes, unlisted) {
-			inv.RequestRefresh(0)
-		}
-	}
-}
 
 // pauseWatch decides, at each tick of WritesQuiet, whether the writes have
 // paused since the tick before and a list is due for them.
