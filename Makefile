@@ -59,7 +59,7 @@ image: build ## Build the image (name and tag from artifacts/deploy) with docker
 ##@ Testing
 
 .PHONY: test
-test: verify vulncheck unit charts monitoring e2e e2e-node soak-short check-docs ## Run everything CI runs: verification, govulncheck, unit tests, the charts, the alert rules, the e2e suite, a short fault soak and the docs' commands, against the real stack.
+test: verify lint vulncheck unit charts monitoring e2e e2e-node soak-short check-docs ## Run everything CI runs: verification, the lint gate, govulncheck, unit tests, the charts, the alert rules, the e2e suite, a short fault soak and the docs' commands, against the real stack.
 
 .PHONY: verify
 verify: ## Check formatting, go vet, and that generated code is up to date.
@@ -68,6 +68,10 @@ verify: ## Check formatting, go vet, and that generated code is up to date.
 	$(GO) vet ./...
 	hack/verify-codegen.sh
 	hack/update-flags-doc.sh --verify
+
+.PHONY: lint
+lint: ## Lint the root module and the course's modules with golangci-lint (.golangci.yml; version pinned in hack/lint/go.mod; hack/lint.sh).
+	hack/lint.sh
 
 .PHONY: vulncheck
 vulncheck: ## Fail on any known vulnerability the code reaches (govulncheck, both modules), once a canary proves the database sees one, against a database built offline from the Go module proxy's golang.org/x/vulndb (hack/vulncheck.sh; versions in hack/tools/go.mod).

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,7 +74,7 @@ func check(file string, stdin io.Reader, stdout io.Writer, source templateSource
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
 			return denied
 		} else if err != nil {
 			return fail(err)

@@ -153,10 +153,10 @@ func (wh *Webhook) review(req *admissionv1.AdmissionRequest) (*admissionv1.Admis
 		pod.Namespace = req.Namespace // for the template's .Namespace only
 	}
 	d, patch := wh.Decide(req.Object.Raw, pod)
-	switch {
-	case d.Result == ResultDenied:
+	switch d.Result {
+	case ResultDenied:
 		return denied(d.Message), d
-	case d.Result == ResultInjected:
+	case ResultInjected:
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}, d
 	}

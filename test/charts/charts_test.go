@@ -7,6 +7,7 @@ package charts
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,7 +103,7 @@ func run(t *testing.T, name string, args ...string) []byte {
 	out, err := exec.Command(name, args...).Output()
 	if err != nil {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr)
@@ -118,7 +119,7 @@ func objects(t *testing.T, stream []byte) map[string]map[string]any {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
 	for {
 		var obj map[string]any
-		if err := dec.Decode(&obj); err == io.EOF {
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
 			return out
 		} else if err != nil {
 			t.Fatal(err)

@@ -71,7 +71,9 @@ func TestTheFenceClosesWhileARenewalHangs(t *testing.T) {
 
 	close(hung)
 	shutdown()
-	<-done
+	if err := <-done; err != nil {
+		t.Logf("the election ended with renewals held: %v", err)
+	}
 }
 
 // TestTheFenceIsOpenWithoutLeaderElection: with --leader-elect=false

@@ -320,7 +320,7 @@ func TestAFencedReplicaSendsNoWrite(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New()
 	netA, subA := seed(f, mark(t, "prod"), ownerA, "10.0.0.0/24")
-	var refusal error = errors.New("the Lease was last renewed 12s ago")
+	refusal := errors.New("the Lease was last renewed 12s ago")
 	inv := inventory.New(f, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Hour,
 		Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0)), Fence: func() error { return refusal }})
 	if _, err := inv.Refresh(ctx); err != nil {

@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -169,7 +170,7 @@ func TestRefreshKeepsWritesMadeWhileItListed(t *testing.T) {
 func TestStatusSaysWhyTheInventoryIsNotHealthy(t *testing.T) {
 	f := fake.New()
 	inv := inventory.NewStore(f, mark(t, "prod"))
-	if err := inv.Status().Healthy(); err != inventory.ErrNotSynced {
+	if err := inv.Status().Healthy(); !errors.Is(err, inventory.ErrNotSynced) {
 		t.Errorf("before any refresh: %v, want ErrNotSynced", err)
 	}
 	f.FailOn(fake.ListNetworks, context.DeadlineExceeded)

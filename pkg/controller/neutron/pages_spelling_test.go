@@ -12,10 +12,10 @@ import (
 )
 
 // listNetworksFrom serves one list of networks whose page n (from 0)
-// links to next(srv, n) ("" ends it), and returns the list's error and
-// how many requests the endpoint was sent. From the 100th request on the
+// links to next(srv, n) ("" ends it), and returns how many requests the
+// endpoint was sent and the list's error. From the 100th request on the
 // server ends the list, so that a guard that fails ends the test too.
-func listNetworksFrom(t *testing.T, next func(srv string, n int) string) (error, int32) {
+func listNetworksFrom(t *testing.T, next func(srv string, n int) string) (int32, error) {
 	t.Helper()
 	var asked atomic.Int32
 	var srv *httptest.Server
@@ -34,7 +34,7 @@ func listNetworksFrom(t *testing.T, next func(srv string, n int) string) (error,
 		t.Fatal(err)
 	}
 	err = NewGophercloud(client, Place{}).ListNetworks(context.Background(), "d", func([]Network) error { return nil })
-	return err, asked.Load()
+	return asked.Load(), err
 }
 
 // TestAPageReadAlreadyIsKnownHoweverItsLinkIsSpelled specifies that the
@@ -74,7 +74,7 @@ func TestAPageReadAlreadyIsKnownHoweverItsLinkIsSpelled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err, asked := listNetworksFrom(t, tt.next)
+			asked, err := listNetworksFrom(t, tt.next)
 			if (err != nil) != tt.wantErr {
 				t.Errorf("err = %v, want an error: %t", err, tt.wantErr)
 			}
@@ -95,7 +95,7 @@ func TestTheLoopGuardHoldsAFixedSizePerPage(t *testing.T) {
 	var before, during runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, asked := listNetworksFrom(t, func(srv string, n int) string {
+	asked, _ := listNetworksFrom(t, func(srv string, n int) string {
 		if n == pages {
 			runtime.GC()
 			runtime.ReadMemStats(&during)

@@ -340,12 +340,6 @@ func withSpec(n *samplecrdv1.Network, change func(*samplecrdv1.NetworkSpec)) *sa
 	return n
 }
 
-// withNamespace moves n to namespace ns.
-func withNamespace(n *samplecrdv1.Network, ns string) *samplecrdv1.Network {
-	n.Namespace = ns
-	return n
-}
-
 // adopting makes n adopt the Neutron network id.
 func adopting(n *samplecrdv1.Network, id string) *samplecrdv1.Network {
 	n.Spec.Adopt = &samplecrdv1.Adoption{NetworkID: id}

@@ -105,7 +105,7 @@ func TestTheFinalizerGoesOnlyAfterTheFarewell(t *testing.T) {
 // TestStatusSaysReadyAtTheGeneration: after a sync, Ready is True for the
 // Greeting's generation; a second sync with that status writes nothing.
 func TestStatusSaysReadyAtTheGeneration(t *testing.T) {
-	c, kube, greetings, _ := newTestController(t, nil, greeting("hi", tutorialv1.Finalizer))
+	c, _, greetings, _ := newTestController(t, nil, greeting("hi", tutorialv1.Finalizer))
 	if res := c.syncHandler(t.Context(), hello); res.err != nil {
 		t.Fatal(res.err)
 	}
@@ -118,7 +118,7 @@ func TestStatusSaysReadyAtTheGeneration(t *testing.T) {
 		t.Fatalf("status %+v, want Ready True at generation %d", g.Status, g.Generation)
 	}
 
-	c, kube, greetings, _ = newTestController(t, nil, g, newConfigMap(g))
+	c, kube, greetings, _ := newTestController(t, nil, g, newConfigMap(g))
 	if res := c.syncHandler(t.Context(), hello); res.err != nil {
 		t.Fatal(res.err)
 	}
