@@ -78,12 +78,13 @@ vulncheck: ## Fail on any known vulnerability the code reaches (govulncheck, bot
 	hack/vulncheck.sh
 
 .PHONY: unit
-unit: ## Run the unit tests (no running components needed), those of the controller-runtime example (docs/learn/controller-runtime, a module of its own) and of each step of chapter 13 (docs/learn/build-your-own/step-*, a module each), and fuzz the webhook and the templates for 50,000 inputs each (a count, not a time: a time limit that expires while a worker is starved of CPU fails with "context deadline exceeded").
+unit: ## Run the unit tests (no running components needed), those of the controller-runtime example (docs/learn/controller-runtime, a module of its own) and of each step of chapter 13 (docs/learn/build-your-own/step-*, a module each), follow chapter 13 from `go mod init` in an empty directory (hack/follow-build-your-own.sh), and fuzz the webhook and the templates for 50,000 inputs each (a count, not a time: a time limit that expires while a worker is starved of CPU fails with "context deadline exceeded").
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime 50000x ./pkg/injector
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 50000x ./pkg/injector
 	cd docs/learn/controller-runtime && $(GO) vet ./... && $(GO) test -count=1 ./...
 	for step in docs/learn/build-your-own/step-*/; do (cd "$$step" && $(GO) vet ./... && $(GO) test -count=1 ./...); done
+	hack/follow-build-your-own.sh
 
 .PHONY: charts
 charts: ## Lint the Helm charts and check that they render what the kustomizations do (helm is built from Go modules).

@@ -3,7 +3,9 @@
 # stack with the controller running, and fails on the first command that
 # fails: what the docs tell a newcomer to type must work. Blocks fenced
 # ```sh no-run are skipped: `make run`/`make test` (CI runs them), a real
-# cluster's install, `make bench` (its results are in docs/benchmarks.md).
+# cluster's install, `make bench` (its results are in docs/benchmarks.md);
+# chapter 13's ```sh no-run follow blocks, which `make unit` follows
+# (hack/follow-build-your-own.sh).
 #
 # `make run`, `make up` and `make down` inside the blocks are served by this
 # script (the stack is up, the controller runs in the background), so the

@@ -2,6 +2,13 @@ module example.com/greeting
 
 go 1.27.3
 
+tool (
+	k8s.io/code-generator/cmd/client-gen
+	k8s.io/code-generator/cmd/deepcopy-gen
+	k8s.io/code-generator/cmd/informer-gen
+	k8s.io/code-generator/cmd/lister-gen
+)
+
 require (
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -60,11 +67,4 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
-)
-
-tool (
-	k8s.io/code-generator/cmd/client-gen
-	k8s.io/code-generator/cmd/deepcopy-gen
-	k8s.io/code-generator/cmd/informer-gen
-	k8s.io/code-generator/cmd/lister-gen
 )
