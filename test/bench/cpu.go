@@ -30,6 +30,11 @@ var (
 	benchmarkPart  = []string{"bench"}
 )
 
+// neutronParts is the Neutron side by process, for neutronRow, and
+// Keystone after it, which validates the tokens neutron-server is sent
+// (neutronSide leaves it out: it is the same for every phase's token).
+var neutronParts = [][]string{{"neutron-server:", "neutron-server"}, {"mariadbd"}, {"ovsdb-server"}, {"ovn-northd"}, {"keystone-wsgi-p"}}
+
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
 // every Linux architecture Go supports.
 const clockTicks = 100
@@ -83,6 +88,17 @@ func kubernetesRow(before, after cpuSample, items int) string {
 	n := float64(items)
 	return fmt.Sprintf("%.4f / %.4f / %.4f", after.since(before, apiServerPart)/n,
 		after.since(before, controllerPart)/n, after.since(before, benchmarkPart)/n)
+}
+
+// neutronRow formats one phase's CPU on the Neutron side, per item, by
+// process: neutron-server / MariaDB / OVN's databases / northd, then
+// Keystone's.
+func neutronRow(before, after cpuSample, items int) string {
+	parts := make([]string, len(neutronParts))
+	for i, part := range neutronParts {
+		parts[i] = fmt.Sprintf("%.4f", after.since(before, part)/float64(items))
+	}
+	return strings.Join(parts, " / ")
 }
 
 // cpuRow formats one phase's CPU, per item made, on each side.

@@ -202,6 +202,17 @@ func run(ctx context.Context, c config) error {
 			fmt.Sprintf("%d pairs, %d in parallel, 2 writes per pair with the controller's names and descriptions", rawN, c.workers))
 		add("Neutron: network deletes/s (plain loop)", fmt.Sprintf("%.2f", neutronDeleteRate),
 			fmt.Sprintf("the same %d pairs, %d in parallel, one DELETE of the network per pair: Neutron deletes its subnet with it", rawN, c.workers))
+		if err := waits.wait(ctx); err != nil {
+			return err
+		}
+		ifMatchRate, ifMatchCPU, ifMatchParts, err := ifMatchLoop(ctx, stack.Neutron.Client, c.workers, rawN, &waits)
+		if err != nil {
+			return err
+		}
+		add("Neutron: network deletes/s (plain loop, If-Match onto a listed revision)", fmt.Sprintf("%.2f", ifMatchRate),
+			fmt.Sprintf("%d more pairs, made, listed once, then deleted as the controller deletes (neutron.Gophercloud.DeleteNetwork): %.0f%% of the plain loop's just before", rawN, 100*ifMatchRate/neutronDeleteRate))
+		add("CPU-seconds per network deleted, plain loop with If-Match: Neutron side / the rest", ifMatchCPU, "")
+		add("CPU-seconds per network deleted, plain loop with If-Match, Neutron side: neutron-server / MariaDB / OVN databases / northd / Keystone", ifMatchParts, "")
 	}
 
 	// 1. Throughput: N Networks at once, Ready observed by a watch. The
@@ -237,10 +248,13 @@ func run(ctx context.Context, c config) error {
 	if !c.fakeNeutron {
 		add("CPU-seconds per pair made, plain loop: Neutron side / the rest", plainCPU.create,
 			"utime+stime from /proc: neutron-server, MariaDB, OVN's databases and northd / kube-apiserver, etcd, the controller (idle) and the benchmark's client")
+		add("CPU-seconds per pair made, plain loop, Neutron side: neutron-server / MariaDB / OVN databases / northd / Keystone", plainCPU.createParts,
+			"the Neutron side above by process, and Keystone's (not in it), which validates the tokens")
 		add("CPU-seconds per Network, controller's creates: Neutron side / Kubernetes side", cpuRow(cpu0, cpu1, c.n),
 			fmt.Sprintf("the second side is kube-apiserver, etcd, the controller and the benchmark's watch, out of %d cores", runtime.NumCPU()))
 		add("CPU-seconds per Network, controller's creates, Kubernetes side: API server and etcd / controller / benchmark", kubernetesRow(cpu0, cpu1, c.n),
 			"the same CPU as the row above, by process: what serving the Network's writes, its Event and the watches costs, against the controller's own work")
+		add("CPU-seconds per Network, controller's creates, Neutron side: neutron-server / MariaDB / OVN databases / northd / Keystone", neutronRow(cpu0, cpu1, c.n), "")
 	}
 	add("Create→Ready latency p50 / p90 / p99", fmt.Sprintf("%s / %s / %s", pct(lat, 50), pct(lat, 90), pct(lat, 99)), "from the create call to the watch event")
 
@@ -370,9 +384,11 @@ func run(ctx context.Context, c config) error {
 	m7, cpu7 := ctrl.scrape(ctx), sampleCPU()
 	if !c.fakeNeutron {
 		add("CPU-seconds per network deleted, plain loop: Neutron side / the rest", plainCPU.delete, "as for the pairs made")
+		add("CPU-seconds per network deleted, plain loop, Neutron side: neutron-server / MariaDB / OVN databases / northd / Keystone", plainCPU.deleteParts, "")
 		add("CPU-seconds per Network deleted by the controller: Neutron side / Kubernetes side", cpuRow(cpu6, cpu7, c.n),
 			fmt.Sprintf("the Kubernetes side (the deletes' API writes, the finalizer's, the Events, the watches) shares the %d cores with Neutron's, which the plain loop has to itself", runtime.NumCPU()))
 		add("CPU-seconds per Network deleted, Kubernetes side: API server and etcd / controller / benchmark", kubernetesRow(cpu6, cpu7, c.n), "")
+		add("CPU-seconds per Network deleted by the controller, Neutron side: neutron-server / MariaDB / OVN databases / northd / Keystone", neutronRow(cpu6, cpu7, c.n), "")
 	}
 	plainDeletes := "-fake-neutron: no plain loop"
 	if !c.fakeNeutron {
@@ -534,7 +550,8 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 			GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
 		return err
 	})
-	cpu.create = cpuRow(cpu0, sampleCPU(), count)
+	cpu2 := sampleCPU()
+	cpu.create, cpu.createParts = cpuRow(cpu0, cpu2, count), neutronRow(cpu0, cpu2, count)
 	if waitErr := waits.wait(ctx); waitErr != nil {
 		return 0, 0, cpu, waitErr
 	}
@@ -545,7 +562,8 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 		}
 		return networks.Delete(ctx, client, created[i]).ExtractErr()
 	})
-	cpu.delete = cpuRow(cpu1, sampleCPU(), count)
+	cpu3 := sampleCPU()
+	cpu.delete, cpu.deleteParts = cpuRow(cpu1, cpu3, count), neutronRow(cpu1, cpu3, count)
 	if err == nil && deleteErr != nil {
 		err = fmt.Errorf("deleting the plain loop's pairs: %w", deleteErr)
 	}
@@ -553,8 +571,58 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 }
 
 // plainCPU is the plain loop's CPU per pair (cpuRow), making them and
-// deleting them.
-type plainCPU struct{ create, delete string }
+// deleting them, and the Neutron side of each by process (neutronRow).
+type plainCPU struct{ create, delete, createParts, deleteParts string }
+
+// ifMatchLoop makes count pairs as rawNeutron does, reads their revisions
+// with one list, as the controller's inventory does, and then deletes
+// each network as the controller does: one DELETE onto the listed revision
+// (If-Match), through the controller's own neutron client. It returns those
+// deletes per second and their CPU on each side and by process: what the
+// revision precondition itself costs Neutron, against rawNeutron's plain
+// DELETEs in the same sitting.
+func ifMatchLoop(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int, waits *settled) (rate float64, cpu, parts string, err error) {
+	mark, err := neutron.NewMark("bench-ifmatch", uuid.NewUUID())
+	if err != nil {
+		return 0, "", "", err
+	}
+	if _, err := inParallel(count, parallel, func(i int) error {
+		name := mark.ResourceName(neutron.Owner{Namespace: "bench-ifmatch", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
+		n, err := networks.Create(ctx, client, networks.CreateOpts{Name: name, Description: mark.Description()}).Extract()
+		if err != nil {
+			return err
+		}
+		_, err = subnets.Create(ctx, client, subnets.CreateOpts{NetworkID: n.ID, Name: name, Description: mark.Description(),
+			CIDR: fmt.Sprintf("172.%d.%d.0/24", 16+i/256, i%256), IPVersion: gophercloud.IPv4}).Extract()
+		return err
+	}); err != nil {
+		return 0, "", "", fmt.Errorf("making the If-Match loop's pairs: %w", err)
+	}
+	pages, err := networks.List(client, networks.ListOpts{Description: mark.Description()}).AllPages(ctx)
+	if err != nil {
+		return 0, "", "", fmt.Errorf("listing the If-Match loop's networks: %w", err)
+	}
+	listed, err := networks.ExtractNetworks(pages)
+	if err != nil {
+		return 0, "", "", err
+	}
+	if len(listed) != count {
+		return 0, "", "", fmt.Errorf("the If-Match loop listed %d networks, made %d", len(listed), count)
+	}
+	if err := waits.wait(ctx); err != nil {
+		return 0, "", "", err
+	}
+	g := neutron.NewGophercloud(client, neutron.Place{})
+	cpu0 := sampleCPU()
+	elapsed, err := inParallel(count, parallel, func(i int) error {
+		return g.DeleteNetwork(ctx, listed[i].ID, listed[i].RevisionNumber)
+	})
+	cpu1 := sampleCPU()
+	if err != nil {
+		return 0, "", "", fmt.Errorf("the If-Match loop's deletes: %w", err)
+	}
+	return float64(count) / elapsed.Seconds(), cpuRow(cpu0, cpu1, count), neutronRow(cpu0, cpu1, count), nil
+}
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
 	client := nc.SamplecrdV2().Networks("bench-raw")
