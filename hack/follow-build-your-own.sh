@@ -44,8 +44,12 @@ follow() {
 by_hand() {
 	local step=$1
 	shift
-	(cd "${steps}/${step}" && git ls-files -z -- "$@" ':!go.mod' ':!go.sum' ':!generated' ':!*zz_generated*') |
-		(cd "${steps}/${step}" && xargs -0 cp --parents -p -t "${dir}")
+	local file
+	# Mode 644, as a file the learner writes is: the chapter says what to
+	# make executable.
+	while IFS= read -r -d '' file; do
+		install -D -m 644 "${steps}/${step}/${file}" "${dir}/${file}"
+	done < <(cd "${steps}/${step}" && git ls-files -z -- "$@" ':!go.mod' ':!go.sum' ':!generated' ':!*zz_generated*')
 }
 
 follow 0 # mkdir greeting, go mod init, the generators' tool lines
