@@ -122,6 +122,83 @@ func TestADeleteTakesNoSubnetItDidNotMake(t *testing.T) {
 	}
 }
 
+// TestADeleteTakesNoSubnetOfAnotherProject: as the test above, but the
+// subnet on the Network's network is another project's, made there by an
+// admin, and so never in the lists of the controller's project-scoped
+// credentials. The one-request delete holds a network as the owner's when
+// every subnet its subnets field names was listed as the owner's
+// (docs/ownership.md): neutron-server names the other project's subnet in
+// that field for the network's own project too, so the proof fails, the
+// reads follow, and the delete is held, DeletionBlocked, until the
+// subnet is gone. Were the field to leave it out, the DELETE would take
+// the other project's subnet with the network.
+func TestADeleteTakesNoSubnetOfAnotherProject(t *testing.T) {
+	ctx := framework.TestContext(t, 3*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := throughKeystone(t, ns, framework.PasswordCloud, "--max-retry-delay=2s", "--neutron-resync-period=1s")
+	cleanupNetworks(t, ns)
+
+	createNetwork(ctx, t, ns, "theirs-on-it", "10.75.0.0/24", "10.75.0.1")
+	n := waitForReady(ctx, t, ns, "theirs-on-it", time.Minute)
+	gateway := "10.76.0.1"
+	theirs, err := subnets.Create(ctx, stack.Neutron.Client, subnets.CreateOpts{NetworkID: n.Status.NetworkID, Name: "theirs",
+		CIDR: "10.76.0.0/24", GatewayIP: &gateway, IPVersion: gophercloud.IPv4}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = subnets.Delete(context.Background(), stack.Neutron.Client, theirs.ID).ExtractErr() })
+	if theirs.ProjectID == stack.Keystone.ProjectID {
+		t.Fatalf("the admin's subnet is in the controller's project %s: the test needs two", theirs.ProjectID)
+	}
+
+	// What the controller's credentials are told of the network and of
+	// the subnet.
+	scoped, err := stack.Keystone.NetworkClientFor(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := networks.Get(ctx, scoped, n.Status.NetworkID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(seen.Subnets, theirs.ID) {
+		t.Errorf("the network's subnets, as its own project reads them: %v, without the other project's %s", seen.Subnets, theirs.ID)
+	}
+	pages, err := subnets.List(scoped, subnets.ListOpts{NetworkID: n.Status.NetworkID}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := subnets.ExtractSubnets(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(listed, func(s subnets.Subnet) bool { return s.ID == theirs.ID }) {
+		t.Logf("the controller's project lists the other project's subnet too: the test holds, but does not test the hidden case")
+	}
+	// A list since the subnet was made: the delete's proof, if any, is
+	// one that saw the network with it.
+	c.waitForLists(ctx, t, 2)
+
+	if err := networkClient(t).SamplecrdV1().Networks(ns).Delete(ctx, "theirs-on-it", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	blocked := waitForCondition(ctx, t, ns, "theirs-on-it", time.Minute, metav1.ConditionFalse, samplecrdv1.ReasonDeletionBlocked)
+	if msg := meta.FindStatusCondition(blocked.Status.Conditions, samplecrdv1.ConditionReady).Message; !strings.Contains(msg, theirs.ID) {
+		t.Errorf("DeletionBlocked does not name the other project's subnet, %s: %q", theirs.ID, msg)
+	}
+	if _, err := subnets.Get(ctx, stack.Neutron.Client, theirs.ID).Extract(); err != nil {
+		t.Fatalf("the other project's subnet %s: %v, want it kept", theirs.ID, err)
+	}
+
+	if err := subnets.Delete(ctx, stack.Neutron.Client, theirs.ID).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(ctx, t, ns, "theirs-on-it", time.Minute)
+	if _, err := networks.Get(ctx, stack.Neutron.Client, n.Status.NetworkID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("network %s: %v, want Neutron's 404", n.Status.NetworkID, err)
+	}
+}
+
 // TestNeutronRefusesADeleteOfAChangedNetwork holds neutron-server to what
 // the controller's delete relies on: a DELETE of a network sent If-Match
 // on a revision it no longer has (a subnet was made on it since) is

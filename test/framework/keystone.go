@@ -162,6 +162,17 @@ func (k *Keystone) ProviderFor(ctx context.Context) (*gophercloud.ProviderClient
 		DomainName: "Default", TenantID: k.ProjectID, AllowReauth: true})
 }
 
+// NetworkClientFor is a network client of the controller's user, scoped to
+// its project (ProviderFor): Neutron as the controller's own requests see
+// it.
+func (k *Keystone) NetworkClientFor(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	provider, err := k.ProviderFor(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("authenticating to Keystone as %s: %w", ControllerUser, err)
+	}
+	return openstack.NewNetworkV2(provider, gophercloud.EndpointOpts{Region: region})
+}
+
 func (k *Keystone) identityClient(ctx context.Context, opts gophercloud.AuthOptions) (*gophercloud.ServiceClient, error) {
 	provider, err := openstack.AuthenticatedClient(ctx, opts)
 	if err != nil {
