@@ -41,6 +41,7 @@ import (
 	"github.com/samplecrd/network-controller/pkg/component/metrics"
 	"github.com/samplecrd/network-controller/pkg/component/serving"
 	"github.com/samplecrd/network-controller/pkg/component/tracing"
+	"github.com/samplecrd/network-controller/pkg/controller/capacity"
 	"github.com/samplecrd/network-controller/pkg/controller/cloud"
 	"github.com/samplecrd/network-controller/pkg/controller/configmap"
 	"github.com/samplecrd/network-controller/pkg/controller/conversion"
@@ -50,7 +51,9 @@ import (
 	"github.com/samplecrd/network-controller/pkg/controller/plan"
 	"github.com/samplecrd/network-controller/pkg/controller/reconcile"
 	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
+	clientset "github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions"
+	informersv2 "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v2"
 )
 
 // main runs the command until SIGTERM (the kubelet stopping the Pod) or
@@ -163,6 +166,9 @@ func run(ctx context.Context, opts *options.Options) error {
 		if err != nil {
 			return err
 		}
+		if err := startPolicyStatus(ctx, opts, clusterFactory, kubeFactory, networks, networkClient); err != nil {
+			return err
+		}
 		controller, err := NewController(ctx, kubeClient, networkClient, networks, ownedFactory.Core().V1().ConfigMaps(), projectsOf{set},
 			Options{MaxRetryDelay: opts.MaxRetryDelay, EventLimit: opts.EventLimit, Tracer: tp.Tracer(controllerAgentName)})
 		if err != nil {
@@ -184,6 +190,22 @@ func run(ctx context.Context, opts *options.Options) error {
 		return work(ctx)
 	}
 	return leader.Run(ctx, kubeClient, opts.LeaderElection, watchdog, fence, work, func() { ready.Set(true, nil) })
+}
+
+// startPolicyStatus starts the controller of each TenantPolicy's status,
+// how full its namespaces are (pkg/controller/capacity), where every
+// namespace is served: one namespace's controller sees one namespace.
+func startPolicyStatus(ctx context.Context, opts *options.Options, cluster informers.SharedInformerFactory,
+	kube kubeinformers.SharedInformerFactory, networks informersv2.NetworkInformer, client clientset.Interface) error {
+	if opts.Namespace != "" {
+		return nil
+	}
+	w, err := capacity.New(cluster.Samplecrd().V1().TenantPolicies(), kube.Core().V1().Namespaces(), networks, client, opts.TenancyConfig().Defaults)
+	if err != nil {
+		return err
+	}
+	go w.Run(ctx)
+	return nil
 }
 
 // projectsOf is a tenancy.Set as the controller asks for it: For's

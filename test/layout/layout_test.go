@@ -40,6 +40,7 @@ var layers = [][]string{
 	// reconcile's DeleteOwned; pkg/controller/tenancy builds it.
 	{"pkg/controller/collector", "pkg/controller/configmap"},
 	{"pkg/controller/tenancy"},                         // a Network's place: its policy, credentials and projects
+	{"pkg/controller/capacity"},                        // each TenantPolicy's status: its namespaces against their caps
 	{"pkg/controller/options"},                         // the controller's command line
 	{"pkg/controller/importer", "pkg/controller/plan"}, // the subcommands, each with its command
 	{"", "cmd/envoy-injector"},                         // the programs: package main

@@ -78,3 +78,32 @@ func mayHaveRefused(networks []*samplecrdv2.Network, limit int32) bool {
 	}
 	return working >= int(limit)
 }
+
+// waitingForCap returns the Networks of networks (one namespace's) that a
+// cap of limit refuses now, the oldest first: each not being deleted that
+// ranks after limit or more at work. It is olderAtWork's rule, counted in
+// one pass over the Networks by rank rather than once per Network (a
+// test holds the two equal).
+func waitingForCap(networks []*samplecrdv2.Network, limit int32) []*samplecrdv2.Network {
+	ranked := slices.Clone(networks)
+	slices.SortFunc(ranked, func(a, b *samplecrdv2.Network) int {
+		switch {
+		case ranksBefore(a, b):
+			return -1
+		case ranksBefore(b, a):
+			return 1
+		}
+		return 0
+	})
+	var waiting []*samplecrdv2.Network
+	older := 0
+	for _, n := range ranked {
+		if n.DeletionTimestamp == nil && older >= int(limit) {
+			waiting = append(waiting, n)
+		}
+		if atWork(n) {
+			older++
+		}
+	}
+	return waiting
+}

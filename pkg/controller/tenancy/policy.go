@@ -169,28 +169,32 @@ func (p *Policy) GrantsFor(namespace string) (Grants, error) {
 		ExternalNetworks: sets.New(p.defaults.ExternalNetworks...),
 		Adoption:         slices.Contains(p.defaults.AdoptionNamespaces, "*") || slices.Contains(p.defaults.AdoptionNamespaces, namespace),
 	}
+	policies, err := p.applying(namespace)
+	for _, tp := range policies {
+		g.add(tp.Spec)
+	}
+	return g, err
+}
+
+// applying returns the policies that apply to namespace: every default
+// one, and each that selects it. A namespace not in the cache (not
+// created yet, or the cache behind) has the default policies alone.
+func (p *Policy) applying(namespace string) ([]*samplecrdv1.TenantPolicy, error) {
 	policies, err := p.policies.List(labels.Everything())
 	if err != nil {
-		return g, fmt.Errorf("listing TenantPolicies from the cache: %w", err)
-	}
-	for _, tp := range policies {
-		if tp.Spec.Default {
-			g.add(tp.Spec)
-		}
+		return nil, fmt.Errorf("listing TenantPolicies from the cache: %w", err)
 	}
 	ns, err := p.namespaces.Get(namespace)
-	if apierrors.IsNotFound(err) {
-		return g, nil
+	switch {
+	case apierrors.IsNotFound(err):
+		ns = nil
+	case err != nil:
+		return nil, fmt.Errorf("reading namespace %s from the cache: %w", namespace, err)
 	}
-	if err != nil {
-		return g, fmt.Errorf("reading namespace %s from the cache: %w", namespace, err)
-	}
-	for _, tp := range policies {
-		if !tp.Spec.Default && selects(tp, ns) {
-			g.add(tp.Spec)
-		}
-	}
-	return g, nil
+	// List returns a slice of its own: filtering it in place is safe.
+	return slices.DeleteFunc(policies, func(tp *samplecrdv1.TenantPolicy) bool {
+		return !tp.Spec.Default && (ns == nil || !selects(tp, ns))
+	}), nil
 }
 
 // selects reports whether tp, a policy that is not a default, selects ns.

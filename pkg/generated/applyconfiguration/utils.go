@@ -46,6 +46,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.ConfigMapReferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HostRoute"):
 		return &samplecrdv1.HostRouteApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NamespaceUsage"):
+		return &samplecrdv1.NamespaceUsageApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):
 		return &samplecrdv1.NetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkSpec"):
@@ -62,6 +64,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &samplecrdv1.TenantPolicyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TenantPolicySpec"):
 		return &samplecrdv1.TenantPolicySpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TenantPolicyStatus"):
+		return &samplecrdv1.TenantPolicyStatusApplyConfiguration{}
 
 		// Group=samplecrd.k8s.io, Version=v2
 	case v2.SchemeGroupVersion.WithKind("AdoptedResources"):

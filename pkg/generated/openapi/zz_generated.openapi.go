@@ -38,6 +38,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.CloudCredentialsReference": schema_pkg_apis_samplecrd_v1_CloudCredentialsReference(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.ConfigMapReference":        schema_pkg_apis_samplecrd_v1_ConfigMapReference(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.HostRoute":                 schema_pkg_apis_samplecrd_v1_HostRoute(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NamespaceUsage":            schema_pkg_apis_samplecrd_v1_NamespaceUsage(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.Network":                   schema_pkg_apis_samplecrd_v1_Network(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkList":               schema_pkg_apis_samplecrd_v1_NetworkList(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NetworkSpec":               schema_pkg_apis_samplecrd_v1_NetworkSpec(ref),
@@ -48,6 +49,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicy":              schema_pkg_apis_samplecrd_v1_TenantPolicy(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicyList":          schema_pkg_apis_samplecrd_v1_TenantPolicyList(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec":          schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref),
+		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicyStatus":        schema_pkg_apis_samplecrd_v1_TenantPolicyStatus(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedResources":          schema_pkg_apis_samplecrd_v2_AdoptedResources(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.AdoptedSubnet":             schema_pkg_apis_samplecrd_v2_AdoptedSubnet(ref),
 		"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2.Adoption":                  schema_pkg_apis_samplecrd_v2_Adoption(ref),
@@ -310,6 +312,69 @@ func schema_pkg_apis_samplecrd_v1_HostRoute(ref common.ReferenceCallback) common
 					},
 				},
 				Required: []string{"destination", "nextHop"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_NamespaceUsage(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NamespaceUsage is one namespace's Networks at work against its cap.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is the namespace's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"atWork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AtWork is how many of its Networks the controller has taken on (its finalizer is on, or it made something in Neutron): what a cap counts.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"maxNetworks": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxNetworks is the cap that binds the namespace: the smallest of those of every policy that applies to it, this one's or another's. Unset, no cap.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"waiting": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Waiting is how many of its Networks wait for the cap: each is refused (NotAllowed) until an older one is gone.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"waitingNetworks": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "WaitingNetworks names at most MaxWaitingInStatus (10) of those, the oldest first: the next to be made.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"namespace", "atWork"},
 			},
 		},
 	}
@@ -867,12 +932,19 @@ func schema_pkg_apis_samplecrd_v1_TenantPolicy(ref common.ReferenceCallback) com
 							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec"),
 						},
 					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is how full the namespaces the policy applies to are against their caps, as the leading controller last counted.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicyStatus"),
+						},
+					},
 				},
 				Required: []string{"spec"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec", v1.ObjectMeta{}.OpenAPIModelName()},
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicySpec", "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.TenantPolicyStatus", v1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1050,6 +1122,70 @@ func schema_pkg_apis_samplecrd_v1_TenantPolicySpec(ref common.ReferenceCallback)
 		},
 		Dependencies: []string{
 			v1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_samplecrd_v1_TenantPolicyStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPolicyStatus is how full the namespaces a TenantPolicy applies to are against their caps (maxNetworks): written by the leading controller with server-side apply, only when it changes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation of the spec the counts are for.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"namespaces": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespaces is how many namespaces the policy applies to: those it selects, every namespace for a default policy.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"namespacesAtCap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NamespacesAtCap is how many of them have as many Networks at work as their cap allows, or more.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"networksWaiting": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworksWaiting is how many of their Networks wait for a cap.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"usage": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"namespace",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Usage is, for at most MaxNamespacesInStatus (100) of those namespaces that have Networks, their Networks at work against their cap: those with Networks waiting first, then the fullest, then by name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NamespaceUsage"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1.NamespaceUsage"},
 	}
 }
 

@@ -35,6 +35,11 @@ type TenantPolicy struct {
 
 	// Spec is what the policy grants, and to whom.
 	Spec TenantPolicySpec `json:"spec"`
+
+	// Status is how full the namespaces the policy applies to are
+	// against their caps, as the leading controller last counted.
+	// +optional
+	Status TenantPolicyStatus `json:"status,omitempty"`
 }
 
 // TenantPolicySpec says which namespaces a TenantPolicy selects and what
@@ -113,6 +118,67 @@ type TenantPolicySpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxNetworks *int32 `json:"maxNetworks,omitempty"`
+}
+
+// MaxNamespacesInStatus bounds TenantPolicyStatus.Namespaces, and
+// MaxWaitingInStatus each namespace's Waiting: a policy that selects
+// 10,000 namespaces has counts of them all, and the names of the fullest.
+const (
+	MaxNamespacesInStatus = 100
+	MaxWaitingInStatus    = 10
+)
+
+// TenantPolicyStatus is how full the namespaces a TenantPolicy applies to
+// are against their caps (maxNetworks): written by the leading controller
+// with server-side apply, only when it changes.
+type TenantPolicyStatus struct {
+	// ObservedGeneration is the generation of the spec the counts are
+	// for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Namespaces is how many namespaces the policy applies to: those it
+	// selects, every namespace for a default policy.
+	// +optional
+	Namespaces int32 `json:"namespaces,omitempty"`
+	// NamespacesAtCap is how many of them have as many Networks at work
+	// as their cap allows, or more.
+	// +optional
+	NamespacesAtCap int32 `json:"namespacesAtCap,omitempty"`
+	// NetworksWaiting is how many of their Networks wait for a cap.
+	// +optional
+	NetworksWaiting int32 `json:"networksWaiting,omitempty"`
+	// Usage is, for at most MaxNamespacesInStatus (100) of those
+	// namespaces that have Networks, their Networks at work against
+	// their cap: those with Networks waiting first, then the fullest,
+	// then by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=namespace
+	Usage []NamespaceUsage `json:"usage,omitempty"`
+}
+
+// NamespaceUsage is one namespace's Networks at work against its cap.
+type NamespaceUsage struct {
+	// Namespace is the namespace's name.
+	Namespace string `json:"namespace"`
+	// AtWork is how many of its Networks the controller has taken on
+	// (its finalizer is on, or it made something in Neutron): what a cap
+	// counts.
+	AtWork int32 `json:"atWork"`
+	// MaxNetworks is the cap that binds the namespace: the smallest of
+	// those of every policy that applies to it, this one's or another's.
+	// Unset, no cap.
+	// +optional
+	MaxNetworks *int32 `json:"maxNetworks,omitempty"`
+	// Waiting is how many of its Networks wait for the cap: each is
+	// refused (NotAllowed) until an older one is gone.
+	// +optional
+	Waiting int32 `json:"waiting,omitempty"`
+	// WaitingNetworks names at most MaxWaitingInStatus (10) of those,
+	// the oldest first: the next to be made.
+	// +optional
+	// +listType=atomic
+	WaitingNetworks []string `json:"waitingNetworks,omitempty"`
 }
 
 // CredentialsPolicy is which credentials a namespace's Networks may use.

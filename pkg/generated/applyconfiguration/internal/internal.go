@@ -295,6 +295,29 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NamespaceUsage
+  map:
+    fields:
+    - name: atWork
+      type:
+        scalar: numeric
+      default: 0
+    - name: maxNetworks
+      type:
+        scalar: numeric
+    - name: namespace
+      type:
+        scalar: string
+      default: ""
+    - name: waiting
+      type:
+        scalar: numeric
+    - name: waitingNetworks
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.Network
   map:
     fields:
@@ -492,6 +515,10 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicySpec
       default: {}
+    - name: status
+      type:
+        namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicyStatus
+      default: {}
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicySpec
   map:
     fields:
@@ -535,6 +562,29 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+- name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.TenantPolicyStatus
+  map:
+    fields:
+    - name: namespaces
+      type:
+        scalar: numeric
+    - name: namespacesAtCap
+      type:
+        scalar: numeric
+    - name: networksWaiting
+      type:
+        scalar: numeric
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: usage
+      type:
+        list:
+          elementType:
+            namedType: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v1.NamespaceUsage
+          elementRelationship: associative
+          keys:
+          - namespace
 - name: com.github.samplecrd.network-controller.pkg.apis.samplecrd.v2.AdoptedResources
   map:
     fields:

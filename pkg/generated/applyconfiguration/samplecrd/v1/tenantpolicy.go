@@ -55,6 +55,9 @@ type TenantPolicyApplyConfiguration struct {
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// Spec is what the policy grants, and to whom.
 	Spec *TenantPolicySpecApplyConfiguration `json:"spec,omitempty"`
+	// Status is how full the namespaces the policy applies to are
+	// against their caps, as the leading controller last counted.
+	Status *TenantPolicyStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // TenantPolicy constructs a declarative configuration of the TenantPolicy type for use with
@@ -99,6 +102,12 @@ func ExtractTenantPolicyFrom(tenantPolicy *samplecrdv1.TenantPolicy, fieldManage
 // applied if another fieldManager has updated or force applied any of the previously applied fields.
 func ExtractTenantPolicy(tenantPolicy *samplecrdv1.TenantPolicy, fieldManager string) (*TenantPolicyApplyConfiguration, error) {
 	return ExtractTenantPolicyFrom(tenantPolicy, fieldManager, "")
+}
+
+// ExtractTenantPolicyStatus extracts the applied configuration owned by fieldManager from
+// tenantPolicy for the status subresource.
+func ExtractTenantPolicyStatus(tenantPolicy *samplecrdv1.TenantPolicy, fieldManager string) (*TenantPolicyApplyConfiguration, error) {
+	return ExtractTenantPolicyFrom(tenantPolicy, fieldManager, "status")
 }
 
 func (b TenantPolicyApplyConfiguration) IsApplyConfiguration() {}
@@ -266,6 +275,14 @@ func (b *TenantPolicyApplyConfiguration) ensureObjectMetaApplyConfigurationExist
 // If called multiple times, the Spec field is set to the value of the last call.
 func (b *TenantPolicyApplyConfiguration) WithSpec(value *TenantPolicySpecApplyConfiguration) *TenantPolicyApplyConfiguration {
 	b.Spec = value
+	return b
+}
+
+// WithStatus sets the Status field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Status field is set to the value of the last call.
+func (b *TenantPolicyApplyConfiguration) WithStatus(value *TenantPolicyStatusApplyConfiguration) *TenantPolicyApplyConfiguration {
+	b.Status = value
 	return b
 }
 

@@ -40,6 +40,8 @@ type TenantPoliciesGetter interface {
 type TenantPolicyInterface interface {
 	Create(ctx context.Context, tenantPolicy *samplecrdv1.TenantPolicy, opts metav1.CreateOptions) (*samplecrdv1.TenantPolicy, error)
 	Update(ctx context.Context, tenantPolicy *samplecrdv1.TenantPolicy, opts metav1.UpdateOptions) (*samplecrdv1.TenantPolicy, error)
+	// Add a +genclient:noStatus comment above the type to avoid generating UpdateStatus().
+	UpdateStatus(ctx context.Context, tenantPolicy *samplecrdv1.TenantPolicy, opts metav1.UpdateOptions) (*samplecrdv1.TenantPolicy, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 	DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, listOpts metav1.ListOptions) error
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (*samplecrdv1.TenantPolicy, error)
@@ -47,6 +49,8 @@ type TenantPolicyInterface interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (result *samplecrdv1.TenantPolicy, err error)
 	Apply(ctx context.Context, tenantPolicy *applyconfigurationsamplecrdv1.TenantPolicyApplyConfiguration, opts metav1.ApplyOptions) (result *samplecrdv1.TenantPolicy, err error)
+	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
+	ApplyStatus(ctx context.Context, tenantPolicy *applyconfigurationsamplecrdv1.TenantPolicyApplyConfiguration, opts metav1.ApplyOptions) (result *samplecrdv1.TenantPolicy, err error)
 	TenantPolicyExpansion
 }
 
