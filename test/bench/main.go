@@ -205,14 +205,13 @@ func run(ctx context.Context, c config) error {
 		if err := waits.wait(ctx); err != nil {
 			return err
 		}
-		ifMatchRate, ifMatchCPU, ifMatchParts, err := ifMatchLoop(ctx, stack.Neutron.Client, c.workers, rawN, &waits)
+		plainLatency, ifMatchLatency, err := ifMatchMixed(ctx, stack.Neutron.Client, c.workers, rawN, &waits)
 		if err != nil {
 			return err
 		}
-		add("Neutron: network deletes/s (plain loop, If-Match onto a listed revision)", fmt.Sprintf("%.2f", ifMatchRate),
-			fmt.Sprintf("%d more pairs, made, listed once, then deleted as the controller deletes (neutron.Gophercloud.DeleteNetwork): %.0f%% of the plain loop's just before", rawN, 100*ifMatchRate/neutronDeleteRate))
-		add("CPU-seconds per network deleted, plain loop with If-Match: Neutron side / the rest", ifMatchCPU, "")
-		add("CPU-seconds per network deleted, plain loop with If-Match, Neutron side: neutron-server / MariaDB / OVN databases / northd / Keystone", ifMatchParts, "")
+		add("Neutron: DELETE latency, plain / If-Match onto a listed revision, mixed in one phase", fmt.Sprintf("%s / %s (%.0f%%)",
+			plainLatency.Round(time.Millisecond), ifMatchLatency.Round(time.Millisecond), 100*float64(plainLatency)/float64(ifMatchLatency)),
+			fmt.Sprintf("%d more pairs, listed once, deleted %d in parallel, every other one as the controller deletes (neutron.Gophercloud.DeleteNetwork); in %% the If-Match DELETEs' rate over the plain ones'", rawN, c.workers))
 	}
 
 	// 1. Throughput: N Networks at once, Ready observed by a watch. The
@@ -574,17 +573,19 @@ func rawNeutron(ctx context.Context, client *gophercloud.ServiceClient, parallel
 // deleting them, and the Neutron side of each by process (neutronRow).
 type plainCPU struct{ create, delete, createParts, deleteParts string }
 
-// ifMatchLoop makes count pairs as rawNeutron does, reads their revisions
-// with one list, as the controller's inventory does, and then deletes
-// each network as the controller does: one DELETE onto the listed revision
-// (If-Match), through the controller's own neutron client. It returns those
-// deletes per second and their CPU on each side and by process: what the
-// revision precondition itself costs Neutron, against rawNeutron's plain
-// DELETEs in the same sitting.
-func ifMatchLoop(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int, waits *settled) (rate float64, cpu, parts string, err error) {
+// ifMatchMixed makes count pairs as rawNeutron does, reads their
+// revisions with one list, as the controller's inventory does, and then
+// deletes them in one phase, parallel at a time: every other network with
+// a plain DELETE, the rest as the controller deletes, one DELETE onto the
+// listed revision (If-Match) through the controller's own neutron client.
+// Both kinds share the same moments, the same Neutron and the same load,
+// so the ratio of their mean latencies is what the precondition itself
+// costs a DELETE (at a fixed parallelism, a rate is parallel over the
+// mean latency); phases measured one after the other differ by more.
+func ifMatchMixed(ctx context.Context, client *gophercloud.ServiceClient, parallel, count int, waits *settled) (plain, ifMatch time.Duration, err error) {
 	mark, err := neutron.NewMark("bench-ifmatch", uuid.NewUUID())
 	if err != nil {
-		return 0, "", "", err
+		return 0, 0, err
 	}
 	if _, err := inParallel(count, parallel, func(i int) error {
 		name := mark.ResourceName(neutron.Owner{Namespace: "bench-ifmatch", Name: fmt.Sprintf("net-%05d", i), UID: uuid.NewUUID()})
@@ -593,35 +594,43 @@ func ifMatchLoop(ctx context.Context, client *gophercloud.ServiceClient, paralle
 			return err
 		}
 		_, err = subnets.Create(ctx, client, subnets.CreateOpts{NetworkID: n.ID, Name: name, Description: mark.Description(),
-			CIDR: fmt.Sprintf("172.%d.%d.0/24", 16+i/256, i%256), IPVersion: gophercloud.IPv4}).Extract()
+			CIDR: fmt.Sprintf("172.%d.%d.0/24", 16+i/256, i%256), IPVersion: gophercloud.IPv4,
+			GatewayIP: ptr.To(fmt.Sprintf("172.%d.%d.1", 16+i/256, i%256))}).Extract()
 		return err
 	}); err != nil {
-		return 0, "", "", fmt.Errorf("making the If-Match loop's pairs: %w", err)
+		return 0, 0, fmt.Errorf("making the mixed loop's pairs: %w", err)
 	}
 	pages, err := networks.List(client, networks.ListOpts{Description: mark.Description()}).AllPages(ctx)
 	if err != nil {
-		return 0, "", "", fmt.Errorf("listing the If-Match loop's networks: %w", err)
+		return 0, 0, fmt.Errorf("listing the mixed loop's networks: %w", err)
 	}
 	listed, err := networks.ExtractNetworks(pages)
 	if err != nil {
-		return 0, "", "", err
+		return 0, 0, err
 	}
 	if len(listed) != count {
-		return 0, "", "", fmt.Errorf("the If-Match loop listed %d networks, made %d", len(listed), count)
+		return 0, 0, fmt.Errorf("the mixed loop listed %d networks, made %d", len(listed), count)
 	}
 	if err := waits.wait(ctx); err != nil {
-		return 0, "", "", err
+		return 0, 0, err
 	}
 	g := neutron.NewGophercloud(client, neutron.Place{})
-	cpu0 := sampleCPU()
-	elapsed, err := inParallel(count, parallel, func(i int) error {
+	took := make([]time.Duration, count)
+	if _, err := inParallel(count, parallel, func(i int) error {
+		start := time.Now()
+		defer func() { took[i] = time.Since(start) }()
+		if i%2 == 0 {
+			return networks.Delete(ctx, client, listed[i].ID).ExtractErr()
+		}
 		return g.DeleteNetwork(ctx, listed[i].ID, listed[i].RevisionNumber)
-	})
-	cpu1 := sampleCPU()
-	if err != nil {
-		return 0, "", "", fmt.Errorf("the If-Match loop's deletes: %w", err)
+	}); err != nil {
+		return 0, 0, fmt.Errorf("the mixed loop's deletes: %w", err)
 	}
-	return float64(count) / elapsed.Seconds(), cpuRow(cpu0, cpu1, count), neutronRow(cpu0, cpu1, count), nil
+	var sums [2]time.Duration
+	for i, d := range took {
+		sums[i%2] += d
+	}
+	return sums[0] / time.Duration((count+1)/2), sums[1] / time.Duration(max(count/2, 1)), nil
 }
 
 func rawStatusWrites(ctx context.Context, nc clientset.Interface, parallel, objects, writes int) (float64, error) {
