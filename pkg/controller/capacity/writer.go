@@ -19,6 +19,7 @@ import (
 	samplecrdv1 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v1"
 	samplecrdv2 "github.com/samplecrd/network-controller/pkg/apis/samplecrd/v2"
 	"github.com/samplecrd/network-controller/pkg/controller/tenancy"
+	applyv1 "github.com/samplecrd/network-controller/pkg/generated/applyconfiguration/samplecrd/v1"
 	"github.com/samplecrd/network-controller/pkg/generated/clientset/versioned"
 	informers "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v1"
 	informersv2 "github.com/samplecrd/network-controller/pkg/generated/informers/externalversions/samplecrd/v2"
@@ -60,10 +61,13 @@ func New(policies informers.TenantPolicyInformer, namespaces coreinformers.Names
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		// A policy's own change: its selector, default or cap.
+		// A policy made, changed or deleted may change the cap that binds
+		// any namespace it applies to, and so every policy's status that
+		// applies there too.
 		{policies.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { w.enqueuePolicy(obj) },
-			UpdateFunc: func(_, obj any) { w.enqueuePolicy(obj) },
+			AddFunc:    func(any) { w.enqueueAll() },
+			UpdateFunc: w.policyChanged,
+			DeleteFunc: func(any) { w.enqueueAll() },
 		}},
 		// A namespace made, relabelled or deleted may be selected by any
 		// policy now, or no longer.
@@ -131,20 +135,45 @@ func (w *Writer) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if equality.Semantic.DeepEqual(tp.Status, status) {
-		return nil
+	want := statusApply(name, status)
+	if same, err := alreadyApplied(tp, status, want); err != nil || same {
+		return err
 	}
-	if _, err := w.client.SamplecrdV1().TenantPolicies().ApplyStatus(ctx, statusApply(name, status),
+	if _, err := w.client.SamplecrdV1().TenantPolicies().ApplyStatus(ctx, want,
 		metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 		return fmt.Errorf("applying the status of TenantPolicy %s: %w", name, err)
 	}
 	return nil
 }
 
-func (w *Writer) enqueuePolicy(obj any) {
-	if tp, ok := obj.(*samplecrdv1.TenantPolicy); ok {
-		w.queue.AddAfter(tp.Name, batch)
+// policyChanged queues every policy when a policy's spec changed (its
+// generation): the Writer's own status writes, and resyncs, queue none.
+func (w *Writer) policyChanged(old, obj any) {
+	o, ok1 := old.(*samplecrdv1.TenantPolicy)
+	n, ok2 := obj.(*samplecrdv1.TenantPolicy)
+	if ok1 && ok2 && o.Generation == n.Generation {
+		return
 	}
+	w.enqueueAll()
+}
+
+// alreadyApplied reports whether want, tp's status as counted now, is
+// what tp holds. It is compared with what this field manager applied
+// last, as the API server's managedFields record it for the status
+// subresource: a field another manager set (an operator's edit of the
+// status) is not the Writer's to remove by apply, and a comparison with
+// the whole status would then differ, and write, for ever. Before the
+// first apply there is no such record (nor in client-go's fake, which
+// records no subresource), and the whole status is compared.
+func alreadyApplied(tp *samplecrdv1.TenantPolicy, status samplecrdv1.TenantPolicyStatus, want *applyv1.TenantPolicyApplyConfiguration) (bool, error) {
+	applied, err := applyv1.ExtractTenantPolicyStatus(tp, FieldManager)
+	if err != nil {
+		return false, fmt.Errorf("reading what %s applied to TenantPolicy %s: %w", FieldManager, tp.Name, err)
+	}
+	if applied.Status == nil {
+		return equality.Semantic.DeepEqual(tp.Status, status), nil
+	}
+	return equality.Semantic.DeepEqual(applied, want), nil
 }
 
 func (w *Writer) enqueueAll() {

@@ -165,3 +165,81 @@ func TestANetworkOfASelectedNamespaceMovesTheCounts(t *testing.T) {
 		t.Errorf("%d writes for two Networks made within a second, want 1 (team-c's is not the policy's)", got)
 	}
 }
+
+// capForB is a policy that caps team-b alone at n.
+func capForB(n int32) *samplecrdv1.TenantPolicy {
+	return &samplecrdv1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "one-for-b", Generation: 1}, Spec: samplecrdv1.TenantPolicySpec{
+		NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}, MaxNetworks: ptr.To(n)}}
+}
+
+// teamBCap is the cap three-each's status names for team-b, 0 for none.
+func teamBCap(st samplecrdv1.TenantPolicyStatus) int32 {
+	for _, u := range st.Usage {
+		if u.Namespace == "team-b" && u.MaxNetworks != nil {
+			return *u.MaxNetworks
+		}
+	}
+	return 0
+}
+
+// TestAnotherPolicysCapIsCountedWhenItComesAndGoes: a policy made with a
+// smaller cap for team-b binds it in every status that names team-b, and
+// once deleted, no longer (its events queue every policy, not only
+// itself).
+func TestAnotherPolicysCapIsCountedWhenItComesAndGoes(t *testing.T) {
+	f := newFixture(t, atWork("team-b", "only", 1, false))
+	go f.w.Run(t.Context())
+	f.cached(t, func(st samplecrdv1.TenantPolicyStatus) bool { return teamBCap(st) == 3 })
+
+	if _, err := f.client.SamplecrdV1().TenantPolicies().Create(t.Context(), capForB(1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.cached(t, func(st samplecrdv1.TenantPolicyStatus) bool { return teamBCap(st) == 1 && st.NamespacesAtCap == 1 })
+
+	if err := f.client.SamplecrdV1().TenantPolicies().Delete(t.Context(), "one-for-b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.cached(t, func(st samplecrdv1.TenantPolicyStatus) bool { return teamBCap(st) == 3 && st.NamespacesAtCap == 0 })
+}
+
+// TestAnEntryAnotherManagerSetIsNotFoughtOver: the status is compared
+// with what the Writer's field manager applied, as the API server records
+// it for the status subresource, so that an entry an operator added by
+// hand (another manager's, which an apply does not remove) does not make
+// every sync write. client-go's fake records no subresource in
+// managedFields; here they are as kube-apiserver writes them.
+func TestAnEntryAnotherManagerSetIsNotFoughtOver(t *testing.T) {
+	f := newFixture(t, atWork("team-a", "one", 1, false))
+	tp, err := f.factory.Samplecrd().V1().TenantPolicies().Lister().Get("three-each")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := f.w.policy.Usage(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp = tp.DeepCopy()
+	tp.Status = status
+	tp.Status.Usage = append(tp.Status.Usage, samplecrdv1.NamespaceUsage{Namespace: "zz-by-hand", AtWork: 9})
+	ours := `{"f:status":{"f:namespaces":{},"f:observedGeneration":{},"f:usage":{` +
+		`"k:{\"namespace\":\"team-a\"}":{".":{},"f:atWork":{},"f:maxNetworks":{},"f:namespace":{}},` +
+		`"k:{\"namespace\":\"team-b\"}":{".":{},"f:atWork":{},"f:maxNetworks":{},"f:namespace":{}}}}}`
+	theirs := `{"f:status":{"f:usage":{"k:{\"namespace\":\"zz-by-hand\"}":{".":{},"f:atWork":{},"f:namespace":{}}}}}`
+	tp.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "samplecrd.k8s.io/v1", Subresource: "status",
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(ours)},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "samplecrd.k8s.io/v1", Subresource: "status",
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(theirs)},
+	}
+	same, err := alreadyApplied(tp, status, statusApply(tp.Name, status))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same {
+		t.Error("a status that holds what the Writer applied, and an entry of another manager, counts as different: every sync would write")
+	}
+	status.Usage[0].AtWork++
+	if same, _ := alreadyApplied(tp, status, statusApply(tp.Name, status)); same {
+		t.Error("a count that changed counts as applied: the status would never move")
+	}
+}

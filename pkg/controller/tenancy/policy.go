@@ -163,48 +163,89 @@ type Grants struct {
 // (not created yet, or the cache behind) gets the flags' defaults and the
 // default policies alone.
 func (p *Policy) GrantsFor(namespace string) (Grants, error) {
+	policies, ns, err := p.policiesAndNamespace(namespace)
+	if err != nil {
+		return p.grantsOf(namespace, nil, nil), err
+	}
+	return p.grantsOf(namespace, ns, policies), nil
+}
+
+// grantsOf adds up what the flags' defaults and those of policies that
+// apply to ns (namespace's, nil when the cache does not know it) grant.
+func (p *Policy) grantsOf(namespace string, ns *corev1.Namespace, policies []parsedPolicy) Grants {
 	g := Grants{
 		Credentials: samplecrdv1.CredentialsAny,
 		Routers:     sets.New[string](), SubnetPools: sets.New[string](), AdoptNetworks: sets.New[string](),
 		ExternalNetworks: sets.New(p.defaults.ExternalNetworks...),
 		Adoption:         slices.Contains(p.defaults.AdoptionNamespaces, "*") || slices.Contains(p.defaults.AdoptionNamespaces, namespace),
 	}
-	policies, err := p.applying(namespace)
-	for _, tp := range policies {
-		g.add(tp.Spec)
+	for _, pp := range policies {
+		if pp.appliesTo(ns) {
+			g.add(pp.Spec)
+		}
 	}
-	return g, err
+	return g
 }
 
-// applying returns the policies that apply to namespace: every default
-// one, and each that selects it. A namespace not in the cache (not
-// created yet, or the cache behind) has the default policies alone.
-func (p *Policy) applying(namespace string) ([]*samplecrdv1.TenantPolicy, error) {
-	policies, err := p.policies.List(labels.Everything())
+// policiesAndNamespace reads every policy, its selector parsed, and
+// namespace from the caches; a namespace not in the cache (not created
+// yet, or the cache behind) is nil, and has the default policies alone.
+func (p *Policy) policiesAndNamespace(namespace string) ([]parsedPolicy, *corev1.Namespace, error) {
+	policies, err := p.parsedPolicies()
 	if err != nil {
-		return nil, fmt.Errorf("listing TenantPolicies from the cache: %w", err)
+		return nil, nil, err
 	}
 	ns, err := p.namespaces.Get(namespace)
 	switch {
 	case apierrors.IsNotFound(err):
-		ns = nil
+		return policies, nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading namespace %s from the cache: %w", namespace, err)
+		return nil, nil, fmt.Errorf("reading namespace %s from the cache: %w", namespace, err)
 	}
-	// List returns a slice of its own: filtering it in place is safe.
-	return slices.DeleteFunc(policies, func(tp *samplecrdv1.TenantPolicy) bool {
-		return !tp.Spec.Default && (ns == nil || !selects(tp, ns))
-	}), nil
+	return policies, ns, nil
 }
 
-// selects reports whether tp, a policy that is not a default, selects ns.
-// A selector that does not parse (the schema lets few through) selects
-// nothing: a grant is never wider than written. A default policy's
-// selector is never asked (the schema requires {}): it applies to every
-// namespace.
-func selects(tp *samplecrdv1.TenantPolicy, ns *corev1.Namespace) bool {
-	sel, err := metav1.LabelSelectorAsSelector(&tp.Spec.NamespaceSelector)
-	return err == nil && sel.Matches(labels.Set(ns.Labels))
+// parsedPolicy is a TenantPolicy with its namespace selector parsed once,
+// so that asking it of many namespaces parses nothing again.
+type parsedPolicy struct {
+	*samplecrdv1.TenantPolicy
+	// selector is nil when the selector does not parse (the schema lets
+	// few through): it then selects nothing, for a grant is never wider
+	// than written.
+	selector labels.Selector
+}
+
+// parsedPolicies lists the policies from the cache, each parsed.
+func (p *Policy) parsedPolicies() ([]parsedPolicy, error) {
+	policies, err := p.policies.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("listing TenantPolicies from the cache: %w", err)
+	}
+	out := make([]parsedPolicy, len(policies))
+	for i, tp := range policies {
+		out[i] = parse(tp)
+	}
+	return out, nil
+}
+
+// parse parses tp's namespace selector.
+func parse(tp *samplecrdv1.TenantPolicy) parsedPolicy {
+	pp := parsedPolicy{TenantPolicy: tp}
+	if sel, err := metav1.LabelSelectorAsSelector(&tp.Spec.NamespaceSelector); err == nil {
+		pp.selector = sel
+	}
+	return pp
+}
+
+// appliesTo reports whether the policy applies to ns: a default policy to
+// every namespace, one the cache does not know (nil) included (its
+// selector is never asked: the schema requires {}); another to the
+// namespaces its selector selects.
+func (pp parsedPolicy) appliesTo(ns *corev1.Namespace) bool {
+	if pp.Spec.Default {
+		return true
+	}
+	return ns != nil && pp.selector != nil && pp.selector.Matches(labels.Set(ns.Labels))
 }
 
 func (g *Grants) add(spec samplecrdv1.TenantPolicySpec) {
@@ -240,11 +281,8 @@ func (p *Policy) Check(network *samplecrdv2.Network) error {
 	if network.DeletionTimestamp != nil {
 		return nil
 	}
-	if ns := network.Namespace; ns != "" && ns == p.defaults.ControllerNamespace && network.Spec.CloudCredentialsRef != nil {
-		return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
-			"spec.cloudCredentialsRef is not allowed in namespace %s, the controller's own: its Secrets are the controller's "+
-				"(its cloud, and the kept copies of every namespace's credentials); a Network here uses the controller's cloud; "+
-				"nothing was asked of Neutron (docs/tenancy.md)", ns)}
+	if err := p.controllerNamespaceRule(network); err != nil {
+		return err
 	}
 	g, err := p.GrantsFor(network.Namespace)
 	if err != nil {
@@ -255,6 +293,28 @@ func (p *Policy) Check(network *samplecrdv2.Network) error {
 	}
 	if g.MaxNetworks != nil {
 		return p.checkCap(network, *g.MaxNetworks)
+	}
+	return nil
+}
+
+// checkGrants is Check but for the cap, with g, the grants of network's
+// namespace: a *reconcile.NotAllowedError when network names what g does
+// not grant, or credentials in the controller's own namespace.
+func (p *Policy) checkGrants(g Grants, network *samplecrdv2.Network) error {
+	if err := p.controllerNamespaceRule(network); err != nil {
+		return err
+	}
+	return g.Check(network)
+}
+
+// controllerNamespaceRule refuses credentials named by a Network of the
+// controller's own namespace (Check says why).
+func (p *Policy) controllerNamespaceRule(network *samplecrdv2.Network) error {
+	if ns := network.Namespace; ns != "" && ns == p.defaults.ControllerNamespace && network.Spec.CloudCredentialsRef != nil {
+		return &reconcile.NotAllowedError{Reason: samplecrdv1.ReasonNotAllowed, Message: fmt.Sprintf(
+			"spec.cloudCredentialsRef is not allowed in namespace %s, the controller's own: its Secrets are the controller's "+
+				"(its cloud, and the kept copies of every namespace's credentials); a Network here uses the controller's cloud; "+
+				"nothing was asked of Neutron (docs/tenancy.md)", ns)}
 	}
 	return nil
 }

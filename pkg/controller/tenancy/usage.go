@@ -14,32 +14,35 @@ import (
 // Usage is tp's status as the caches say it now: how many namespaces tp
 // applies to, how many of them are at their cap, how many Networks wait
 // for one, and the fullest MaxNamespacesInStatus namespaces with Networks.
-// Each namespace's cap is the one that binds it (GrantsFor: the smallest
+// Each namespace's cap is the one that binds it (its grants: the smallest
 // of every policy that applies to it), and its waiting Networks are those
-// Check refuses for the cap (waitingForCap). The cost is one pass over the
-// namespaces and their Networks, whatever the status holds.
+// Check refuses for the cap and for nothing else (waitingForCap, then
+// checkGrants). The policies are read and their selectors parsed once:
+// the cost is one pass over the namespaces, their Networks and the
+// policies, whatever the status holds.
 func (p *Policy) Usage(tp *samplecrdv1.TenantPolicy) (samplecrdv1.TenantPolicyStatus, error) {
 	status := samplecrdv1.TenantPolicyStatus{ObservedGeneration: tp.Generation}
+	policies, err := p.parsedPolicies()
+	if err != nil {
+		return status, err
+	}
 	namespaces, err := p.namespaces.List(labels.Everything())
 	if err != nil {
 		return status, fmt.Errorf("listing namespaces from the cache: %w", err)
 	}
+	self := parse(tp)
 	var usage []samplecrdv1.NamespaceUsage
 	for _, ns := range namespaces {
-		if !tp.Spec.Default && !selects(tp, ns) {
+		if !self.appliesTo(ns) {
 			continue
 		}
 		status.Namespaces++
-		g, err := p.GrantsFor(ns.Name)
-		if err != nil {
-			return status, err
-		}
 		networks, err := p.networks.Networks(ns.Name).List(labels.Everything())
 		if err != nil {
 			return status, fmt.Errorf("listing the Networks of namespace %s from the cache: %w", ns.Name, err)
 		}
-		u := usageOf(ns.Name, networks, g.MaxNetworks)
-		if u.MaxNetworks != nil && u.AtWork >= *u.MaxNetworks {
+		u := p.usageOf(ns.Name, networks, p.grantsOf(ns.Name, ns, policies))
+		if atCap(u) {
 			status.NamespacesAtCap++
 		}
 		status.NetworksWaiting += u.Waiting
@@ -58,40 +61,64 @@ func (p *Policy) Usage(tp *samplecrdv1.TenantPolicy) (samplecrdv1.TenantPolicySt
 // Applying returns the names of the policies that apply to namespace:
 // those whose status a change of its Networks may change.
 func (p *Policy) Applying(namespace string) ([]string, error) {
-	policies, err := p.applying(namespace)
-	names := make([]string, len(policies))
-	for i, tp := range policies {
-		names[i] = tp.Name
+	policies, ns, err := p.policiesAndNamespace(namespace)
+	if err != nil {
+		return nil, err
 	}
-	return names, err
+	var names []string
+	for _, pp := range policies {
+		if pp.appliesTo(ns) {
+			names = append(names, pp.Name)
+		}
+	}
+	return names, nil
 }
 
-// usageOf is one namespace's Networks at work against its cap, limit (nil:
-// none), with the names of the first MaxWaitingInStatus that wait for it.
-func usageOf(namespace string, networks []*samplecrdv2.Network, limit *int32) samplecrdv1.NamespaceUsage {
-	u := samplecrdv1.NamespaceUsage{Namespace: namespace, MaxNetworks: limit}
+// usageOf is one namespace's Networks at work against its cap (g's), with
+// the names of the first MaxWaitingInStatus that wait for it: refused by
+// the cap, and by nothing else (a Network that names what is not granted
+// is not made when an older one goes).
+func (p *Policy) usageOf(namespace string, networks []*samplecrdv2.Network, g Grants) samplecrdv1.NamespaceUsage {
+	u := samplecrdv1.NamespaceUsage{Namespace: namespace, MaxNetworks: g.MaxNetworks}
 	for _, n := range networks {
 		if atWork(n) {
 			u.AtWork++
 		}
 	}
-	if limit == nil {
+	if g.MaxNetworks == nil {
 		return u
 	}
-	waiting := waitingForCap(networks, *limit)
-	u.Waiting = int32(len(waiting))
-	for _, n := range waiting[:min(len(waiting), samplecrdv1.MaxWaitingInStatus)] {
-		u.WaitingNetworks = append(u.WaitingNetworks, n.Name)
+	for _, n := range waitingForCap(networks, *g.MaxNetworks) {
+		if p.checkGrants(g, n) != nil {
+			continue
+		}
+		u.Waiting++
+		if len(u.WaitingNetworks) < samplecrdv1.MaxWaitingInStatus {
+			u.WaitingNetworks = append(u.WaitingNetworks, n.Name)
+		}
 	}
 	return u
 }
 
+// atCap reports whether u has as many Networks at work as its cap allows.
+func atCap(u samplecrdv1.NamespaceUsage) bool {
+	return u.MaxNetworks != nil && u.AtWork >= *u.MaxNetworks
+}
+
 // fuller orders the status's namespaces: the most Networks waiting first,
-// then those with a cap before those without, then the fullest against
-// their cap, then the most at work, then by name.
+// then those at their cap, then those with a cap before those without,
+// then the fullest against their cap, then the most at work, then by
+// name. A namespace at its cap is never cut from the list while one below
+// its cap is in it.
 func fuller(a, b samplecrdv1.NamespaceUsage) int {
 	if c := cmp.Compare(b.Waiting, a.Waiting); c != 0 {
 		return c
+	}
+	if atCap(a) != atCap(b) {
+		if atCap(a) {
+			return -1
+		}
+		return 1
 	}
 	if (a.MaxNetworks == nil) != (b.MaxNetworks == nil) {
 		if a.MaxNetworks != nil {
@@ -101,7 +128,7 @@ func fuller(a, b samplecrdv1.NamespaceUsage) int {
 	}
 	if a.MaxNetworks != nil {
 		// a.AtWork/a.Max against b.AtWork/b.Max, without division (a cap
-		// may be 0).
+		// may be 0): int32 products fit an int64.
 		if c := cmp.Compare(int64(b.AtWork)*int64(*a.MaxNetworks), int64(a.AtWork)*int64(*b.MaxNetworks)); c != 0 {
 			return c
 		}
