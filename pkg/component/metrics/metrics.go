@@ -124,6 +124,24 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	// NeutronQuotaLimit and NeutronQuotaUsed are Neutron's own quota of
+	// each project the controller lists in, read once per list (never per
+	// Network): one series per project, region and resource (networks,
+	// subnets, ports, routers), as many as the places the controller
+	// acts in, and removed when it stops listing one.
+	NeutronQuotaLimit = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_quota_limit",
+		Help:           "Neutron's quota of each resource in each project the controller lists in, read with each list; -1 when unlimited.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"region", "project_id", "resource"})
+	NeutronQuotaUsed = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Subsystem:      "network_controller",
+		Name:           "neutron_quota_used",
+		Help:           "How many of each resource Neutron counts against the project's quota (used and reserved), read with each list, by anyone in the project, the controller or not.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"region", "project_id", "resource"})
+
 	BreakerOpen = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      "network_controller",
 		Name:           "neutron_breaker_open",
@@ -202,11 +220,27 @@ const (
 	TokenReauth  = "reauth"
 )
 
+// SetNeutronQuota records one resource's quota of the project listed in:
+// its limit (-1: none) and what Neutron counts against it.
+func SetNeutronQuota(region, projectID, resource string, limit, used int) {
+	NeutronQuotaLimit.WithLabelValues(region, projectID, resource).Set(float64(limit))
+	NeutronQuotaUsed.WithLabelValues(region, projectID, resource).Set(float64(used))
+}
+
+// ForgetNeutronQuota removes the quota series of a project no longer
+// listed in; another list of the same project sets them again.
+func ForgetNeutronQuota(region, projectID string) {
+	place := map[string]string{"region": region, "project_id": projectID}
+	NeutronQuotaLimit.DeletePartialMatch(place)
+	NeutronQuotaUsed.DeletePartialMatch(place)
+}
+
 // controllerMetrics and injectorMetrics are each program's own metrics.
 var (
 	controllerMetrics = []metrics.Registerable{SyncsTotal, SyncDuration, NeutronRequestsTotal, NeutronRequestDuration,
 		NeutronRefreshesTotal, NeutronAuthFailures, KeystoneTokens, UnrecognisedResources, OrphansCollected, OrphansHeldBack,
-		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped, MetricsCertificateExpiration}
+		DuplicatesDeleted, BreakerOpen, NeutronThrottled, WritesFenced, EventsDropped, MetricsCertificateExpiration,
+		NeutronQuotaLimit, NeutronQuotaUsed}
 	injectorMetrics = []metrics.Registerable{AdmissionsTotal, AdmissionDuration, ServingCertificateExpiration, HeldBytes, MemoryBudget}
 )
 

@@ -223,6 +223,13 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 	}()
 	inv.RequestRefresh(inv.opts.LateCompletionGrace)
 	go inv.listWhenWritesPause(ctx)
+	var quotaPlace neutron.Place
+	quotaRead := false
+	defer func() {
+		if quotaRead {
+			forgetQuota(quotaPlace)
+		}
+	}()
 	for {
 		inv.refresh.AddAfter(refreshKey, inv.nextInterval())
 		key, shutdown := inv.refresh.Get()
@@ -248,6 +255,9 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
 			continue
+		}
+		if place, ok := readQuota(ctx, inv.client); ok {
+			quotaPlace, quotaRead = place, true
 		}
 		handle(ctx, listed)
 	}
