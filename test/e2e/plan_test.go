@@ -245,3 +245,44 @@ func TestPlanForeseesAQuotaNeutronWouldRefuse(t *testing.T) {
 		t.Errorf("plan exited %d with %+v, want 1 and a refusal NeutronQuotaExceeded before any request", cmd.ProcessState.ExitCode(), r)
 	}
 }
+
+// TestPlanSaysANetworkWouldWaitForTheCap (issue 54): in a namespace a
+// TenantPolicy caps at 3 Networks, with 3 at work, the plan of a fourth
+// says it would be refused for the cap (NotAllowed, naming maxNetworks),
+// exits 1, and sends Neutron nothing; the namespace holds 3 Networks
+// still.
+func TestPlanSaysANetworkWouldWaitForTheCap(t *testing.T) {
+	ctx := framework.TestContext(t, 2*time.Minute)
+	ns := newNamespace(ctx, t)
+	c := startController(t, ns)
+	cleanupNetworks(t, ns)
+	grant(ctx, t, ns, samplecrdv1.TenantPolicySpec{MaxNetworks: ptr.To[int32](3)})
+	for i := range 3 {
+		createNetwork(ctx, t, ns, fmt.Sprintf("n%d", i), fmt.Sprintf("10.142.%d.0/24", i), "")
+	}
+	for i := range 3 {
+		waitForReady(ctx, t, ns, fmt.Sprintf("n%d", i), time.Minute)
+	}
+
+	cmd := exec.CommandContext(ctx, controllerBinary, "plan", "-f", "-", "-n", ns, "-o", "json",
+		"--kubeconfig="+stack.ControlPlane.AdminKubeconfig, "--cluster-name="+c.cluster, "--neutron-endpoint="+stack.Neutron.Endpoint)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(manifest("fourth", `{cidr: 10.142.3.0/24}`)), &stdout, &stderr
+	err := cmd.Run()
+	var results []plan.Result
+	if jsonErr := json.Unmarshal(stdout.Bytes(), &results); jsonErr != nil || len(results) != 1 {
+		t.Fatalf("plan: %v, %v\n%s\nstderr:\n%s", err, jsonErr, stdout.String(), stderr.String())
+	}
+	r := results[0]
+	if cmd.ProcessState.ExitCode() != 1 || !r.Refused || r.Condition == nil || r.Condition.Reason != samplecrdv1.ReasonNotAllowed ||
+		!strings.Contains(r.Condition.Message, "maxNetworks: 3") || len(r.Requests) != 0 {
+		t.Errorf("plan exited %d with %+v, want 1 and a refusal NotAllowed naming maxNetworks: 3, before any request", cmd.ProcessState.ExitCode(), r)
+	}
+	list, err := networkClient(t).SamplecrdV1().Networks(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 3 {
+		t.Errorf("the namespace holds %d Networks after the plan, want 3: the plan wrote", len(list.Items))
+	}
+}
