@@ -468,6 +468,19 @@ func pairedRound(ctx context.Context, client *gophercloud.ServiceClient, nc clie
 	if err != nil {
 		return rates{}, rates{}, err
 	}
+	// The deletes begin once every Network shows its address counts:
+	// the list that follows a pause in the writes has read them all, and
+	// each delete is the one request onto the revision it read, as in the
+	// last round (a Network deleted within seconds of its create reads
+	// first: three requests, a fallback the rounds would otherwise time).
+	// Such lists are at most a tenth of a resync period apart; credentials
+	// that get no counts (a member's, -keystone) wait that long, and read.
+	if _, err := countsReported(ctx, nc, c.n, c.resync/10+10*time.Second); err != nil {
+		return rates{}, rates{}, err
+	}
+	if err := waits.wait(ctx); err != nil {
+		return rates{}, rates{}, err
+	}
 	m0 := proc.scrape(ctx)
 	deleted, err := deleteAndWait(ctx, nc, "bench", c.n, waits)
 	if err != nil {
