@@ -230,6 +230,9 @@ func SetNeutronQuota(region, projectID, resource string, limit, used int) {
 // ForgetNeutronQuota removes the quota series of a project no longer
 // listed in; another list of the same project sets them again.
 func ForgetNeutronQuota(region, projectID string) {
+	if !NeutronQuotaLimit.IsCreated() {
+		return // not registered (a unit test's): nothing was set
+	}
 	place := map[string]string{"region": region, "project_id": projectID}
 	NeutronQuotaLimit.DeletePartialMatch(place)
 	NeutronQuotaUsed.DeletePartialMatch(place)

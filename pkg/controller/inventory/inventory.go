@@ -94,6 +94,9 @@ type Inventory struct {
 
 	// pace spaces the lists of Run and ListWhenDue (pace.go).
 	pace *Pace
+
+	// quota is the project's quota, read with each list (quota.go).
+	quota quotaWatch
 }
 
 // Listed is what one successful list of Neutron found.
@@ -109,6 +112,10 @@ type Listed struct {
 	// Recovered is true when this list closed the breaker: whatever waited
 	// on Neutron may go now.
 	Recovered bool
+	// QuotaChanged is true when the quota read with this list is the
+	// first, or differs from the last in what is nearly full: every
+	// Network of the project says it again (Inventory.Quota).
+	QuotaChanged bool
 }
 
 // New returns an empty, unsynced Inventory of the resources that carry
@@ -147,6 +154,11 @@ func (inv *Inventory) IPs(owner types.UID, networkID string) ([]neutron.SubnetIP
 // UIDs returns every UID that owns something in Neutron.
 func (inv *Inventory) UIDs() []types.UID { return inv.store.UIDs() }
 
+// Quota returns the project's quota as the latest list read it, nil
+// before the first read, and always for a client that reads none (a
+// plan's, a noauth Neutron's).
+func (inv *Inventory) Quota() *neutron.Quota { return inv.quota.quota() }
+
 // Synced reports whether a list of Neutron has ever succeeded.
 func (inv *Inventory) Synced() bool { return inv.store.Status().Synced }
 
@@ -169,7 +181,9 @@ func (inv *Inventory) ListWhenDue(ctx context.Context) (Listed, error) {
 }
 
 // Refresh lists Neutron once, now, and paces the next list by it
-// (pace.go): whoever lists, the pace's next waits for it.
+// (pace.go): whoever lists, the pace's next waits for it. A list that
+// succeeds reads the project's quota too: one request per list, none
+// per Network.
 func (inv *Inventory) Refresh(ctx context.Context) (Listed, error) {
 	started := inv.clock.Now()
 	changed, err := inv.store.Refresh(ctx)
@@ -184,7 +198,8 @@ func (inv *Inventory) Refresh(ctx context.Context) (Listed, error) {
 	inv.breaker.succeed()
 	inv.settle(started)
 	recovered := inv.breaker.resetAfter(started)
-	return Listed{Started: started, Changed: changed, Recount: inv.store.Recount(), Recovered: inv.recovered.Swap(false) || recovered}, nil
+	quotaChanged := inv.quota.update(ctx, inv.client)
+	return Listed{Started: started, Changed: changed, Recount: inv.store.Recount(), Recovered: inv.recovered.Swap(false) || recovered, QuotaChanged: quotaChanged}, nil
 }
 
 // Probe asks Neutron its cheapest question (one network's ID), and closes
@@ -223,13 +238,7 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 	}()
 	inv.RequestRefresh(inv.opts.LateCompletionGrace)
 	go inv.listWhenWritesPause(ctx)
-	var quotaPlace neutron.Place
-	quotaRead := false
-	defer func() {
-		if quotaRead {
-			forgetQuota(quotaPlace)
-		}
-	}()
+	defer inv.quota.forget()
 	for {
 		inv.refresh.AddAfter(refreshKey, inv.nextInterval())
 		key, shutdown := inv.refresh.Get()
@@ -255,9 +264,6 @@ func (inv *Inventory) Run(ctx context.Context, handle func(context.Context, List
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing Neutron failed; will retry")
 			continue
-		}
-		if place, ok := readQuota(ctx, inv.client); ok {
-			quotaPlace, quotaRead = place, true
 		}
 		handle(ctx, listed)
 	}

@@ -18,16 +18,55 @@ type Usage struct {
 	Limit, Used, Reserved int
 }
 
+// InUse is how many count against the limit: the used and the reserved.
+func (u Usage) InUse() int { return u.Used + u.Reserved }
+
 // Exceeded reports whether n more would exceed the limit.
-func (u Usage) Exceeded(n int) bool { return u.Limit >= 0 && u.Used+u.Reserved+n > u.Limit }
+func (u Usage) Exceeded(n int) bool { return u.Limit >= 0 && u.InUse()+n > u.Limit }
+
+// NearlyFullPercent is how much of a quota is in use when it is nearly
+// full: a Network of the project says so (the QuotaNearlyFull condition),
+// and NetworkControllerNeutronQuotaNearlyFull (artifacts/prometheus)
+// fires at the same figure.
+const NearlyFullPercent = 90
+
+// NearlyFull reports whether at least NearlyFullPercent of a limit is in
+// use. No limit (-1) is never full, and neither is a limit of 0, as in
+// the alert: an operator who allows a project no routers has not filled
+// anything.
+func (u Usage) NearlyFull() bool { return u.Limit > 0 && u.InUse()*100 >= u.Limit*NearlyFullPercent }
+
+// ResourceUsage is the quota of one resource, by Neutron's plural name.
+type ResourceUsage struct {
+	Resource string
+	Usage
+}
+
+// Resources are q's quotas, one per resource, always in the same order.
+func (q Quota) Resources() []ResourceUsage {
+	return []ResourceUsage{{"networks", q.Networks}, {"subnets", q.Subnets}, {"ports", q.Ports}, {"routers", q.Routers}}
+}
+
+// NearlyFull are q's quotas that are nearly full (Usage.NearlyFull), in
+// Resources' order; nil when none is.
+func (q Quota) NearlyFull() []ResourceUsage {
+	var full []ResourceUsage
+	for _, r := range q.Resources() {
+		if r.NearlyFull() {
+			full = append(full, r)
+		}
+	}
+	return full
+}
 
 // Unlimited is a Quota that limits nothing: what a client that knows no
 // project reads.
 var Unlimited = Quota{Networks: Usage{Limit: -1}, Subnets: Usage{Limit: -1}, Ports: Usage{Limit: -1}, Routers: Usage{Limit: -1}}
 
-// QuotaReader reads the quota of the client's project. It is asked only by
-// network-controller plan, which foresees a create that Neutron would
-// refuse over quota; the controller learns it from Neutron's refusal.
+// QuotaReader reads the quota of the client's project. The inventory
+// asks it once per list (pkg/controller/inventory, quota.go), for the
+// quota metrics and the QuotaNearlyFull condition; network-controller
+// plan asks it to foresee a create that Neutron would refuse over quota.
 type QuotaReader interface {
 	Quota(ctx context.Context) (Quota, error)
 }

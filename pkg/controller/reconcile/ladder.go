@@ -32,7 +32,9 @@ func (r *Reconciler) Preflight(network *samplecrdv2.Network) (_ Outcome, ok bool
 	// spelled out in Reconcile, and the API refuses what would need it
 	// earlier.
 	if _, err := p.wants(); err != nil {
-		return p.failed(phaseSyncing, err, LastObserved(network.Status)), false
+		obs := LastObserved(network.Status)
+		obs.Quota = r.inv.Quota()
+		return p.failed(phaseSyncing, err, obs), false
 	}
 	if h := r.inv.Health(); !h.Synced {
 		return p.waitForInventory(h), false
@@ -83,6 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv2.Network
 	obs.Adopted = p.recorded.Adopted
 	obs.Place = p.recorded.Place
 	obs.Router = p.router
+	obs.Quota = r.inv.Quota()
 	if err != nil {
 		return p.failed(phaseSyncing, err, obs)
 	}

@@ -31,6 +31,10 @@ type Observed struct {
 	// Adopted is what spec.adopt's network and subnets were called before
 	// they were marked; kept for as long as the Network lives.
 	Adopted *samplecrdv2.AdoptedResources
+	// Quota is the quota of the Network's project as the inventory's
+	// latest list read it (Inventory.Quota): QuotaNearlyFull says whether
+	// it is nearly full. nil keeps the condition as status has it.
+	Quota *neutron.Quota
 	// Subnets are every subnet of the network, in spec.subnets' order, as
 	// status.subnets reports them (StatusApply). Their usedIPs and freeIPs
 	// are the latest list's counts (withCounts), absent where Neutron

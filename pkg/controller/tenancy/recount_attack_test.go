@@ -12,7 +12,8 @@ import (
 // TestAListQueuesOnlyItsOwnProjectsNetworks: team-b's credentials reach
 // the OpenStack project team-a's Network lives in (projects are shared),
 // so team-b's list sees team-a's marked network, and its counts, and
-// reports team-a's UID as changed or recounted. Only team-a's own list
+// reports team-a's UID as changed or recounted, and its quota read as
+// changed when team-b fills the project. Only team-a's own list
 // (the controller's credentials, here) may queue team-a's Network: a list
 // of another project queues none of it, or team-b's lists would set the
 // pace of team-a's syncs.
@@ -23,7 +24,7 @@ func TestAListQueuesOnlyItsOwnProjectsNetworks(t *testing.T) {
 	own := f.set.Own()
 	teamB := &Project{Key: Key{Namespace: "team-b", Secret: "cloud", Cloud: "team"}, Inventory: own.Inventory, Reconciler: own.Reconciler, Orphans: own.Orphans}
 
-	for _, listed := range []inventory.Listed{{Recount: []types.UID{teamA.UID}}, {Changed: []types.UID{teamA.UID}}} {
+	for _, listed := range []inventory.Listed{{Recount: []types.UID{teamA.UID}}, {Changed: []types.UID{teamA.UID}}, {QuotaChanged: true}} {
 		f.set.onNeutronListed(ctx, teamB, listed)
 		if got := f.drain(); len(got) != 0 {
 			t.Errorf("team-b's list (%+v) queued %q, want none of team-a's", listed, got)

@@ -297,8 +297,9 @@ func (s *Set) start(ctx context.Context, key Key, p *Project) {
 
 // onNeutronListed is the event handler of a project's Neutron informer:
 // after each successful list it queues the Networks whose Neutron
-// resources changed behind our back, and those whose subnets' address
-// counts changed (their status reports them), and hands the garbage collector the
+// resources changed behind our back, those whose subnets' address
+// counts changed (their status reports them), and every Network of the
+// project when what is nearly full of its quota changed, and hands the garbage collector the
 // UIDs of resources that have no Network any more. It only queues: every
 // write is a worker's, so no two writers ever act on one Network.
 func (s *Set) onNeutronListed(ctx context.Context, p *Project, listed inventory.Listed) {
@@ -306,6 +307,12 @@ func (s *Set) onNeutronListed(ctx context.Context, p *Project, listed inventory.
 		// Neutron answers again: whatever waited on it goes now, not at
 		// the end of its backoff.
 		klog.FromContext(ctx).Info("Neutron answers again; syncing every Network of the project", "project", p.Key)
+		s.enqueueProject(p.Key)
+	} else if listed.QuotaChanged {
+		// The project's quota crossed the line of nearly full, or moved
+		// above it: every Network of the project says so in its
+		// QuotaNearlyFull condition, from the inventory, without a
+		// request of its own.
 		s.enqueueProject(p.Key)
 	}
 	for _, uid := range append(append([]types.UID(nil), listed.Changed...), listed.Recount...) {

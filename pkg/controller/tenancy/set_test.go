@@ -118,7 +118,8 @@ func setNetwork(name, uid string, creds bool) *samplecrdv2.Network {
 
 // TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned: the handler of a
 // list queues the Networks whose resources changed behind our back, every
-// Network when Neutron answers again, and hands the garbage collector the
+// Network when Neutron answers again or the project's quota crossed into
+// or out of nearly full, and hands the garbage collector the
 // UIDs without a Network in the cache, which it sights and queues.
 func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	const gone = types.UID("9e9e9e9e-0000-4000-8000-000000000009")
@@ -147,6 +148,10 @@ func TestAListOfNeutronQueuesWhatChangedAndWhatIsOrphaned(t *testing.T) {
 	f.set.onNeutronListed(ctx, f.set.Own(), inventory.Listed{Recovered: true})
 	if got := f.drain(); !slices.Equal(got, []string{"default/net", "default/other"}) {
 		t.Errorf("queued %q after Neutron recovered, want every Network", got)
+	}
+	f.set.onNeutronListed(ctx, f.set.Own(), inventory.Listed{QuotaChanged: true})
+	if got := f.drain(); !slices.Equal(got, []string{"default/net", "default/other"}) {
+		t.Errorf("queued %q after the project's quota changed, want every Network of the project", got)
 	}
 }
 

@@ -420,6 +420,19 @@ const (
 	ConditionStalled = "Stalled"
 )
 
+// ConditionQuotaNearlyFull is True while the Network's OpenStack project
+// has used at least 90% of its Neutron quota of networks, subnets, ports
+// or routers, whoever used them, with reason QuotaNearlyFullReason
+// and a message that says how many of each are used, as the controller's
+// latest list of the project read them. It is absent otherwise, and
+// Ready is unaffected: it warns that the project's next creates may be
+// refused (ReasonNeutronQuotaExceeded) before they are.
+const ConditionQuotaNearlyFull = "QuotaNearlyFull"
+
+// QuotaNearlyFullReason is the reason of ConditionQuotaNearlyFull. It is
+// no reason of Ready, which Reason* names are (tools match on those).
+const QuotaNearlyFullReason = "NeutronQuotaNearlyFull"
+
 // Reasons of the Ready condition. They are part of the API: tools may match
 // on them, so they only ever gain values.
 const (
