@@ -190,7 +190,7 @@ func run(ctx context.Context, c config) error {
 	// the same state.
 	neutronRate, neutronDeleteRate := math.Inf(1), math.Inf(1)
 	rawN := c.plainN()
-	var plainCPU plainCPU // the plain loop's CPU per pair made and deleted
+	var plainCPU plainCPU   // the plain loop's CPU per pair made and deleted
 	var bulkRates []bulkRun // the bulk loop's, by batch
 	if c.fakeNeutron {
 		add("Neutron", "in memory (-fake-neutron)", "not a limit: the API server and the controller are what is measured")

@@ -154,10 +154,12 @@ func (inv *Inventory) IPs(owner types.UID, networkID string) ([]neutron.SubnetIP
 // UIDs returns every UID that owns something in Neutron.
 func (inv *Inventory) UIDs() []types.UID { return inv.store.UIDs() }
 
-// Quota returns the project's quota as the latest list read it, nil
-// before the first read, and always for a client that reads none (a
-// plan's, a noauth Neutron's).
-func (inv *Inventory) Quota() *neutron.Quota { return inv.quota.quota() }
+// Quota returns the quota of the project a Network recorded in place
+// lives in, as the latest list read it: nil before the first read, and
+// always for a client that reads none (a plan's, a noauth Neutron's); a
+// quota that limits nothing when place is not where the credentials
+// reach now (quota.go).
+func (inv *Inventory) Quota(place neutron.Place) *neutron.Quota { return inv.quota.quotaOf(place) }
 
 // Synced reports whether a list of Neutron has ever succeeded.
 func (inv *Inventory) Synced() bool { return inv.store.Status().Synced }

@@ -19,8 +19,10 @@ import (
 // before a create is refused over it.
 type quotaWatch struct {
 	mu sync.Mutex
-	// latest is the latest quota read; nil before the first.
+	// latest is the latest quota read, of place; nil before the first.
+	// A first read that fails reads a quota that limits nothing.
 	latest *neutron.Quota
+	place  neutron.Place
 	// exported is the place whose series were set, zero for none.
 	exported neutron.Place
 }
@@ -30,9 +32,11 @@ type quotaWatch struct {
 // from the read before, or this is the first read: the project's
 // Networks have a condition to say again. It reads nothing when the
 // client reads no quota (a plan's) or knows no project (a noauth
-// Neutron). A read that fails keeps the last figures: Neutron's default
-// policy lets a project's members read its quota, and an operator's
-// policy that does not is no reason to fail the list.
+// Neutron). A read that fails keeps the figures of this process's last
+// read that succeeded: Neutron's default policy lets a project's members
+// read its quota, and an operator's policy that does not is no reason to
+// fail the list. Before one has, it reads a quota that limits nothing,
+// so that a QuotaNearlyFull no read of this process made does not stay.
 func (w *quotaWatch) update(ctx context.Context, client neutron.Interface) (changed bool) {
 	reader, ok := client.(neutron.QuotaReader)
 	if !ok {
@@ -43,29 +47,41 @@ func (w *quotaWatch) update(ctx context.Context, client neutron.Interface) (chan
 		return false
 	}
 	q, err := reader.Quota(ctx)
-	if err != nil {
-		klog.FromContext(ctx).V(2).Info("Reading the project's quota failed; its metrics and conditions keep the last figures", "err", err)
-		return false
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, r := range q.Resources() {
-		metrics.SetNeutronQuota(place.Region, place.ProjectID, r.Resource, r.Limit, r.InUse())
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Reading the project's quota failed; its metrics and conditions keep the last figures", "err", err)
+		if w.latest != nil && w.place == place {
+			return false
+		}
+		q = neutron.Unlimited
+	} else {
+		for _, r := range q.Resources() {
+			metrics.SetNeutronQuota(place.Region, place.ProjectID, r.Resource, r.Limit, r.InUse())
+		}
+		w.exported = place
 	}
-	w.exported = place
-	changed = w.latest == nil || !slices.Equal(w.latest.NearlyFull(), q.NearlyFull())
-	w.latest = &q
+	changed = w.latest == nil || w.place != place || !slices.Equal(w.latest.NearlyFull(), q.NearlyFull())
+	w.latest, w.place = &q, place
 	return changed
 }
 
-// quota returns a copy of the latest quota read, nil before the first.
-func (w *quotaWatch) quota() *neutron.Quota {
+// quotaOf returns a copy of the latest quota read if it is of recorded,
+// a Network's recorded place, as neutron.CheckPlace compares them (a
+// zero place is a Network not yet made, which is made in this one); nil
+// before the first read. Of another place it returns a quota that limits
+// nothing: the credentials reach another project than the Network's, and
+// no figure of that one speaks of it.
+func (w *quotaWatch) quotaOf(recorded neutron.Place) *neutron.Quota {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.latest == nil {
 		return nil
 	}
 	q := *w.latest
+	if neutron.CheckPlace(recorded, w.place) != nil {
+		q = neutron.Unlimited
+	}
 	return &q
 }
 

@@ -47,13 +47,21 @@ func (q Quota) Resources() []ResourceUsage {
 	return []ResourceUsage{{"networks", q.Networks}, {"subnets", q.Subnets}, {"ports", q.Ports}, {"routers", q.Routers}}
 }
 
+// FullResource is a resource whose quota is nearly full: how many are in
+// use (used and reserved: a reservation that becomes a use is no change)
+// of its limit.
+type FullResource struct {
+	Resource     string
+	InUse, Limit int
+}
+
 // NearlyFull are q's quotas that are nearly full (Usage.NearlyFull), in
 // Resources' order; nil when none is.
-func (q Quota) NearlyFull() []ResourceUsage {
-	var full []ResourceUsage
+func (q Quota) NearlyFull() []FullResource {
+	var full []FullResource
 	for _, r := range q.Resources() {
 		if r.NearlyFull() {
-			full = append(full, r)
+			full = append(full, FullResource{Resource: r.Resource, InUse: r.InUse(), Limit: r.Limit})
 		}
 	}
 	return full

@@ -46,7 +46,7 @@ func TestNearlyFullNamesEachFullResourceInOrder(t *testing.T) {
 	q.Routers = Usage{Limit: 2, Used: 2}
 	q.Networks = Usage{Limit: 10, Used: 9}
 	q.Subnets = Usage{Limit: 100, Used: 50}
-	want := []ResourceUsage{{"networks", q.Networks}, {"routers", q.Routers}}
+	want := []FullResource{{"networks", 9, 10}, {"routers", 2, 2}}
 	if got := q.NearlyFull(); !slices.Equal(got, want) {
 		t.Errorf("NearlyFull() = %v, want %v", got, want)
 	}

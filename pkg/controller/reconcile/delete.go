@@ -23,6 +23,11 @@ import (
 // (Inventory.Settled): after a write whose answer was lost, it waits for
 // the list that shows what the write did.
 func (r *Reconciler) Delete(ctx context.Context, network *samplecrdv2.Network) Outcome {
+	return r.knowingQuota(network, r.deleteNetwork(ctx, network))
+}
+
+// deleteNetwork is Delete's pass.
+func (r *Reconciler) deleteNetwork(ctx context.Context, network *samplecrdv2.Network) Outcome {
 	p := r.newPass(ctx, network)
 	ctx = neutron.InPlace(ctx, p.recorded.Place) // as the ladder's requests
 	if !r.inv.Synced() {

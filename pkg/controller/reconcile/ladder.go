@@ -32,9 +32,7 @@ func (r *Reconciler) Preflight(network *samplecrdv2.Network) (_ Outcome, ok bool
 	// spelled out in Reconcile, and the API refuses what would need it
 	// earlier.
 	if _, err := p.wants(); err != nil {
-		obs := LastObserved(network.Status)
-		obs.Quota = r.inv.Quota()
-		return p.failed(phaseSyncing, err, obs), false
+		return r.knowingQuota(network, p.failed(phaseSyncing, err, LastObserved(network.Status))), false
 	}
 	if h := r.inv.Health(); !h.Synced {
 		return p.waitForInventory(h), false
@@ -85,12 +83,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, network *samplecrdv2.Network
 	obs.Adopted = p.recorded.Adopted
 	obs.Place = p.recorded.Place
 	obs.Router = p.router
-	obs.Quota = r.inv.Quota()
 	if err != nil {
-		return p.failed(phaseSyncing, err, obs)
+		return r.knowingQuota(network, p.failed(phaseSyncing, err, obs))
 	}
 	cond := ready()
-	return Outcome{Condition: &cond, Observed: obs, Events: p.events}
+	return r.knowingQuota(network, Outcome{Condition: &cond, Observed: obs, Events: p.events})
 }
 
 // The ladder of reconcile, in the manner of ORC's: each step finds its

@@ -271,7 +271,9 @@ func ProjectRefused(network *samplecrdv2.Network, err error) (_ Outcome, ok bool
 	if !IsNotAllowed(err) && !neutron.IsCredentialsError(err) && !neutron.IsAuthError(err) {
 		return Outcome{}, false
 	}
-	return classify(phaseSyncing, err).outcome(err, LastObserved(network.Status), nil), true
+	obs := LastObserved(network.Status)
+	obs.Quota = noProjectsQuota()
+	return classify(phaseSyncing, err).outcome(err, obs, nil), true
 }
 
 // outcome turns the verdict on err into the Outcome of a failed pass.

@@ -23,7 +23,7 @@ func quotaCondition(q neutron.Quota) *metav1.Condition {
 	}
 	used := make([]string, len(full))
 	for i, r := range full {
-		used[i] = fmt.Sprintf("%s %d of %d", r.Resource, r.InUse(), r.Limit)
+		used[i] = fmt.Sprintf("%s %d of %d", r.Resource, r.InUse, r.Limit)
 	}
 	return &metav1.Condition{
 		Type:   samplecrdv1.ConditionQuotaNearlyFull,
@@ -32,6 +32,14 @@ func quotaCondition(q neutron.Quota) *metav1.Condition {
 		Message: fmt.Sprintf("The project has used %d%% or more of its Neutron quota of %s. Its creates are refused once a quota is full: "+
 			"ask its operator to raise the quota, or delete what it no longer needs.", neutron.NearlyFullPercent, strings.Join(used, ", ")),
 	}
+}
+
+// noProjectsQuota is the quota of a pass refused its project
+// (ProjectRefused): the controller acts in no project for the Network,
+// so no project's quota warns it, and a QuotaNearlyFull it had goes.
+func noProjectsQuota() *neutron.Quota {
+	q := neutron.Unlimited
+	return &q
 }
 
 // nextQuotaCondition sets the QuotaNearlyFull condition of a Network of

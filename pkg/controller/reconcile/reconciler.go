@@ -102,6 +102,16 @@ func (p *pass) failed(ph phase, err error, obs Observed) Outcome {
 	return v.outcome(err, obs, p.events)
 }
 
+// knowingQuota is out, an Outcome of a pass of network, with the quota
+// of its project as r's inventory last read it (Inventory.Quota: nil
+// before the first read, none when the credentials now reach another
+// place): every pass of a Network of r's project says QuotaNearlyFull
+// from the same read, so none keeps a stale one.
+func (r *Reconciler) knowingQuota(network *samplecrdv2.Network, out Outcome) Outcome {
+	out.Observed.Quota = r.inv.Quota(recordedPlace(network.Status))
+	return out
+}
+
 // OwnerOf is the owner Neutron resources of network are created for.
 func OwnerOf(network *samplecrdv2.Network) neutron.Owner {
 	return neutron.Owner{Namespace: network.Namespace, Name: network.Name, UID: network.UID}

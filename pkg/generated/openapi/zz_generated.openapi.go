@@ -672,7 +672,7 @@ func schema_pkg_apis_samplecrd_v1_NetworkStatus(ref common.ReferenceCallback) co
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Conditions are the latest observations of the Network's state. The controller maintains the Ready condition.",
+							Description: "Conditions are the latest observations of the Network's state. The controller maintains Ready, the kstatus conditions that go with it (Reconciling, Stalled), and QuotaNearlyFull while the Network's project has used 90% of a Neutron quota.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1619,7 +1619,7 @@ func schema_pkg_apis_samplecrd_v2_NetworkStatus(ref common.ReferenceCallback) co
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Conditions are the latest observations of the Network's state, as in v1: the controller maintains Ready, and the kstatus conditions.",
+							Description: "Conditions are the latest observations of the Network's state, as in v1: the controller maintains Ready, the kstatus conditions, and QuotaNearlyFull.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -279,7 +279,9 @@ type NetworkStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions are the latest observations of the Network's state. The
-	// controller maintains the Ready condition.
+	// controller maintains Ready, the kstatus conditions that go with it
+	// (Reconciling, Stalled), and QuotaNearlyFull while the Network's
+	// project has used 90% of a Neutron quota.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -422,11 +424,12 @@ const (
 
 // ConditionQuotaNearlyFull is True while the Network's OpenStack project
 // has used at least 90% of its Neutron quota of networks, subnets, ports
-// or routers, whoever used them, with reason QuotaNearlyFullReason
-// and a message that says how many of each are used, as the controller's
-// latest list of the project read them. It is absent otherwise, and
-// Ready is unaffected: it warns that the project's next creates may be
-// refused (ReasonNeutronQuotaExceeded) before they are.
+// or routers, whoever used them, with reason QuotaNearlyFullReason and a
+// message that says how many of each such resource are used, as the
+// controller's latest list of the project read them. It is absent
+// otherwise, and Ready is unaffected: it warns that the project's next
+// creates may be refused (ReasonNeutronQuotaExceeded), before they are
+// for a limit of 10 or more (below 10, 90% is the whole limit).
 const ConditionQuotaNearlyFull = "QuotaNearlyFull"
 
 // QuotaNearlyFullReason is the reason of ConditionQuotaNearlyFull. It is

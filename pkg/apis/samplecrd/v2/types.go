@@ -251,7 +251,8 @@ type NetworkStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions are the latest observations of the Network's state, as in
-	// v1: the controller maintains Ready, and the kstatus conditions.
+	// v1: the controller maintains Ready, the kstatus conditions, and
+	// QuotaNearlyFull.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

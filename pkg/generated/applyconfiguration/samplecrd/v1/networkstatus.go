@@ -32,7 +32,9 @@ type NetworkStatusApplyConfiguration struct {
 	// not yet acted on the latest spec.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions are the latest observations of the Network's state. The
-	// controller maintains the Ready condition.
+	// controller maintains Ready, the kstatus conditions that go with it
+	// (Reconciling, Stalled), and QuotaNearlyFull while the Network's
+	// project has used 90% of a Neutron quota.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// NetworkID is the ID of the Neutron network that implements this Network.
 	NetworkID *string `json:"networkID,omitempty"`

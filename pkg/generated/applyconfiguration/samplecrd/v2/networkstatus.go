@@ -32,7 +32,8 @@ type NetworkStatusApplyConfiguration struct {
 	// describe.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions are the latest observations of the Network's state, as in
-	// v1: the controller maintains Ready, and the kstatus conditions.
+	// v1: the controller maintains Ready, the kstatus conditions, and
+	// QuotaNearlyFull.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// NetworkID is the ID of the Neutron network that implements this Network.
 	NetworkID *string `json:"networkID,omitempty"`
