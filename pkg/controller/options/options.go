@@ -121,7 +121,7 @@ func (o *Options) Flags() *cliflag.NamedFlagSets {
 	fs = fss.FlagSet("cloud")
 	o.Cloud.AddFlags(fs)
 	fs.DurationVar(&o.Cloud.Reload, "cloud-reload-interval", o.Cloud.Reload, "How often clouds.yaml is read again. When it changed (a Secret updated in place), the controller authenticates with the new one without a restart.")
-	fs.DurationVar(&o.NeutronResyncPeriod, "neutron-resync-period", o.NeutronResyncPeriod, "How often the controller lists its Neutron networks, subnets and routers anew, with their subnets' address counts, which is how changes made outside it are noticed.")
+	fs.DurationVar(&o.NeutronResyncPeriod, "neutron-resync-period", o.NeutronResyncPeriod, "How often the controller lists its Neutron networks, subnets and routers anew, with their subnets' address counts and the project's quota (QuotaNearlyFull), which is how changes made outside it are noticed.")
 
 	fs = fss.FlagSet("tenancy")
 	AddGrantFlags(fs, &o.Grants)
