@@ -65,6 +65,9 @@ type Options struct {
 	// (quiet.go): DefaultWritesQuiet in the controller, 0 (never) in
 	// tests that count lists.
 	WritesQuiet time.Duration
+	// QuotaExports, when set, is shared by every inventory that may list
+	// the same project (quota.go); nil is one of its own.
+	QuotaExports *QuotaExports
 	// Clock is the real clock when nil.
 	Clock clock.WithTicker
 }
@@ -137,6 +140,7 @@ func New(client neutron.Interface, mark neutron.Mark, opts Options) *Inventory {
 	if inv.pace == nil {
 		inv.pace = &Pace{}
 	}
+	inv.quota.exports = cmp.Or(opts.QuotaExports, &QuotaExports{})
 	inv.breaker.clock = clk
 	inv.breaker.threshold = breakerThreshold
 	return inv

@@ -17,14 +17,50 @@ import (
 // latest read for the status of the project's Networks (their
 // QuotaNearlyFull condition): how full the project is, whoever fills it,
 // before a create is refused over it.
+// QuotaExports counts, by place, the inventories that export that
+// place's quota series. Credentials of several namespaces may reach one
+// project, as may a credential built again beside the one it replaces:
+// each lists the project and sets the same series, which go when the
+// last of them stops listing it, not the first. It holds a place only
+// while an inventory exports it. The zero value is ready to use; an
+// inventory without one shares it with no other.
+type QuotaExports struct {
+	mu sync.Mutex
+	by map[neutron.Place]int
+}
+
+// hold counts one more inventory exporting place.
+func (e *QuotaExports) hold(place neutron.Place) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.by == nil {
+		e.by = map[neutron.Place]int{}
+	}
+	e.by[place]++
+}
+
+// release counts one inventory fewer exporting place, and removes the
+// place's series when it was the last.
+func (e *QuotaExports) release(place neutron.Place) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.by[place]--; e.by[place] > 0 {
+		return
+	}
+	delete(e.by, place)
+	metrics.ForgetNeutronQuota(place.Region, place.ProjectID)
+}
+
 type quotaWatch struct {
 	mu sync.Mutex
 	// latest is the latest quota read, of place; nil before the first.
 	// A first read that fails reads a quota that limits nothing.
 	latest *neutron.Quota
 	place  neutron.Place
-	// exported is the place whose series were set, zero for none.
+	// exported is the place whose series were set, zero for none, held
+	// in exports.
 	exported neutron.Place
+	exports  *QuotaExports
 }
 
 // update reads client's quota and exports it, and reports whether what
@@ -59,7 +95,13 @@ func (w *quotaWatch) update(ctx context.Context, client neutron.Interface) (chan
 		for _, r := range q.Resources() {
 			metrics.SetNeutronQuota(place.Region, place.ProjectID, r.Resource, r.Limit, r.InUse())
 		}
-		w.exported = place
+		if w.exported != place {
+			w.exports.hold(place)
+			if !w.exported.IsZero() {
+				w.exports.release(w.exported)
+			}
+			w.exported = place
+		}
 	}
 	changed = w.latest == nil || w.place != place || !slices.Equal(w.latest.NearlyFull(), q.NearlyFull())
 	w.latest, w.place = &q, place
@@ -85,14 +127,15 @@ func (w *quotaWatch) quotaOf(recorded neutron.Place) *neutron.Quota {
 	return &q
 }
 
-// forget removes the exported series once the inventory stops listing
-// (its namespace's credential went, or the leader stopped): the series
-// are as many as the places listed now, not all there ever were.
+// forget releases the exported series once the inventory stops listing
+// (its namespace's credential went, or the leader stopped), which removes
+// them unless another inventory still exports that place: the series are
+// as many as the places listed now, not all there ever were.
 func (w *quotaWatch) forget() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.exported.IsZero() {
-		metrics.ForgetNeutronQuota(w.exported.Region, w.exported.ProjectID)
+		w.exports.release(w.exported)
 		w.exported = neutron.Place{}
 	}
 }

@@ -87,3 +87,46 @@ func seriesOf(t *testing.T, project string) int {
 	}
 	return n
 }
+
+// TestTheQuotaSeriesStayWhileAnotherInventoryListsThePlace: two
+// namespaces' credentials reach one project, and each inventory lists it
+// and exports its quota; the first to stop leaves the series to the
+// other, and they go only when the last stops. Without the shared count
+// the first to stop would remove them until the other's next list.
+func TestTheQuotaSeriesStayWhileAnotherInventoryListsThePlace(t *testing.T) {
+	metrics.RegisterController()
+	const project = "shared-quota-project"
+	exports := &inventory.QuotaExports{}
+	run := func() (stop func()) {
+		f := fake.New()
+		f.SetProject(project)
+		f.SetNetworkQuota(5)
+		clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+		inv := inventory.New(f, mark(t, "prod"), inventory.Options{ResyncPeriod: time.Minute, Clock: clk, QuotaExports: exports})
+		ctx, cancel := context.WithCancel(t.Context())
+		lists := make(chan inventory.Listed, 10)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			inv.Run(ctx, func(_ context.Context, listed inventory.Listed) { lists <- listed })
+		}()
+		l := &loop{t: t, clk: clk, lists: lists}
+		l.next("at start", time.Second, time.Minute)
+		return func() {
+			cancel()
+			<-done
+		}
+	}
+	stopA, stopB := run(), run()
+	if n := seriesOf(t, project); n == 0 {
+		t.Fatal("no quota series of the project while two inventories list it")
+	}
+	stopA()
+	if n := seriesOf(t, project); n == 0 {
+		t.Error("the first inventory to stop removed the series the other still exports")
+	}
+	stopB()
+	if n := seriesOf(t, project); n != 0 {
+		t.Errorf("%d quota series of the project after both inventories stopped, want none", n)
+	}
+}

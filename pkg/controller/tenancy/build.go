@@ -93,6 +93,9 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 	// registry is set below, before any list loop starts and so before
 	// any inventory asks it for its share.
 	var registry *Registry
+	// Credentials of several namespaces may reach one project: its quota
+	// series go when the last of their inventories stops.
+	quotaExports := &inventory.QuotaExports{}
 	newProject := func(key Key, client neutron.Interface, pace *inventory.Pace) *Project {
 		if parts.Wrap != nil {
 			client = parts.Wrap(key, client)
@@ -116,8 +119,9 @@ func Build(parts Parts, cfg Config) (*Set, error) {
 			Reachability: reach,
 			Fence:        parts.Fence,
 			// Namespaces that reach one project share its list rate.
-			Pace:  pace,
-			Share: func() int { return registry.Share(key) },
+			Pace:         pace,
+			Share:        func() int { return registry.Share(key) },
+			QuotaExports: quotaExports,
 		})
 		records := parts.Records
 		if records == nil {
